@@ -1,0 +1,139 @@
+"""Command line: ``zettel-lsp`` (serve LSP over stdio) and ``zettel-lsp graph VAULT``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from zettel_lsp import __version__
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.stats import GraphStats, graph_stats
+from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
+from zettel_lsp.notes.scan import load_vault
+
+log = logging.getLogger("zettel_lsp")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="zettel-lsp",
+        description="Search a folder of linked Markdown notes. "
+        "With no command, serve LSP over stdio.",
+    )
+    parser.add_argument("--version", action="version", version=f"zettel-lsp {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every skipped file")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sub.add_parser("serve", help="serve LSP over stdio (the default)")
+
+    graph = sub.add_parser("graph", help="summarise a vault's link graph")
+    graph.add_argument("vault", type=Path, help="the notes folder")
+    graph.add_argument("--json", action="store_true", help="print one JSON object")
+    graph.add_argument("--top", type=int, default=10, help="how many most-linked cards to list")
+    _add_vault_options(graph)
+    return parser
+
+
+def _add_vault_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ignore", action="append", default=[], metavar="GLOB", help="skip paths matching GLOB"
+    )
+    p.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        help=f"skip notes larger than this (default {DEFAULT_MAX_BYTES:,})",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command in (None, "serve"):
+        from zettel_lsp.server.app import serve_stdio
+
+        serve_stdio()
+        return 0
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        format="zettel-lsp: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.command == "graph":
+        return cmd_graph(args)
+    return 2  # pragma: no cover - argparse rejects unknown commands
+
+
+def _check_vault(path: Path) -> str | None:
+    if not path.exists():
+        return f"zettel-lsp: vault folder {path} does not exist"
+    if not path.is_dir():
+        return f"zettel-lsp: {path} is not a folder; give the folder that holds your notes"
+    return None
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    problem = _check_vault(args.vault)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    cards, problems = load_vault(args.vault, args.ignore, args.max_file_bytes)
+    t1 = time.perf_counter()
+    graph = LinkGraph.build(cards)
+    t2 = time.perf_counter()
+    skipped = sum(
+        1 for line in problems if "skipped" in line or "unreadable" in line or "vanished" in line
+    )
+    stats = graph_stats(graph, skipped_files=skipped, top=args.top)
+    stats.seconds = {
+        "load": round(t1 - t0, 3),
+        "graph": round(t2 - t1, 3),
+        "total": round(time.perf_counter() - t0, 3),
+    }
+    if args.json:
+        out = stats.as_dict()
+        out["vault"] = str(args.vault.resolve())
+        out["problems"] = problems
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+    else:
+        print(format_stats(stats, args.vault, problems))
+    return 0
+
+
+def format_stats(s: GraphStats, vault: Path, problems: list[str]) -> str:
+    lines = [
+        f"Vault {vault}",
+        f"  cards                     {s.cards:>8,}",
+        f"  links                     {s.links:>8,}",
+        f"    resolved                {s.resolved_links:>8,}",
+        f"    unresolved              {s.unresolved_links:>8,}",
+        f"    to attachments          {s.attachment_links:>8,}",
+        f"    ambiguous (tie-broken)  {s.ambiguous_links:>8,}",
+        f"    Dendron order [[a|b]]   {s.dendron_order_links:>8,}",
+        f"  distinct linked pairs     {s.distinct_linked_pairs:>8,}",
+        f"  unlinked mentions         {s.unlinked_mentions:>8,}"
+        f"  ({s.distinct_mention_pairs:,} card pairs)",
+        f"  tags                      {s.tags:>8,}",
+        f"  skipped files             {s.skipped_files:>8,}",
+        f"  seconds                   {s.seconds.get('total', 0):>8.2f}  "
+        f"(read+parse {s.seconds.get('load', 0):.2f}, graph {s.seconds.get('graph', 0):.2f})",
+    ]
+    if s.most_linked:
+        lines.append("Most linked cards (linking cards):")
+        lines.extend(f"  {m['backlinks']:>5}  {m['title']}  ({m['path']})" for m in s.most_linked)
+    if s.unresolved_sample:
+        lines.append("Some unresolved links:")
+        lines.extend(f"  {u['source']}: {u['link']}" for u in s.unresolved_sample)
+    if problems:
+        lines.append(f"Problems ({len(problems)}; -v logs them all):")
+        lines.extend(f"  {p}" for p in problems[:10])
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,353 @@
+"""The card graph: resolved links, embeds and unlinked mentions as typed, weighted edges.
+
+Nodes are card paths. An edge ``u -> v`` carries counts per kind: ``link`` (wikilinks and Markdown
+links), ``embed`` (``![[...]]``) and ``mention`` (``v``'s title or alias appears in ``u``'s prose
+without a link). Updating, adding, deleting or renaming one card touches only the cards whose
+links or mentions can change; nothing is rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+import networkx as nx
+
+from zettel_lsp.graph.resolver import Resolution, Resolver, card_keys, name_key, tie_break_key
+from zettel_lsp.notes.mentions import DEFAULT_MIN_LENGTH, Mention, MentionMatcher, normalise
+from zettel_lsp.notes.model import Card, Link
+
+
+class EdgeKind(StrEnum):
+    LINK = "link"
+    EMBED = "embed"
+    MENTION = "mention"
+
+
+LINK_KINDS: tuple[EdgeKind, ...] = (EdgeKind.LINK, EdgeKind.EMBED)
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedLink:
+    source: str
+    link: Link
+    resolution: Resolution
+
+    @property
+    def target(self) -> str | None:
+        return self.resolution.target
+
+
+@dataclass(frozen=True, slots=True)
+class UnlinkedMention:
+    source: str
+    target: str  # the card whose title or alias is mentioned
+    start: int
+    end: int
+    text: str  # as written in the source
+
+
+class LinkGraph:
+    """Cards, their resolved links and mentions; incremental."""
+
+    def __init__(self, *, mention_min_length: int = DEFAULT_MIN_LENGTH) -> None:
+        self.cards: dict[str, Card] = {}
+        self.graph: nx.DiGraph[str] = nx.DiGraph()
+        self._resolver = Resolver()
+        self._links: dict[str, list[ResolvedLink]] = {}
+        self._mentions: dict[str, list[UnlinkedMention]] = {}
+        self._by_key: dict[str, set[str]] = {}  # link name key -> cards holding such a link
+        self._mention_min_length = mention_min_length
+        self._matcher: MentionMatcher | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def build(
+        cls, cards: Iterable[Card], *, mention_min_length: int = DEFAULT_MIN_LENGTH
+    ) -> LinkGraph:
+        g = cls(mention_min_length=mention_min_length)
+        for card in cards:
+            g.cards[card.path] = card
+            g.graph.add_node(card.path)
+            g._resolver.add(card)
+        for path in g.cards:
+            g._resolve_links(path)
+        g._matcher = g._build_matcher()
+        for path in g.cards:
+            g._find_mentions(path)
+        return g
+
+    def upsert(self, card: Card) -> None:
+        """Add a new card or replace the card at the same path."""
+        old = self.cards.get(card.path)
+        old_keys = card_keys(old) if old else set()
+        old_phrases = self._phrases(old) if old else set()
+        if old is not None:
+            self._resolver.remove(old)
+        self.cards[card.path] = card
+        self.graph.add_node(card.path)
+        self._resolver.add(card)
+        self._resolve_links(card.path)
+        self._after_names_changed(card.path, old_keys ^ card_keys(card))
+        self._refresh_mentions(card.path, old_phrases, self._phrases(card), is_new=old is None)
+
+    def remove(self, path: str) -> Card | None:
+        """Delete a card; links to it become unresolved (or resolve to another card)."""
+        card = self.cards.pop(path, None)
+        if card is None:
+            return None
+        self._resolver.remove(card)
+        self._clear_outgoing(path)
+        self._mentions.pop(path, None)
+        self.graph.remove_node(path)
+        self._after_names_changed(path, card_keys(card))
+        self._refresh_mentions(None, self._phrases(card), set(), is_new=False)
+        return card
+
+    def rename(self, old_path: str, card: Card) -> None:
+        """A card moved from ``old_path`` to ``card.path`` (with its new content)."""
+        if old_path != card.path:
+            self.remove(old_path)
+        self.upsert(card)
+
+    # ------------------------------------------------------------------ queries
+
+    def links_of(self, path: str) -> list[ResolvedLink]:
+        return self._links.get(path, [])
+
+    def mentions_of(self, path: str) -> list[UnlinkedMention]:
+        """Unlinked mentions of other cards in the card at ``path``."""
+        return self._mentions.get(path, [])
+
+    def unresolved_links(self) -> Iterator[ResolvedLink]:
+        for items in self._links.values():
+            for rl in items:
+                if rl.target is None and not rl.resolution.attachment:
+                    yield rl
+
+    def backlinks(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
+        """Cards that link to (or embed) ``path``, sorted."""
+        if path not in self.graph:
+            return []
+        return sorted(
+            src
+            for src, data in self.graph.pred[path].items()
+            if src != path and any(data.get(k) for k in kinds)
+        )
+
+    def outgoing(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
+        if path not in self.graph:
+            return []
+        return sorted(
+            dst
+            for dst, data in self.graph.succ[path].items()
+            if dst != path and any(data.get(k) for k in kinds)
+        )
+
+    def linked_pairs(self) -> set[tuple[str, str]]:
+        """Distinct (source, target) card pairs joined by a link or embed, self-links excluded."""
+        return {
+            (u, v)
+            for u, v, data in self.graph.edges(data=True)
+            if u != v and (data.get(EdgeKind.LINK) or data.get(EdgeKind.EMBED))
+        }
+
+    def resolve(self, target: str, source: str = "") -> Resolution:
+        return self._resolver.resolve(target, source)
+
+    def neighbours(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> set[str]:
+        """Cards joined to ``path`` by an edge of ``kinds`` in either direction."""
+        if path not in self.graph:
+            return set()
+        out = {v for v, d in self.graph.succ[path].items() if any(d.get(k) for k in kinds)}
+        out.update(u for u, d in self.graph.pred[path].items() if any(d.get(k) for k in kinds))
+        out.discard(path)
+        return out
+
+    def distance(
+        self, a: str, b: str, cutoff: int = 3, kinds: tuple[EdgeKind, ...] = LINK_KINDS
+    ) -> int | None:
+        """Shortest undirected path length from ``a`` to ``b`` over edges of ``kinds``.
+
+        Returns None when they are farther apart than ``cutoff`` (or unknown). Bidirectional
+        breadth-first search, so the cost stays small on hubs.
+        """
+        if a not in self.graph or b not in self.graph:
+            return None
+        if a == b:
+            return 0
+        front_a, front_b = {a}, {b}
+        seen_a, seen_b = {a}, {b}
+        depth = 0
+        while front_a and front_b and depth < cutoff:
+            if len(front_a) > len(front_b):
+                front_a, front_b, seen_a, seen_b = front_b, front_a, seen_b, seen_a
+            depth += 1
+            nxt: set[str] = set()
+            for node in front_a:
+                for nb in self.neighbours(node, kinds):
+                    if nb in seen_b:
+                        return depth
+                    if nb not in seen_a:
+                        seen_a.add(nb)
+                        nxt.add(nb)
+            front_a = nxt
+        return None
+
+    def within(
+        self, path: str, cutoff: int = 2, kinds: tuple[EdgeKind, ...] = LINK_KINDS
+    ) -> dict[str, int]:
+        """Every card within ``cutoff`` undirected hops of ``path``, with its distance."""
+        if path not in self.graph:
+            return {}
+        dist = {path: 0}
+        front = [path]
+        for depth in range(1, cutoff + 1):
+            nxt: list[str] = []
+            for node in front:
+                for nb in self.neighbours(node, kinds):
+                    if nb not in dist:
+                        dist[nb] = depth
+                        nxt.append(nb)
+            front = nxt
+        return dist
+
+    def most_linked(self, n: int = 10) -> list[tuple[str, int]]:
+        counts = Counter({p: len(self.backlinks(p)) for p in self.cards})
+        return sorted(((p, c) for p, c in counts.items() if c), key=lambda x: (-x[1], x[0]))[:n]
+
+    def find_mentions_in(self, card: Card) -> list[UnlinkedMention]:
+        """Unlinked mentions in any card text (e.g. an editor's unsaved version), not stored."""
+        matcher = self._matcher_now()
+        excluded = sorted([*card.masked, *((ln.span.start, ln.span.end) for ln in card.links)])
+        return self._to_mentions(card, matcher.find(card.text, _merge(excluded)))
+
+    # ------------------------------------------------------------------ internals
+
+    def _resolve_links(self, path: str) -> None:
+        card = self.cards[path]
+        self._clear_outgoing(path)
+        resolved: list[ResolvedLink] = []
+        counts: Counter[tuple[str, EdgeKind]] = Counter()
+        for link in card.links:
+            res = self._resolver.resolve_link(link, path)
+            resolved.append(ResolvedLink(path, link, res))
+            if link.target:
+                self._by_key.setdefault(name_key(link.target), set()).add(path)
+                if link.label:  # Dendron order may resolve through the label side
+                    self._by_key.setdefault(name_key(link.label.split("#", 1)[0]), set()).add(path)
+            if res.target is not None:
+                counts[(res.target, EdgeKind.EMBED if link.is_embed else EdgeKind.LINK)] += 1
+        self._links[path] = resolved
+        for (dst, kind), n in counts.items():
+            self._add_edge(path, dst, kind, n)
+
+    def _clear_outgoing(self, path: str) -> None:
+        for rl in self._links.pop(path, []):
+            for text in (rl.link.target, rl.link.label.split("#", 1)[0] if rl.link.label else ""):
+                if text:
+                    holders = self._by_key.get(name_key(text))
+                    if holders is not None:
+                        holders.discard(path)
+        if path in self.graph:
+            for dst in list(self.graph.succ[path]):
+                data = self.graph.edges[path, dst]
+                data.pop(EdgeKind.LINK, None)
+                data.pop(EdgeKind.EMBED, None)
+                if not data.get(EdgeKind.MENTION):
+                    self.graph.remove_edge(path, dst)
+
+    def _add_edge(self, u: str, v: str, kind: EdgeKind, n: int) -> None:
+        if self.graph.has_edge(u, v):
+            data = self.graph.edges[u, v]
+            data[kind] = data.get(kind, 0) + n
+        else:
+            self.graph.add_edge(u, v, **{kind.value: n})
+
+    def _after_names_changed(self, changed: str, keys: set[str]) -> None:
+        """Re-resolve every other card holding a link whose name matches one of ``keys``."""
+        affected: set[str] = set()
+        for key in keys:
+            affected.update(self._by_key.get(key, ()))
+        affected.discard(changed)
+        for src in sorted(affected):
+            if src in self.cards:
+                self._resolve_links(src)
+
+    # mentions
+
+    def _phrases(self, card: Card | None) -> set[str]:
+        if card is None:
+            return set()
+        return {normalise(p) for p in (card.title, *card.aliases)}
+
+    def _build_matcher(self) -> MentionMatcher:
+        return MentionMatcher(
+            ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases)),
+            self._mention_min_length,
+        )
+
+    def _matcher_now(self) -> MentionMatcher:
+        if self._matcher is None:
+            self._matcher = self._build_matcher()
+        return self._matcher
+
+    def _refresh_mentions(
+        self, path: str | None, old: set[str], new: set[str], *, is_new: bool
+    ) -> None:
+        changed = old ^ new
+        if changed:
+            self._matcher = None  # titles changed: rebuild lazily
+            probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
+            affected = (
+                [p for p, c in self.cards.items() if p != path and probe.find(c.text)]
+                if len(probe)
+                else []
+            )
+            for src in affected:
+                self._find_mentions(src)
+        if path is not None:
+            self._find_mentions(path)
+
+    def _find_mentions(self, path: str) -> None:
+        card = self.cards[path]
+        if path in self.graph:
+            for dst in list(self.graph.succ[path]):
+                data = self.graph.edges[path, dst]
+                data.pop(EdgeKind.MENTION, None)
+                if not any(data.values()):
+                    self.graph.remove_edge(path, dst)
+        found = self.find_mentions_in(card)
+        self._mentions[path] = found
+        for dst, n in Counter(m.target for m in found).items():
+            self._add_edge(path, dst, EdgeKind.MENTION, n)
+
+    def _to_mentions(self, card: Card, found: list[Mention]) -> list[UnlinkedMention]:
+        out: list[UnlinkedMention] = []
+        for m in found:
+            owners = [k for k in m.keys if k != card.path and k in self.cards]
+            if not owners or card.path in m.keys:
+                continue  # the card's own title, or a name it shares with others
+            target = (
+                owners[0]
+                if len(owners) == 1
+                else min(owners, key=lambda p: tie_break_key(p, card.path))
+            )
+            out.append(
+                UnlinkedMention(card.path, target, m.start, m.end, card.text[m.start : m.end])
+            )
+        return out
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out

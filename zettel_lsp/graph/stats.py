@@ -1,0 +1,76 @@
+"""Summary figures of a vault's graph (what ``zettel-lsp graph`` prints)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from zettel_lsp.graph.link_graph import LinkGraph
+
+
+@dataclass(slots=True)
+class GraphStats:
+    cards: int
+    links: int  # link occurrences in prose (wikilinks, embeds, Markdown links to local files)
+    resolved_links: int  # occurrences that resolved to a card (same-card #heading links included)
+    distinct_linked_pairs: int  # distinct (source, target) cards, self-links excluded
+    unresolved_links: int  # occurrences naming a card that does not exist
+    attachment_links: int  # links to images, PDFs and other non-note files
+    dendron_order_links: int  # resolved through the right side of [[label|target]]
+    ambiguous_links: int  # resolved by tie-breaking between several cards
+    unlinked_mentions: int  # occurrences of another card's title/alias outside any link
+    distinct_mention_pairs: int  # distinct (source, mentioned card) pairs with no link between them
+    tags: int  # distinct tags
+    skipped_files: int
+    most_linked: list[dict[str, Any]] = field(default_factory=list)
+    unresolved_sample: list[dict[str, Any]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def graph_stats(g: LinkGraph, *, skipped_files: int = 0, top: int = 10) -> GraphStats:
+    links = resolved = unresolved = attachments = swapped = ambiguous = 0
+    unresolved_sample: list[dict[str, Any]] = []
+    for path in g.cards:
+        for rl in g.links_of(path):
+            links += 1
+            res = rl.resolution
+            if res.target is not None:
+                resolved += 1
+                swapped += res.swapped
+                ambiguous += res.ambiguous
+            elif res.attachment:
+                attachments += 1
+            else:
+                unresolved += 1
+                if len(unresolved_sample) < top:
+                    unresolved_sample.append({"source": path, "link": rl.link.raw})
+    pairs = g.linked_pairs()
+    mention_count = 0
+    mention_pairs: set[tuple[str, str]] = set()
+    for path in g.cards:
+        for m in g.mentions_of(path):
+            mention_count += 1
+            if (m.source, m.target) not in pairs:
+                mention_pairs.add((m.source, m.target))
+    tags = {t for c in g.cards.values() for t in c.tag_names}
+    return GraphStats(
+        cards=len(g.cards),
+        links=links,
+        resolved_links=resolved,
+        distinct_linked_pairs=len(pairs),
+        unresolved_links=unresolved,
+        attachment_links=attachments,
+        dendron_order_links=swapped,
+        ambiguous_links=ambiguous,
+        unlinked_mentions=mention_count,
+        distinct_mention_pairs=len(mention_pairs),
+        tags=len(tags),
+        skipped_files=skipped_files,
+        most_linked=[
+            {"path": p, "title": g.cards[p].title, "backlinks": n} for p, n in g.most_linked(top)
+        ],
+        unresolved_sample=unresolved_sample,
+    )

@@ -1,0 +1,147 @@
+"""Plain data types for cards and their links.
+
+Positions are *code-point* offsets into the decoded text (Python ``str`` indices). The LSP layer
+converts them to UTF-16 columns (see :mod:`zettel_lsp.notes.positions`); nothing here knows about
+editors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class LinkKind(StrEnum):
+    WIKI = "wiki"  # [[target]], [[target|alias]], [[target#heading]], [[target#^block]]
+    EMBED = "embed"  # ![[target]]
+    MARKDOWN = "markdown"  # [text](path.md#heading), <...> form, URL-encoded paths
+    MARKDOWN_EMBED = "markdown-embed"  # ![alt](path)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Zero-based line and code-point column."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends."""
+
+    start: int
+    end: int
+    start_pos: Position
+    end_pos: Position
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One link occurrence in a card, exactly as written.
+
+    ``target`` is the part that names a card or file (``"Folder/Note"`` for ``[[Folder/Note#H|x]]``,
+    the URL-decoded path for Markdown links); ``subpath`` is the heading (``"H"``) or block
+    (``"^id"``) part without the ``#``; ``label`` is the visible text when it differs from the
+    target (the wikilink alias or the Markdown link text).
+    """
+
+    kind: LinkKind
+    raw: str
+    span: Span
+    target: str
+    subpath: str | None = None
+    label: str | None = None
+
+    @property
+    def is_embed(self) -> bool:
+        return self.kind in (LinkKind.EMBED, LinkKind.MARKDOWN_EMBED)
+
+    @property
+    def block_id(self) -> str | None:
+        if self.subpath and self.subpath.startswith("^"):
+            return self.subpath[1:]
+        return None
+
+    @property
+    def heading(self) -> str | None:
+        if self.subpath and not self.subpath.startswith("^"):
+            return self.subpath
+        return None
+
+    @property
+    def visible_text(self) -> str:
+        """What a reader sees in preview: the label if any, else the target (and subpath)."""
+        if self.label:
+            return self.label
+        return self.target + (f" > {self.subpath}" if self.subpath else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    line: int  # zero-based line of the heading itself
+    end_line: int  # last line (inclusive) of its section: before the next heading of <= level
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    name: str  # without '#', e.g. "method/zettelkasten"
+    span: Span | None  # None for frontmatter tags
+
+
+@dataclass(frozen=True, slots=True)
+class BlockId:
+    name: str  # without '^'
+    line: int
+
+
+@dataclass(slots=True)
+class Card:
+    """One Markdown file of a vault, parsed.
+
+    ``path`` is vault-relative with forward slashes (``"method/Atomic notes.md"``).
+    ``problems`` lists what went wrong while reading or parsing (the card is still usable).
+    """
+
+    path: str
+    title: str
+    text: str
+    aliases: list[str] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list)
+    card_id: str | None = None
+    headings: list[Heading] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    block_ids: list[BlockId] = field(default_factory=list)
+    frontmatter: dict[str, object] = field(default_factory=dict)
+    body_start_line: int = 0  # first line after the frontmatter block
+    # Offsets of text where titles must not be matched as mentions and links are not parsed:
+    # frontmatter, fenced code, inline code, HTML comments. Sorted, non-overlapping.
+    masked: list[tuple[int, int]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    decoded_with_replacement: bool = False
+
+    @property
+    def stem(self) -> str:
+        name = self.path.rsplit("/", 1)[-1]
+        return name[:-3] if name.lower().endswith(".md") else name.rsplit(".", 1)[0]
+
+    @property
+    def folder(self) -> str:
+        return self.path.rsplit("/", 1)[0] if "/" in self.path else ""
+
+    @property
+    def tag_names(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for tag in self.tags:
+            seen.setdefault(tag.name, None)
+        return list(seen)
+
+    @property
+    def body(self) -> str:
+        """The text after the frontmatter block."""
+        if self.body_start_line == 0:
+            return self.text
+        parts = self.text.split("\n", self.body_start_line)
+        return parts[self.body_start_line] if len(parts) > self.body_start_line else ""

@@ -1,0 +1,218 @@
+"""Parse one Markdown card: title, aliases, tags, id, headings, block ids and links with ranges.
+
+``parse_card`` never raises: whatever the input, it returns a ``Card`` (problems are listed on it).
+Links, tags and headings inside fenced code, inline code and HTML comments are ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from urllib.parse import unquote
+
+from zettel_lsp.notes.frontmatter import scalar_text, split_frontmatter, string_list
+from zettel_lsp.notes.masking import blank_out, non_prose_spans
+from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Tag
+from zettel_lsp.notes.positions import LineIndex
+
+log = logging.getLogger(__name__)
+
+WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+# [text](dest "title"): text may hold one level of [brackets]; dest is <...> or a bare
+# destination with balanced parentheses; an optional title follows.
+MDLINK = re.compile(
+    r"(!?)\[((?:[^\[\]\n\\]|\\.|\[[^\[\]\n]*\])*)\]"
+    r"\([ \t]*(?:<([^<>\n]*)>|((?:[^\s()\\<]|\\.|\([^\s()]*\))+))"
+    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
+)
+HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+TAG = re.compile(r"(?<![^\s(\[{,;])#([\w/-]*[^\W\d][\w/-]*)")
+BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
+URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+ZETTEL_ID = re.compile(r"^(\d{12,14})(?!\d)")
+
+
+def parse_card(path: str, text: str, *, decoded_with_replacement: bool = False) -> Card:
+    """Parse ``text`` as the card at vault-relative ``path``. Never raises."""
+    try:
+        return _parse(path, text, decoded_with_replacement)
+    except Exception as exc:
+        log.exception("parser failed on %s", path)
+        card = Card(path=path, title=_stem(path), text=text)
+        card.problems.append(
+            f"{path}: parser error ({type(exc).__name__}: {exc}); indexed as plain text"
+        )
+        return card
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def _parse(path: str, text: str, replaced: bool) -> Card:
+    lines = LineIndex(text)
+    fm = split_frontmatter(text)
+    masked = non_prose_spans(text, fm.end)
+    prose = blank_out(text, masked)
+
+    links = list(_wikilinks(prose, text, lines))
+    # Markdown links are searched with wikilinks blanked out, so "[[a]](b)" stays one wikilink.
+    prose_no_wiki = blank_out(prose, [(ln.span.start, ln.span.end) for ln in links])
+    links.extend(_markdown_links(prose_no_wiki, text, lines))
+    links.sort(key=lambda ln: ln.span.start)
+    prose_no_links = blank_out(prose_no_wiki, [(ln.span.start, ln.span.end) for ln in links])
+
+    headings = _headings(prose, lines)
+    tags = _frontmatter_tags(fm.data) + _inline_tags(prose_no_links, lines)
+    block_ids = [
+        BlockId(m.group(1), lines.line_of(m.start(1))) for m in BLOCK_ID.finditer(prose_no_links)
+    ]
+
+    stem = _stem(path)
+    title = scalar_text(fm.data.get("title")) or _opening_h1(prose, fm.end, headings) or stem
+    aliases = _dedupe(string_list(fm.data.get("aliases")) + string_list(fm.data.get("alias")))
+    card_id = scalar_text(fm.data.get("id"))
+    if card_id is None:
+        m = ZETTEL_ID.match(stem)
+        card_id = m.group(1) if m else None
+
+    card = Card(
+        path=path,
+        title=title,
+        text=text,
+        aliases=[a for a in aliases if a != title],
+        tags=tags,
+        card_id=card_id,
+        headings=headings,
+        links=links,
+        block_ids=block_ids,
+        frontmatter=fm.data,
+        body_start_line=fm.end_line,
+        masked=masked,
+        decoded_with_replacement=replaced,
+    )
+    if fm.problem:
+        card.problems.append(f"{path}: {fm.problem}")
+    return card
+
+
+def _wikilinks(prose: str, text: str, lines: LineIndex) -> list[Link]:
+    out: list[Link] = []
+    for m in WIKILINK.finditer(prose):
+        inner = m.group(2)
+        label: str | None = None
+        bar = inner.find("|")
+        if bar != -1:
+            target_part, label = inner[:bar], inner[bar + 1 :].strip() or None
+            if target_part.endswith("\\"):  # [[a\|b]] inside a table
+                target_part = target_part[:-1]
+        else:
+            target_part = inner
+        target, subpath = _split_subpath(target_part)
+        if not target and subpath is None:
+            continue
+        kind = LinkKind.EMBED if m.group(1) else LinkKind.WIKI
+        out.append(
+            Link(
+                kind,
+                text[m.start() : m.end()],
+                lines.span(m.start(), m.end()),
+                target,
+                subpath,
+                label,
+            )
+        )
+    return out
+
+
+def _markdown_links(prose: str, text: str, lines: LineIndex) -> list[Link]:
+    out: list[Link] = []
+    for m in MDLINK.finditer(prose):
+        dest = m.group(3) if m.group(3) is not None else m.group(4)
+        if dest is None:
+            continue
+        dest = dest.strip()
+        if not dest or URL_SCHEME.match(dest) or dest.startswith("//"):
+            continue  # external URL (https:, mailto:, obsidian:, ...) or empty: not a card link
+        dest = unquote(dest.replace("\\", ""))
+        target, subpath = _split_subpath(dest)
+        if not target and subpath is None:
+            continue
+        label = m.group(2).strip() or None
+        kind = LinkKind.MARKDOWN_EMBED if m.group(1) else LinkKind.MARKDOWN
+        out.append(
+            Link(
+                kind,
+                text[m.start() : m.end()],
+                lines.span(m.start(), m.end()),
+                target,
+                subpath,
+                label,
+            )
+        )
+    return out
+
+
+def _split_subpath(target: str) -> tuple[str, str | None]:
+    hash_at = target.find("#")
+    if hash_at == -1:
+        return target.strip(), None
+    sub = target[hash_at + 1 :].strip()
+    return target[:hash_at].strip(), (sub or None)
+
+
+def _headings(prose: str, lines: LineIndex) -> list[Heading]:
+    found: list[tuple[int, str, int]] = []
+    for m in HEADING.finditer(prose):
+        level = len(m.group(1))
+        raw = (m.group(2) or "").strip()
+        found.append((level, raw, lines.line_of(m.start())))
+    last_line = lines.line_count - 1
+    headings: list[Heading] = []
+    for i, (level, raw, line) in enumerate(found):
+        end = last_line
+        for later_level, _, later_line in found[i + 1 :]:
+            if later_level <= level:
+                end = later_line - 1
+                break
+        headings.append(Heading(level, raw, line, end))
+    return headings
+
+
+def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | None:
+    """The title an H1 gives: only an H1 that opens the note (its first non-blank line) and is
+    not just a link. Many vaults use later H1s as section headings ("# [[Raspberry Pi]]" inside
+    "Homelab.md"), which would make misleading titles."""
+    h1 = headings[0] if headings and headings[0].level == 1 and headings[0].text else None
+    if h1 is None:
+        return None
+    before = prose[body_start:].lstrip()
+    if not before.startswith("#"):
+        return None
+    if WIKILINK.fullmatch(h1.text) or MDLINK.fullmatch(h1.text):
+        return None
+    return h1.text
+
+
+def _frontmatter_tags(data: dict[str, object]) -> list[Tag]:
+    names = string_list(data.get("tags"), split=True) + string_list(data.get("tag"), split=True)
+    return [Tag(n.lstrip("#"), None) for n in names if n.lstrip("#")]
+
+
+def _inline_tags(prose: str, lines: LineIndex) -> list[Tag]:
+    tags: list[Tag] = []
+    for m in TAG.finditer(prose):
+        name = m.group(1).rstrip("/-")
+        if not name:
+            continue
+        start = m.start()
+        tags.append(Tag(name, lines.span(start, start + 1 + len(name))))
+    return tags
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for item in items:
+        seen.setdefault(item, None)
+    return list(seen)

@@ -1,0 +1,136 @@
+"""List a vault's note files and load them as cards."""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
+
+log = logging.getLogger(__name__)
+
+NOTE_SUFFIXES = (".md", ".markdown")
+# Folders never walked: dot-folders (.git, .obsidian, .trash, ...) are skipped by rule, these too.
+DEFAULT_IGNORED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(slots=True)
+class ScanReport:
+    """What a walk of the vault skipped, and why (one line each)."""
+
+    problems: list[str] = field(default_factory=list)
+
+
+def is_note_path(rel_path: str) -> bool:
+    return rel_path.lower().endswith(NOTE_SUFFIXES)
+
+
+def is_ignored(rel_path: str, ignore_globs: Iterable[str] = ()) -> bool:
+    """True for paths in dot-folders, ignored folders, dot-files, or matching a user glob."""
+    parts = rel_path.split("/")
+    if any(p.startswith(".") for p in parts) or any(p in DEFAULT_IGNORED_DIRS for p in parts[:-1]):
+        return True
+    return any(fnmatch.fnmatch(rel_path, g) for g in ignore_globs)
+
+
+def iter_note_paths(
+    root: str | Path, ignore_globs: Iterable[str] = (), report: ScanReport | None = None
+) -> Iterator[str]:
+    """Vault-relative paths (forward slashes) of every note under ``root``, sorted per folder.
+
+    Symlinked folders are followed once: a folder already visited (same device and inode) is
+    skipped, so symlink loops end. Unreadable folders are reported and skipped.
+    """
+    globs = tuple(ignore_globs)
+    root_str = os.fspath(root)
+    seen: set[tuple[int, int]] = set()
+    try:
+        st = os.stat(root_str)
+        seen.add((st.st_dev, st.st_ino))
+    except OSError as exc:
+        if report is not None:
+            report.problems.append(f"{root_str}: cannot read the vault folder ({exc.strerror})")
+        return
+    stack: list[tuple[str, str]] = [(root_str, "")]
+    while stack:
+        folder, rel_folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            if report is not None:
+                report.problems.append(f"{folder}: folder skipped ({exc.strerror})")
+            continue
+        subdirs: list[tuple[str, str]] = []
+        for entry in entries:
+            name = entry.name
+            if name.startswith("."):
+                continue
+            rel = f"{rel_folder}{name}"
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if name in DEFAULT_IGNORED_DIRS or any(
+                    fnmatch.fnmatch(rel + "/", g) for g in globs
+                ):
+                    continue
+                try:
+                    dst = entry.stat(follow_symlinks=True)
+                except OSError as exc:
+                    if report is not None:
+                        report.problems.append(f"{entry.path}: folder skipped ({exc.strerror})")
+                    continue
+                key = (dst.st_dev, dst.st_ino)
+                if key in seen:
+                    if report is not None and entry.is_symlink():
+                        report.problems.append(
+                            f"{entry.path}: symlink loop or repeated folder, skipped"
+                        )
+                    continue
+                seen.add(key)
+                subdirs.append((entry.path, rel + "/"))
+            elif is_note_path(name) and not any(fnmatch.fnmatch(rel, g) for g in globs):
+                yield rel
+        stack.extend(reversed(subdirs))
+
+
+@dataclass(slots=True)
+class LoadedCard:
+    card: Card | None
+    read: ReadResult
+
+
+def load_card(root: str | Path, rel_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedCard:
+    """Read and parse one note; ``card`` is None when the file was skipped (``read.problems``)."""
+    result = read_note(os.path.join(os.fspath(root), rel_path), max_bytes)
+    if not result.ok:
+        return LoadedCard(None, result)
+    card = parse_card(rel_path, result.text, decoded_with_replacement=result.replaced_invalid_utf8)
+    card.problems[:0] = result.problems
+    return LoadedCard(card, result)
+
+
+def load_vault(
+    root: str | Path, ignore_globs: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES
+) -> tuple[list[Card], list[str]]:
+    """Every readable card of the vault, plus one line per problem (skipped files, bad YAML...)."""
+    report = ScanReport()
+    cards: list[Card] = []
+    for rel in iter_note_paths(root, ignore_globs, report):
+        loaded = load_card(root, rel, max_bytes)
+        if loaded.card is None:
+            report.problems.extend(loaded.read.problems)
+            continue
+        cards.append(loaded.card)
+        report.problems.extend(loaded.card.problems)
+    for line in report.problems:
+        log.warning("%s", line)
+    return cards, report.problems
