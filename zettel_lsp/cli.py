@@ -9,10 +9,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from zettel_lsp import __version__
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.stats import GraphStats, graph_stats
+from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import load_vault
 
@@ -34,7 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
     graph = sub.add_parser("graph", help="summarise a vault's link graph")
     graph.add_argument("vault", type=Path, help="the notes folder")
     graph.add_argument("--json", action="store_true", help="print one JSON object")
-    graph.add_argument("--top", type=int, default=10, help="how many most-linked cards to list")
+    graph.add_argument("--top", type=int, default=10, help="how many cards to list per section")
+    graph.add_argument(
+        "--card",
+        metavar="NAME",
+        help="also show how [[NAME]] resolves and that card's links, backlinks and mentions",
+    )
     _add_vault_options(graph)
     return parser
 
@@ -95,14 +101,43 @@ def cmd_graph(args: argparse.Namespace) -> int:
         "graph": round(t2 - t1, 3),
         "total": round(time.perf_counter() - t0, 3),
     }
+    card = describe_card(graph, args.card, top=args.top) if args.card else None
     if args.json:
         out = stats.as_dict()
         out["vault"] = str(args.vault.resolve())
         out["problems"] = problems
+        if card is not None:
+            out["card"] = card
         print(json.dumps(out, ensure_ascii=False, indent=2))
     else:
         print(format_stats(stats, args.vault, problems))
+        if card is not None:
+            print(format_card(card))
     return 0
+
+
+def format_card(c: dict[str, Any]) -> str:
+    if c["resolved"] is None:
+        return (
+            f"\n[[{c['query']}]] does not resolve to any card (no path, file name, title or alias)"
+        )
+    r = c["resolved"]
+    lines = [f"\n[[{c['query']}]] → {r['title']}  ({r['path']}, matched by {c['stage']})"]
+    if c["aliases"]:
+        lines.append(f"  aliases: {', '.join(c['aliases'])}")
+    if c["tags"]:
+        lines.append(f"  tags: {', '.join('#' + t for t in c['tags'])}")
+    sections = [
+        ("links to", "links_to"),
+        (f"backlinks ({c['backlink_count']})", "backlinks"),
+        ("mentioned without a link by", "mentioned_without_link_by"),
+        ("two hops away", "two_hops"),
+    ]
+    for label, key in sections:
+        if c[key]:
+            lines.append(f"  {label}:")
+            lines.extend(f"    {x['title']}  ({x['path']})" for x in c[key])
+    return "\n".join(lines)
 
 
 def format_stats(s: GraphStats, vault: Path, problems: list[str]) -> str:

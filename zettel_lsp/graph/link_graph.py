@@ -138,6 +138,18 @@ class LinkGraph:
             if src != path and any(data.get(k) for k in kinds)
         )
 
+    def mentioned_by(self, path: str) -> list[str]:
+        """Cards that mention ``path``'s title or an alias in prose but never link to it."""
+        if path not in self.graph:
+            return []
+        return sorted(
+            src
+            for src, data in self.graph.pred[path].items()
+            if src != path
+            and data.get(EdgeKind.MENTION)
+            and not any(data.get(k) for k in LINK_KINDS)
+        )
+
     def outgoing(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
         if path not in self.graph:
             return []

@@ -74,3 +74,29 @@ def graph_stats(g: LinkGraph, *, skipped_files: int = 0, top: int = 10) -> Graph
         ],
         unresolved_sample=unresolved_sample,
     )
+
+
+def describe_card(g: LinkGraph, name: str, *, top: int = 10) -> dict[str, Any]:
+    """How ``[[name]]`` resolves and that card's neighbourhood (links, backlinks, mentions)."""
+    res = g.resolve(name)
+    if res.target is None:
+        return {"query": name, "resolved": None}
+    path = res.target
+    card = g.cards[path]
+
+    def brief(p: str) -> dict[str, str]:
+        return {"path": p, "title": g.cards[p].title}
+
+    two_hops = sorted(p for p, d in g.within(path, 2).items() if d == 2)
+    return {
+        "query": name,
+        "resolved": brief(path),
+        "stage": res.stage.value if res.stage else None,
+        "aliases": card.aliases,
+        "tags": card.tag_names,
+        "links_to": [brief(p) for p in g.outgoing(path)][:top],
+        "backlinks": [brief(p) for p in g.backlinks(path)][:top],
+        "backlink_count": len(g.backlinks(path)),
+        "mentioned_without_link_by": [brief(p) for p in g.mentioned_by(path)][:top],
+        "two_hops": [brief(p) for p in two_hops][:top],
+    }

@@ -29,8 +29,21 @@ def normalise(phrase: str) -> str:
     return " ".join(phrase.split()).lower()
 
 
+_CJK_START = 0x2E80  # CJK radicals onwards: scripts written without spaces between words
+
+
 def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
+    """Letters, digits and ``_`` of space-separated scripts. CJK characters are not word
+    characters here, so a CJK title matches inside running CJK text."""
+    return (ch.isalnum() or ch == "_") and ord(ch) < _CJK_START
+
+
+def _long_enough(norm: str, min_length: int) -> bool:
+    if norm.isdigit():
+        return False
+    if len(norm) >= min_length:
+        return True
+    return len(norm) >= 2 and any(ord(c) >= _CJK_START for c in norm)  # 2 CJK characters: a word
 
 
 def lower_same_length(text: str) -> str:
@@ -50,7 +63,7 @@ class MentionMatcher:
         owners: dict[str, set[str]] = {}
         for phrase, key in phrases:
             norm = normalise(phrase)
-            if len(norm) < min_length or norm.isdigit():
+            if not _long_enough(norm, min_length):
                 continue  # too short to be a deliberate mention, or a bare number
             owners.setdefault(norm, set()).add(key)
         self._size = len(owners)

@@ -6,6 +6,7 @@ import logging
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from zettel_lsp import __version__
 from zettel_lsp.server.logging_bridge import LspLogHandler
@@ -25,7 +26,7 @@ def create_server() -> ZettelLanguageServer:
 
     @server.feature(types.INITIALIZED)
     def on_initialized(ls: ZettelLanguageServer, params: types.InitializedParams) -> None:
-        folders = ls.workspace.folders
+        folders = [to_fs_path(f.uri) or f.uri for f in ls.workspace.folders.values()]
         log.info(
             "zettel-lsp %s ready; workspace folders: %s", __version__, ", ".join(folders) or "none"
         )

@@ -1,0 +1,204 @@
+"""The link graph: typed edges, backlinks, mentions, distances, and incremental updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
+from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.parser import parse_card
+
+
+def cards(spec: dict[str, str]) -> list[Card]:
+    return [parse_card(path, text) for path, text in spec.items()]
+
+
+VAULT = {
+    "BM25.md": "---\naliases: [Okapi BM25]\n---\nA ranking function. See [[Inverted index]].",
+    "Inverted index.md": "Maps terms to postings. Used by bm25 scoring.",
+    "Hub.md": "- [[BM25]]\n- [[Inverted index]]\n- ![[Dense retrieval]]\n- [[Missing]]",
+    "Dense retrieval.md": "Embeddings. Compare with Okapi BM25 and [[Hub]].",
+    "Lonely.md": "Nothing links here.",
+}
+
+
+def test_edges_backlinks_and_kinds() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    assert g.backlinks("BM25.md") == ["Hub.md"]
+    assert g.backlinks("Dense retrieval.md") == ["Hub.md"]
+    assert g.graph.edges["Hub.md", "Dense retrieval.md"] == {EdgeKind.EMBED: 1}
+    assert g.outgoing("Hub.md") == ["BM25.md", "Dense retrieval.md", "Inverted index.md"]
+    assert [rl.link.raw for rl in g.unresolved_links()] == ["[[Missing]]"]
+    assert g.linked_pairs() == {
+        ("BM25.md", "Inverted index.md"),
+        ("Hub.md", "BM25.md"),
+        ("Hub.md", "Inverted index.md"),
+        ("Hub.md", "Dense retrieval.md"),
+        ("Dense retrieval.md", "Hub.md"),
+    }
+    assert g.most_linked(2) == [("Inverted index.md", 2), ("BM25.md", 1)]
+
+
+def test_unlinked_mentions_use_titles_and_aliases_and_skip_links() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    assert [(m.target, m.text) for m in g.mentions_of("Inverted index.md")] == [("BM25.md", "bm25")]
+    assert [(m.target, m.text) for m in g.mentions_of("Dense retrieval.md")] == [
+        ("BM25.md", "Okapi BM25")
+    ]
+    assert g.mentions_of("Hub.md") == []  # everything there is inside links
+    assert g.mentioned_by("BM25.md") == ["Dense retrieval.md", "Inverted index.md"]
+    assert g.graph.edges["Inverted index.md", "BM25.md"] == {EdgeKind.MENTION: 1}
+
+
+def test_mentions_of_own_title_are_not_counted() -> None:
+    g = LinkGraph.build(cards({"Levain.md": "A levain is a starter build.", "Other.md": "levain"}))
+    assert g.mentions_of("Levain.md") == []
+    assert [m.target for m in g.mentions_of("Other.md")] == ["Levain.md"]
+
+
+def test_find_mentions_in_unsaved_text() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    draft = parse_card("Lonely.md", "Now about the inverted index and [[BM25]].")
+    assert [(m.target, m.text) for m in g.find_mentions_in(draft)] == [
+        ("Inverted index.md", "inverted index")
+    ]
+
+
+def test_distance_and_within() -> None:
+    chain = {f"n{i}.md": f"[[n{i + 1}]]" for i in range(6)} | {"n6.md": "", "far.md": ""}
+    g = LinkGraph.build(cards(chain))
+    assert g.distance("n0.md", "n0.md") == 0
+    assert g.distance("n0.md", "n1.md") == 1
+    assert g.distance("n3.md", "n0.md") == 3  # undirected
+    assert g.distance("n0.md", "n4.md", cutoff=3) is None
+    assert g.distance("n0.md", "n4.md", cutoff=4) == 4
+    assert g.distance("n0.md", "far.md", cutoff=10) is None
+    assert g.distance("n0.md", "nope.md") is None
+    assert g.within("n3.md", 1) == {"n3.md": 0, "n2.md": 1, "n4.md": 1}
+
+
+def test_distance_can_follow_mentions_when_asked() -> None:
+    g = LinkGraph.build(
+        cards({"Alpha.md": "about beta things", "Beta.md": "", "Gamma.md": "[[Alpha]]"})
+    )
+    assert g.distance("Gamma.md", "Beta.md") is None
+    kinds = (EdgeKind.LINK, EdgeKind.EMBED, EdgeKind.MENTION)
+    assert g.distance("Gamma.md", "Beta.md", kinds=kinds) == 2
+
+
+# ---------------------------------------------------------------- incremental updates
+
+
+def snapshot(g: LinkGraph) -> dict[str, Any]:
+    return {
+        "cards": sorted(g.cards),
+        "edges": sorted((u, v, sorted(d.items())) for u, v, d in g.graph.edges(data=True)),
+        "links": {p: [(rl.link.raw, rl.target) for rl in g.links_of(p)] for p in sorted(g.cards)},
+        "mentions": {
+            p: [(m.target, m.start, m.end) for m in g.mentions_of(p)] for p in sorted(g.cards)
+        },
+    }
+
+
+def test_adding_a_card_resolves_waiting_links_and_mentions() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    g.upsert(parse_card("Missing.md", "Now exists; it mentions lonely things."))
+    assert g.backlinks("Missing.md") == ["Hub.md"]
+    assert [m.target for m in g.mentions_of("Missing.md")] == ["Lonely.md"]
+    assert snapshot(g) == snapshot(LinkGraph.build([*cards(VAULT), g.cards["Missing.md"]]))
+
+
+def test_removing_a_card_unresolves_links_and_drops_mentions() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    g.remove("BM25.md")
+    assert g.backlinks("Inverted index.md") == ["Hub.md"]
+    assert "[[BM25]]" in [rl.link.raw for rl in g.unresolved_links()]
+    assert g.mentions_of("Inverted index.md") == []
+    rest = {k: v for k, v in VAULT.items() if k != "BM25.md"}
+    assert snapshot(g) == snapshot(LinkGraph.build(cards(rest)))
+
+
+def test_alias_change_moves_links_and_mentions() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    g.upsert(parse_card("Lonely.md", "---\naliases: [Missing, embeddings]\n---\nNow linked."))
+    assert g.backlinks("Lonely.md") == ["Hub.md"]
+    assert ("Lonely.md", "embeddings") not in [
+        (m.target, m.text) for m in g.mentions_of("Dense retrieval.md")
+    ]
+    assert next((m.target, m.text) for m in g.mentions_of("Dense retrieval.md")) == (
+        "Lonely.md",
+        "Embeddings",
+    )
+    spec = VAULT | {"Lonely.md": "---\naliases: [Missing, embeddings]\n---\nNow linked."}
+    assert snapshot(g) == snapshot(LinkGraph.build(cards(spec)))
+
+
+def test_rename_keeps_graph_consistent() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    moved = parse_card("archive/BM25.md", VAULT["BM25.md"])
+    g.rename("BM25.md", moved)
+    assert g.backlinks("archive/BM25.md") == ["Hub.md"]
+    spec = {k: v for k, v in VAULT.items() if k != "BM25.md"} | {
+        "archive/BM25.md": VAULT["BM25.md"]
+    }
+    assert snapshot(g) == snapshot(LinkGraph.build(cards(spec)))
+
+
+NAMES = ["Alpha", "Beta", "Gamma", "Delta", "sub/Alpha", "sub/Epsilon"]
+TEXTS = st.lists(
+    st.sampled_from(
+        [
+            "[[Alpha]]",
+            "[[Beta|b]]",
+            "![[Gamma]]",
+            "[[sub/Alpha]]",
+            "[[Epsilon]]",
+            "[[Zeta]]",
+            "alpha",
+            "beta gamma",
+            "the delta",
+            "epsilon",
+            "zeta",
+            "\n",
+            " ",
+            "[x](Delta.md)",
+            "---\naliases: [Zeta]\n---\n",
+            "---\ntitle: Omega\n---\n",
+            "omega",
+            "[[Omega]]",
+        ]
+    ),
+    max_size=6,
+).map("".join)
+OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["upsert", "remove", "rename"]),
+        st.sampled_from(NAMES),
+        st.sampled_from(NAMES),
+        TEXTS,
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS)
+def test_any_sequence_of_updates_equals_a_rebuild(ops: list[tuple[str, str, str, str]]) -> None:
+    state: dict[str, str] = {}
+    g = LinkGraph.build([])
+    for op, name, other, text in ops:
+        path, other_path = f"{name}.md", f"{other}.md"
+        if op == "upsert":
+            state[path] = text
+            g.upsert(parse_card(path, text))
+        elif op == "remove" and path in state:
+            del state[path]
+            g.remove(path)
+        elif op == "rename" and path in state and other_path not in state:
+            state[other_path] = state.pop(path)
+            g.rename(path, parse_card(other_path, state[other_path]))
+        assert snapshot(g) == snapshot(LinkGraph.build(cards(state)))

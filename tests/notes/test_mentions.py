@@ -1,0 +1,73 @@
+"""Unlinked-mention matching: whole words, case-insensitive, longest match, exclusions."""
+
+from __future__ import annotations
+
+from zettel_lsp.notes.mentions import MentionMatcher
+from zettel_lsp.notes.positions import column_from_utf16, utf16_column
+
+
+def spans(matcher: MentionMatcher, text: str, excluded: list[tuple[int, int]] | None = None):
+    return [(text[m.start : m.end], m.keys) for m in matcher.find(text, excluded or [])]
+
+
+def test_whole_words_case_insensitive() -> None:
+    m = MentionMatcher([("BM25", "bm25.md"), ("rank", "rank.md")])
+    text = "bm25 ranks; Rank! xbm25 bm25x _rank rank_ (BM25)"
+    assert spans(m, text) == [
+        ("bm25", ("bm25.md",)),
+        ("Rank", ("rank.md",)),
+        ("BM25", ("bm25.md",)),
+    ]
+
+
+def test_longest_match_wins_and_matches_do_not_overlap() -> None:
+    m = MentionMatcher(
+        [("rank fusion", "rf.md"), ("reciprocal rank fusion", "rrf.md"), ("fusion", "f.md")]
+    )
+    text = "Use reciprocal  rank fusion, not rank fusion or fusion."
+    # whitespace inside a phrase must match exactly one space; the double space breaks the long one
+    assert spans(m, text) == [
+        ("rank fusion", ("rf.md",)),
+        ("rank fusion", ("rf.md",)),
+        ("fusion", ("f.md",)),
+    ]
+    text = "Use reciprocal rank fusion here."
+    assert spans(m, text) == [("reciprocal rank fusion", ("rrf.md",))]
+
+
+def test_shared_phrases_keep_every_owner() -> None:
+    m = MentionMatcher([("Overview", "a/Overview.md"), ("overview", "b/Overview.md")])
+    assert spans(m, "An overview.") == [("overview", ("a/Overview.md", "b/Overview.md"))]
+
+
+def test_excluded_spans_drop_overlapping_mentions() -> None:
+    m = MentionMatcher([("levain", "l.md")])
+    text = "levain [[Levain]] levain"
+    assert [(x.start, x.end) for x in m.find(text, [(7, 17)])] == [(0, 6), (18, 24)]
+
+
+def test_short_and_numeric_phrases_are_ignored_by_default() -> None:
+    m = MentionMatcher([("Go", "go.md"), ("2024", "y.md"), ("Rust", "rust.md")])
+    assert spans(m, "Go and Rust in 2024") == [("Rust", ("rust.md",))]
+
+
+def test_non_ascii_phrases_and_offsets() -> None:
+    m = MentionMatcher([("pâte fermentée", "p.md"), ("酸種", "s.md")])
+    text = "🍞 Une pâte fermentée et 酸種 パン"
+    found = m.find(text)
+    assert [text[x.start : x.end] for x in found] == ["pâte fermentée", "酸種"]
+    # the emoji counts 2 UTF-16 units before the first mention
+    assert utf16_column(text, found[0].start) == found[0].start + 1
+    assert column_from_utf16(text, utf16_column(text, found[0].start)) == found[0].start
+
+
+def test_case_changes_that_lengthen_do_not_shift_offsets() -> None:
+    m = MentionMatcher([("levain", "l.md")])
+    text = "İİİ levain"
+    (x,) = m.find(text)
+    assert text[x.start : x.end] == "levain"
+
+
+def test_cjk_titles_match_inside_running_text() -> None:
+    m = MentionMatcher([("酸種", "s.md"), ("x", "x.md")])
+    assert spans(m, "酸種パンを焼く") == [("酸種", ("s.md",))]
