@@ -40,6 +40,13 @@ def test_text_with_a_stray_nul_is_kept(tmp_path: Path) -> None:
     assert result.ok
 
 
+def test_trailing_nul_padding_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / "padded.md").write_bytes(b"Real text [[Link]]\n" + b"\x00" * 4000)
+    result = read_note(tmp_path / "padded.md")
+    assert result.ok and result.text == "Real text [[Link]]\n"
+    assert "4,000 trailing NUL bytes ignored" in result.problems[0]
+
+
 def test_huge_file_is_skipped_with_its_size(tmp_path: Path) -> None:
     (tmp_path / "big.md").write_text("x" * 2000)
     result = read_note(tmp_path / "big.md", max_bytes=1000)

@@ -106,6 +106,13 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
             mtime_ns=st.st_mtime_ns,
             problems=[f"{p}: skipped, above the {max_bytes:,}-byte limit (setting max_file_bytes)"],
         )
+    problems: list[str] = []
+    if data.endswith(b"\x00"):
+        stripped = data.rstrip(b"\x00")
+        if stripped and not looks_binary(stripped):
+            # NUL padding after the text (an interrupted sync can leave it): keep the note.
+            problems.append(f"{p}: {len(data) - len(stripped):,} trailing NUL bytes ignored")
+            data = stripped
     if looks_binary(data):
         return ReadResult(
             ReadStatus.BINARY,
@@ -114,7 +121,8 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
             problems=[f"{p}: skipped, looks like a binary file (contains NUL bytes)"],
         )
     text, replaced = decode_text(data)
-    problems = [f"{p}: invalid UTF-8, decoded with U+FFFD replacements"] if replaced else []
+    if replaced:
+        problems.append(f"{p}: invalid UTF-8, decoded with U+FFFD replacements")
     return ReadResult(
         ReadStatus.OK,
         text=text,
