@@ -109,20 +109,8 @@ def _wikilinks(prose: str, text: str, lines: LineIndex) -> list[Link]:
                 target_part = target_part[:-1]
         else:
             target_part = inner
-        target, subpath = _split_subpath(target_part)
-        if not target and subpath is None:
-            continue
         kind = LinkKind.EMBED if m.group(1) else LinkKind.WIKI
-        out.append(
-            Link(
-                kind,
-                text[m.start() : m.end()],
-                lines.span(m.start(), m.end()),
-                target,
-                subpath,
-                label,
-            )
-        )
+        _append_link(out, kind, m, text, lines, target_part, label)
     return out
 
 
@@ -136,22 +124,25 @@ def _markdown_links(prose: str, text: str, lines: LineIndex) -> list[Link]:
         if not dest or URL_SCHEME.match(dest) or dest.startswith("//"):
             continue  # external URL (https:, mailto:, obsidian:, ...) or empty: not a card link
         dest = unquote(dest.replace("\\", ""))
-        target, subpath = _split_subpath(dest)
-        if not target and subpath is None:
-            continue
-        label = m.group(2).strip() or None
         kind = LinkKind.MARKDOWN_EMBED if m.group(1) else LinkKind.MARKDOWN
-        out.append(
-            Link(
-                kind,
-                text[m.start() : m.end()],
-                lines.span(m.start(), m.end()),
-                target,
-                subpath,
-                label,
-            )
-        )
+        _append_link(out, kind, m, text, lines, dest, m.group(2).strip() or None)
     return out
+
+
+def _append_link(
+    out: list[Link],
+    kind: LinkKind,
+    m: re.Match[str],
+    text: str,
+    lines: LineIndex,
+    target_part: str,
+    label: str | None,
+) -> None:
+    """Split ``target#subpath`` and record the link, unless it names nothing at all."""
+    target, subpath = _split_subpath(target_part)
+    if target or subpath is not None:
+        span = lines.span(m.start(), m.end())
+        out.append(Link(kind, text[m.start() : m.end()], span, target, subpath, label))
 
 
 def _split_subpath(target: str) -> tuple[str, str | None]:
