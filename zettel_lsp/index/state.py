@@ -1,0 +1,111 @@
+"""The index's own bookkeeping: what is indexed, for which file version, with which model.
+
+``state.json`` beside the shard holds, per card path: size, mtime, content hash, chunk count and
+whether its dense vectors are done. It is written atomically (temp file, fsync, rename) and only
+*after* the shard is flushed, so after a crash the state never claims more than the shard holds.
+
+Before a batch touches the shard, the paths it will touch are recorded as ``pending`` (also
+atomically). On the next start, a pending path whose state entry does not match the file is
+re-indexed, and a pending path that no longer exists has its points deleted: a crash at any moment
+leads to redone work, never to phantom or missing cards.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STATE_FORMAT = 1
+STATE_FILE = "state.json"
+
+
+@dataclass(slots=True)
+class FileState:
+    size: int
+    mtime_ns: int
+    sha256: str
+    chunks: int
+    dense: bool = False  # dense vectors stored for every chunk with the index's model
+
+
+@dataclass(slots=True)
+class IndexState:
+    vault: str
+    model: str
+    chunker: str
+    dim: int = 0
+    bm25_avg_len: float = 0.0  # fixed when the shard is first filled (BM25 weights depend on it)
+    files: dict[str, FileState] = field(default_factory=dict)
+    pending: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # path -> reason (binary, too large...)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "vault": self.vault,
+            "model": self.model,
+            "chunker": self.chunker,
+            "dim": self.dim,
+            "bm25_avg_len": self.bm25_avg_len,
+            "pending": sorted(set(self.pending)),
+            "skipped": dict(sorted(self.skipped.items())),
+            "files": {p: asdict(f) for p, f in sorted(self.files.items())},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> IndexState:
+        if data.get("format") != STATE_FORMAT:
+            raise ValueError(f"unknown state format {data.get('format')!r}")
+        return cls(
+            vault=str(data["vault"]),
+            model=str(data["model"]),
+            chunker=str(data["chunker"]),
+            dim=int(data.get("dim", 0)),
+            bm25_avg_len=float(data.get("bm25_avg_len", 0.0)),
+            files={p: FileState(**f) for p, f in data.get("files", {}).items()},
+            pending=list(data.get("pending", [])),
+            skipped=dict(data.get("skipped", {})),
+        )
+
+    @property
+    def dense_done(self) -> int:
+        return sum(1 for f in self.files.values() if f.dense)
+
+
+def load_state(folder: Path) -> IndexState | None:
+    """The saved state, or None if there is none or it is unreadable (then: full reconcile)."""
+    path = folder / STATE_FILE
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return IndexState.from_json(json.load(fh))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_state(folder: Path, state: IndexState) -> None:
+    """Write atomically: a reader (or a crash) sees the old file or the new one, never a mix."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(state.to_json(), fh, ensure_ascii=False, separators=(",", ":"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, folder / STATE_FILE)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)

@@ -1,0 +1,282 @@
+"""The embedded vector store: one Qdrant Edge shard per vault. The only module importing
+``qdrant_edge`` (a beta API, pinned): a version bump touches this file alone.
+
+Each chunk is a point with a dense vector ``dense`` (cosine; absent until embedded) and a sparse
+vector ``bm25`` (Edge's own BM25 embedder: Snowball stemming and stopwords, IDF applied by the
+shard), and a payload: ``path``, ``title``, ``chunk``, ``heading``, ``line_start``, ``line_end``,
+``text``. ``path`` has a keyword index (filters, deletes); ``text`` a full-text index with phrase
+matching (the keyword leg). Search calls hold the GIL inside Edge, so writers use small batches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qdrant_edge import (
+    Bm25,
+    Bm25Config,
+    CountRequest,
+    Distance,
+    EdgeConfig,
+    EdgeShard,
+    EdgeSparseVectorParams,
+    EdgeVectorParams,
+    FacetRequest,
+    FieldCondition,
+    Filter,
+    MatchAny,
+    MatchPhrase,
+    MatchText,
+    MatchValue,
+    Modifier,
+    PayloadSchemaType,
+    Point,
+    PointVectors,
+    Query,
+    QueryRequest,
+    TextIndexParams,
+    TokenizerType,
+    UpdateOperation,
+)
+
+log = logging.getLogger(__name__)
+
+DENSE = "dense"
+BM25 = "bm25"
+SHARD_DIR = "shard"
+_OWNER_FILE = "owner.json"
+
+
+class IndexLockedError(RuntimeError):
+    """Another process has this index open (Edge allows one open shard per folder)."""
+
+
+class StoreError(RuntimeError):
+    """The shard could not be opened or used; the message carries the folder and the fix."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkPoint:
+    id: int
+    payload: dict[str, Any]
+    bm25_text: str  # what BM25 indexes (title/heading prefix + visible text)
+    dense: Sequence[float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    id: int
+    score: float
+    payload: dict[str, Any]
+
+    @property
+    def path(self) -> str:
+        return str(self.payload.get("path", ""))
+
+
+def _path_filter(paths: Iterable[str] | None) -> Filter | None:
+    if paths is None:
+        return None
+    values = list(paths)
+    if len(values) == 1:
+        return Filter(must=[FieldCondition(key="path", match=MatchValue(value=values[0]))])
+    return Filter(must=[FieldCondition(key="path", match=MatchAny(any=values))])
+
+
+class EdgeStore:
+    """One open shard. Thread-safe for use from a writer thread and reader threads."""
+
+    def __init__(self, folder: Path, dim: int, bm25_avg_len: float) -> None:
+        self.folder = folder
+        self.dim = dim
+        self._bm25 = Bm25(Bm25Config(language="english", avg_len=max(1.0, float(bm25_avg_len))))
+        self._write_lock = threading.Lock()
+        self._shard = self._open(folder / SHARD_DIR, dim)
+        self._write_owner()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @staticmethod
+    def _open(path: Path, dim: int) -> EdgeShard:
+        try:
+            if (path / "wal").exists() or (path / "segments").exists():
+                return EdgeShard.load(str(path))
+            path.mkdir(parents=True, exist_ok=True)
+            shard = EdgeShard.create(
+                str(path),
+                EdgeConfig(
+                    vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
+                    sparse_vectors={BM25: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+                ),
+            )
+            shard.update(UpdateOperation.create_field_index("path", PayloadSchemaType.Keyword))
+            shard.update(
+                UpdateOperation.create_field_index(
+                    "text",
+                    TextIndexParams(
+                        tokenizer=TokenizerType.Word, lowercase=True, phrase_matching=True
+                    ),
+                )
+            )
+            return shard
+        except Exception as exc:
+            text = str(exc)
+            if "WouldBlock" in text or "Resource temporarily unavailable" in text:
+                owner = EdgeStore._read_owner(path.parent)
+                who = f" (pid {owner['pid']})" if owner.get("pid") else ""
+                raise IndexLockedError(
+                    f"index folder {path.parent} is in use by another zettel-lsp{who}; "
+                    "close the other editor window or pass a different --index-dir"
+                ) from exc
+            raise StoreError(
+                f"cannot open the index in {path}: {text}. The index can always be rebuilt: "
+                f"delete {path.parent} and run zettel-lsp index again"
+            ) from exc
+
+    def _write_owner(self) -> None:
+        with contextlib.suppress(OSError):
+            (self.folder / _OWNER_FILE).write_text(
+                json.dumps({"pid": os.getpid(), "since": time.time()}), encoding="utf-8"
+            )
+
+    @staticmethod
+    def _read_owner(folder: Path) -> dict[str, Any]:
+        try:
+            data = json.loads((folder / _OWNER_FILE).read_text(encoding="utf-8"))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def close(self) -> None:
+        with self._write_lock:
+            with contextlib.suppress(Exception):
+                self._shard.flush()
+            self._shard.close()
+        with contextlib.suppress(OSError):
+            (self.folder / _OWNER_FILE).unlink()
+
+    def flush(self) -> None:
+        with self._write_lock:
+            self._shard.flush()
+
+    @staticmethod
+    def destroy(folder: Path) -> None:
+        """Delete a (closed) index folder's shard."""
+        shutil.rmtree(folder / SHARD_DIR, ignore_errors=True)
+
+    # ------------------------------------------------------------------ writes
+
+    def reset_dense(self, dim: int) -> None:
+        """Drop every dense vector and recreate the vector with ``dim`` (the model changed).
+        BM25 vectors and payloads stay: lexical search keeps working meanwhile."""
+        with self._write_lock:
+            self._shard.update(UpdateOperation.delete_vector_name(DENSE))
+            self._shard.update(UpdateOperation.create_dense_vector(DENSE, dim, Distance.Cosine))
+            self.dim = dim
+
+    def set_bm25_avg_len(self, avg_len: float) -> None:
+        """BM25 document weights depend on the mean document length: fix it per index."""
+        self._bm25 = Bm25(Bm25Config(language="english", avg_len=max(1.0, float(avg_len))))
+
+    def upsert(self, points: Sequence[ChunkPoint]) -> None:
+        if not points:
+            return
+        sparse = [self._bm25.embed_document(p.bm25_text) for p in points]
+        batch = []
+        for p, sv in zip(points, sparse, strict=True):
+            vector: dict[str, Any] = {BM25: sv}
+            if p.dense is not None:
+                vector[DENSE] = list(map(float, p.dense))
+            batch.append(Point(id=p.id, vector=vector, payload=p.payload))
+        with self._write_lock:
+            self._shard.update(UpdateOperation.upsert_points(batch))
+
+    def set_dense(self, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> None:
+        if not ids:
+            return
+        batch = [
+            PointVectors(id=i, vector={DENSE: list(map(float, v))})
+            for i, v in zip(ids, vectors, strict=True)
+        ]
+        with self._write_lock:
+            self._shard.update(UpdateOperation.update_vectors(batch))
+
+    def delete_paths(self, paths: Iterable[str]) -> None:
+        flt = _path_filter(paths)
+        if flt is None or not flt.must:
+            return
+        with self._write_lock:
+            self._shard.update(UpdateOperation.delete_points_by_filter(flt))
+
+    def delete_ids(self, ids: Sequence[int]) -> None:
+        if ids:
+            with self._write_lock:
+                self._shard.update(UpdateOperation.delete_points(list(ids)))
+
+    # ------------------------------------------------------------------ reads
+
+    def dense_search(
+        self, vector: Sequence[float], limit: int, paths: Iterable[str] | None = None
+    ) -> list[Hit]:
+        query = Query.Nearest(list(map(float, vector)), using=DENSE)
+        return self._query(query, limit, _path_filter(paths))
+
+    def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
+        sparse = self._bm25.embed_query(text)
+        if not len(sparse.indices):
+            return []
+        return self._query(Query.Nearest(sparse, using=BM25), limit, _path_filter(paths))
+
+    def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]:
+        """Points whose text contains every word of ``text`` (or the exact phrase), in id order;
+        no score of their own (the caller ranks them)."""
+        match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
+        flt = Filter(must=[FieldCondition(key="text", match=match)])
+        records, _ = self._shard_scroll(flt, limit)
+        return [Hit(int(r.id), 0.0, dict(r.payload or {})) for r in records]
+
+    def _shard_scroll(self, flt: Filter, limit: int) -> tuple[list[Any], Any]:
+        from qdrant_edge import ScrollRequest
+
+        return self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
+
+    def _query(self, query: Any, limit: int, flt: Filter | None) -> list[Hit]:
+        req = QueryRequest(limit=limit, query=query, filter=flt, with_payload=True)
+        return [
+            Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in self._shard.query(req)
+        ]
+
+    def retrieve(
+        self, ids: Sequence[int], *, with_dense: bool = False
+    ) -> list[tuple[int, dict[str, Any], Any]]:
+        """(id, payload, dense vector or None) for the ids that exist."""
+        if not ids:
+            return []
+        records = self._shard.retrieve(
+            list(ids), with_payload=True, with_vector=[DENSE] if with_dense else False
+        )
+        out = []
+        for r in records:
+            vec = r.vector.get(DENSE) if with_dense and isinstance(r.vector, dict) else None
+            out.append((int(r.id), dict(r.payload or {}), vec))
+        return out
+
+    def count(self, path: str | None = None) -> int:
+        flt = _path_filter([path]) if path is not None else None
+        return int(self._shard.count(CountRequest(exact=True, filter=flt)))
+
+    def paths(self) -> dict[str, int]:
+        """Every card path in the shard with its number of points."""
+        limit = max(16, self.count() + 1)
+        resp = self._shard.facet(FacetRequest(key="path", limit=limit, exact=True))
+        return {str(h.value): int(h.count) for h in resp.hits}

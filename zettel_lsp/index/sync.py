@@ -1,0 +1,532 @@
+"""Keep a vault's index in step with its folder: startup reconcile and incremental updates.
+
+Two phases, so that search works long before embedding finishes:
+
+1. **Lexical** (``sync``): find new, changed, renamed and deleted cards (size + mtime, then a
+   content hash), chunk them, and store their points with BM25 vectors and payload. Dense vectors
+   are reused where the embedded text is unchanged (an edit re-embeds only the chunks that
+   changed; a rename reuses every vector). Seconds even for a large vault.
+2. **Dense** (``embed_pending``): embed the chunks still without a vector, in length-sorted
+   small batches; recently edited cards jump the queue.
+
+Crash safety: before touching the shard, a batch's paths are written to the state as *pending*;
+the state is saved only after the shard is flushed. A restart redoes pending paths and deletes
+points of paths the state does not know (checked against the shard's own path facet), so a
+crash at any moment leads to redone work, never to phantom or missing cards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import stat
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import platformdirs
+
+from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
+from zettel_lsp.index.embedder import DEFAULT_MODEL, Embedder
+from zettel_lsp.index.state import FileState, IndexState, load_state, save_state
+from zettel_lsp.index.store import ChunkPoint, EdgeStore
+from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, read_note
+from zettel_lsp.notes.scan import ScanReport, is_ignored, is_note_path, iter_note_paths
+
+log = logging.getLogger(__name__)
+
+LEXICAL_BATCH_FILES = 256  # files per shard write + state save
+DENSE_SAVE_SECONDS = 2.0  # how often the dense phase flushes and records finished cards
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    model: str = DEFAULT_MODEL
+    threads: int | None = None
+    batch_size: int = 16
+    chunk_tokens: int = 256
+    max_file_bytes: int = DEFAULT_MAX_BYTES
+    ignore_globs: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Progress:
+    phase: str  # "scan", "lexical", "dense"
+    done: int
+    total: int
+    detail: str = ""
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass(slots=True)
+class SyncReport:
+    cards: int = 0
+    chunks: int = 0
+    indexed: int = 0  # cards (re)chunked and stored
+    unchanged: int = 0
+    deleted: int = 0
+    renamed: int = 0
+    reused_vectors: int = 0
+    embedded: int = 0  # chunks embedded by embed_pending
+    skipped: dict[str, str] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    cards_changed: list[Card] = field(default_factory=list)  # parsed cards, for the graph
+    paths_removed: list[str] = field(default_factory=list)
+
+
+def default_cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("zettel-lsp", appauthor=False))
+
+
+def default_index_dir(vault: Path, cache_dir: Path | None = None) -> Path:
+    """One folder per vault in the user cache, keyed by the vault's absolute path."""
+    resolved = str(vault.resolve())
+    key = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", vault.resolve().name).strip("-") or "vault"
+    return (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
+
+
+def point_id(path: str, index: int) -> int:
+    """A stable unsigned 64-bit id per (card path, chunk index)."""
+    digest = hashlib.blake2b(f"{path}\0{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+@dataclass(slots=True)
+class _DenseItem:
+    path: str
+    generation: int
+    point: int
+    text: str
+
+
+class Indexer:
+    """Owns one vault's index folder (shard + state). One writer per folder, enforced by Edge."""
+
+    def __init__(
+        self,
+        vault: Path,
+        index_dir: Path | None = None,
+        settings: IndexSettings | None = None,
+        *,
+        cache_dir: Path | None = None,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.vault = vault.resolve()
+        self.settings = settings or IndexSettings()
+        cache = cache_dir or default_cache_dir()
+        self.index_dir = (index_dir or default_index_dir(self.vault, cache)).resolve()
+        self.progress = progress or (lambda p: None)
+        self.embedder = Embedder(
+            self.settings.model,
+            cache_dir=cache,
+            threads=self.settings.threads,
+            batch_size=self.settings.batch_size,
+            max_length=self.settings.chunk_tokens,
+        )
+        self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
+        dim = self.embedder.dim
+        # Open the shard first: that takes Edge's lock, so nothing below can race another
+        # process on the same folder (a second one fails here with IndexLockedError).
+        loaded = load_state(self.index_dir)
+        self.store = EdgeStore(self.index_dir, loaded.dim if loaded and loaded.dim else dim, 100.0)
+        state = load_state(self.index_dir)  # re-read under the lock
+        if state is None or state.vault != str(self.vault):
+            # No (usable) bookkeeping: never trust the shard's content; start clean.
+            state = IndexState(str(self.vault), self.embedder.model_id, CHUNKER_VERSION, dim=dim)
+            stale = list(self.store.paths())
+            if stale:
+                self.store.delete_paths(stale)
+            self.store.reset_dense(dim)
+        elif state.dim != dim or state.model != self.embedder.model_id:
+            log.info(
+                "embedding model changed (%s -> %s): re-embedding, lexical search keeps working",
+                state.model,
+                self.embedder.model_id,
+            )
+            self.store.reset_dense(dim)
+            for f in state.files.values():
+                f.dense = False
+            state.model, state.dim = self.embedder.model_id, dim
+        self.state = state
+        if state.bm25_avg_len > 0:
+            self.store.set_bm25_avg_len(state.bm25_avg_len)
+        self._generation: dict[str, int] = {}
+        self._dense_jobs: deque[deque[_DenseItem]] = deque()
+        self._dense_left: dict[str, int] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ public
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.store.flush()
+            save_state(self.index_dir, self.state)
+            self.store.close()
+
+    def __enter__(self) -> Indexer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def dense_pending(self) -> int:
+        return sum(len(job) for job in self._dense_jobs)
+
+    def sync(self, paths: Iterable[str] | None = None) -> SyncReport:
+        """Reconcile the whole vault (``paths`` None) or just these vault-relative paths.
+
+        Returns what changed. Dense work is queued (see :meth:`embed_pending`).
+        """
+        with self._lock:
+            return self._sync(None if paths is None else set(paths))
+
+    def embed_pending(
+        self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
+    ) -> int:
+        """Embed queued chunks until the queue is empty (or time/stop says so). Returns count.
+
+        The model runs outside the lock, so a sync (an edit) never waits for a batch."""
+        done = 0
+        started = last_save = time.monotonic()
+        finished: set[str] = set()
+        while True:
+            if should_stop is not None and should_stop():
+                break
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                break
+            with self._lock:
+                batch = self._next_dense_batch()
+            if not batch:
+                break
+            vectors = self.embedder.embed([it.text for it in batch])
+            with self._lock:
+                if self._closed:
+                    break
+                live = [
+                    i
+                    for i, it in enumerate(batch)
+                    if self._generation.get(it.path, 0) == it.generation
+                    and it.path in self.state.files
+                ]
+                self.store.set_dense([batch[i].point for i in live], [vectors[i] for i in live])
+                for i in live:
+                    path = batch[i].path
+                    left = self._dense_left.get(path, 0) - 1
+                    self._dense_left[path] = left
+                    if left <= 0:
+                        self._dense_left.pop(path, None)
+                        finished.add(path)
+                done += len(live)
+                now = time.monotonic()
+                if now - last_save >= DENSE_SAVE_SECONDS or not self._dense_jobs:
+                    self._commit_dense(finished)
+                    finished = set()
+                    last_save = now
+            self.progress(Progress("dense", done, done + self.dense_pending))
+        with self._lock:
+            if not self._closed:
+                self._commit_dense(finished)
+        return done
+
+    # ------------------------------------------------------------------ lexical phase
+
+    def _sync(self, scope: set[str] | None) -> SyncReport:
+        report = SyncReport()
+        t0 = time.perf_counter()
+        state = self.state
+        scan = ScanReport()
+        if scope is None:
+            disk_paths = list(iter_note_paths(self.vault, self.settings.ignore_globs, scan))
+        else:
+            disk_paths = [
+                p
+                for p in scope
+                if is_note_path(p) and not is_ignored(p, self.settings.ignore_globs)
+            ]
+        present: dict[str, tuple[int, int]] = {}
+        for rel in disk_paths:
+            try:
+                st = os.stat(self.vault / rel)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                present[rel] = (st.st_size, st.st_mtime_ns)
+        pending = set(state.pending)
+        if scope is None:
+            known = set(state.files) | pending | set(state.skipped)
+            shard_paths = set(self.store.paths())
+            phantoms = shard_paths - set(state.files) - set(present)
+            gone = (known | phantoms) - set(present)
+        else:
+            gone = {
+                p for p in scope if p not in present and (p in state.files or p in state.skipped)
+            }
+        rechunk_all = state.chunker != CHUNKER_VERSION
+        candidates = [
+            rel
+            for rel, (size, mtime) in present.items()
+            if rechunk_all
+            or rel in pending
+            or rel not in state.files
+            or state.files[rel].size != size
+            or state.files[rel].mtime_ns != mtime
+        ]
+        report.unchanged = len(present) - len(candidates)
+        report.seconds["scan"] = round(time.perf_counter() - t0, 3)
+        self.progress(Progress("scan", len(present), len(present), f"{len(candidates)} to read"))
+
+        # read, hash, parse the candidates
+        t1 = time.perf_counter()
+        cards: dict[str, tuple[Card, str, int, int]] = {}
+        for rel in candidates:
+            res = read_note(self.vault / rel, self.settings.max_file_bytes)
+            if not res.ok:
+                reason = "; ".join(res.problems) or res.status.value
+                report.skipped[rel] = reason
+                state.skipped[rel] = reason
+                log.warning("%s", reason)
+                if rel in state.files:
+                    gone.add(rel)
+                continue
+            state.skipped.pop(rel, None)
+            sha = hashlib.sha256(res.text.encode("utf-8")).hexdigest()
+            old = state.files.get(rel)
+            if old is not None and old.sha256 == sha and rel not in pending and not rechunk_all:
+                old.size, old.mtime_ns = res.size, res.mtime_ns  # touched, not changed
+                report.unchanged += 1
+                continue
+            card = parse_card(rel, res.text, decoded_with_replacement=res.replaced_invalid_utf8)
+            for problem in res.problems + card.problems:
+                log.warning("%s", problem)
+            cards[rel] = (card, sha, res.size, res.mtime_ns)
+        for rel in [p for p in gone if p in state.skipped and p not in state.files]:
+            state.skipped.pop(rel, None)
+            gone.discard(rel)
+
+        # renames: a vanished card whose content hash reappears under a new path
+        by_sha: dict[str, str] = {state.files[g].sha256: g for g in gone if g in state.files}
+        renames: dict[str, str] = {}  # new path -> old path
+        for rel, (_, sha, _, _) in cards.items():
+            old_path = by_sha.pop(sha, None)
+            if old_path is not None and rel not in state.files:
+                renames[rel] = old_path
+        report.seconds["read"] = round(time.perf_counter() - t1, 3)
+
+        # chunk, then write in batches
+        t2 = time.perf_counter()
+        order = sorted(cards)
+        new_dense: list[_DenseItem] = []
+        work = order + sorted(gone - set(renames.values()))
+        total = len(work)
+        done = 0
+        for start in range(0, max(total, 1), LEXICAL_BATCH_FILES):
+            batch = work[start : start + LEXICAL_BATCH_FILES]
+            if not batch:
+                break
+            new_dense.extend(self._write_batch(batch, cards, renames, gone, report))
+            done += len(batch)
+            self.progress(Progress("lexical", done, total))
+        if new_dense:
+            # one length-sorted job (padding is what makes unsorted batches slow); an edit's
+            # job goes first, a full reconcile's bulk job last
+            job = deque(sorted(new_dense, key=lambda it: len(it.text)))
+            if scope is None:
+                self._dense_jobs.append(job)
+            else:
+                self._dense_jobs.appendleft(job)
+        if pending and not candidates and not gone:
+            state.pending = []
+            save_state(self.index_dir, state)
+        state.chunker = CHUNKER_VERSION
+        if scope is None:
+            save_state(self.index_dir, state)
+        report.seconds["write"] = round(time.perf_counter() - t2, 3)
+        report.cards = len(state.files)
+        report.chunks = sum(f.chunks for f in state.files.values())
+        report.seconds["total"] = round(time.perf_counter() - t0, 3)
+        for problem in scan.problems:
+            log.warning("%s", problem)
+        if scope is None:
+            self._queue_missing_dense()
+        return report
+
+    def _write_batch(
+        self,
+        batch: list[str],
+        cards: dict[str, tuple[Card, str, int, int]],
+        renames: dict[str, str],
+        gone: set[str],
+        report: SyncReport,
+    ) -> list[_DenseItem]:
+        """Store one batch of cards (and deletions); returns the chunks that need vectors."""
+        state = self.state
+        touched = set(batch) | {renames[p] for p in batch if p in renames}
+        state.pending = sorted(touched)
+        save_state(self.index_dir, state)
+
+        to_chunk = [cards[p][0] for p in batch if p in cards]
+        chunked = chunk_cards(to_chunk, self.embedder.count_tokens, self.settings.chunk_tokens)
+        if state.bm25_avg_len <= 0 and to_chunk:
+            # BM25 document weights depend on it, so it is fixed once, from the first chunks
+            lengths = [len(c.embed_text.split()) for chunks in chunked for c in chunks]
+            state.bm25_avg_len = max(1.0, sum(lengths) / max(1, len(lengths)))
+            self.store.set_bm25_avg_len(state.bm25_avg_len)
+        points: list[ChunkPoint] = []
+        dense_items: dict[str, list[_DenseItem]] = {}
+        for card, chunks in zip(to_chunk, chunked, strict=True):
+            rel = card.path
+            source = renames.get(rel, rel)
+            reuse = self._old_vectors(source, chunks, by_body=rel in renames)
+            gen = self._generation.get(rel, 0) + 1
+            self._generation[rel] = gen
+            missing: list[_DenseItem] = []
+            for chunk in chunks:
+                pid = point_id(rel, chunk.index)
+                vec = reuse.get(chunk.index)
+                points.append(ChunkPoint(pid, _payload(card, chunk), chunk.embed_text, vec))
+                if vec is None:
+                    missing.append(_DenseItem(rel, gen, pid, chunk.embed_text))
+                else:
+                    report.reused_vectors += 1
+            dense_items[rel] = missing
+
+        removed = [p for p in batch if p in gone] + [renames[p] for p in batch if p in renames]
+        self.store.delete_paths([p for p in batch if p in cards] + removed)
+        for start in range(0, len(points), 256):
+            self.store.upsert(points[start : start + 256])
+        self.store.flush()
+
+        for p in removed:
+            state.files.pop(p, None)
+            self._forget_dense(p)
+            report.paths_removed.append(p)
+        report.deleted += sum(1 for p in batch if p in gone)
+        report.renamed += sum(1 for p in batch if p in renames)
+        for card, chunks in zip(to_chunk, chunked, strict=True):
+            rel = card.path
+            _, sha, size, mtime = cards[rel]
+            missing = dense_items[rel]
+            state.files[rel] = FileState(size, mtime, sha, len(chunks), dense=not missing)
+            self._forget_dense(rel)
+            if missing:
+                self._dense_left[rel] = len(missing)
+            report.cards_changed.append(card)
+        report.indexed += len(to_chunk)
+        state.pending = []
+        save_state(self.index_dir, state)
+        return [it for items in dense_items.values() for it in items]
+
+    def _old_vectors(
+        self, path: str, chunks: Sequence[Chunk], *, by_body: bool
+    ) -> dict[int, list[float]]:
+        """Dense vectors of the card's stored chunks whose text is unchanged, by new chunk index."""
+        old = self.state.files.get(path)
+        if old is None or not old.dense or not chunks:
+            return {}
+        ids = [point_id(path, i) for i in range(old.chunks)]
+        key = "body_hash" if by_body else "embed_hash"
+        stored: dict[str, list[float]] = {}
+        for _, payload, vec in self.store.retrieve(ids, with_dense=True):
+            if vec is not None and payload.get(key):
+                stored[str(payload[key])] = list(vec)
+        out: dict[int, list[float]] = {}
+        for chunk in chunks:
+            h = _text_hash(chunk.text if by_body else chunk.embed_text)
+            if h in stored:
+                out[chunk.index] = stored[h]
+        return out
+
+    # ------------------------------------------------------------------ dense phase
+
+    def _queue_missing_dense(self) -> None:
+        """After a full reconcile: queue every card whose vectors are not all there (an
+        interrupted run, a model change), as one length-sorted bulk job."""
+        queued = set(self._dense_left)
+        todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
+        if not todo:
+            return
+        cards = []
+        for rel in todo:
+            res = read_note(self.vault / rel, self.settings.max_file_bytes)
+            if res.ok:
+                cards.append(
+                    parse_card(rel, res.text, decoded_with_replacement=res.replaced_invalid_utf8)
+                )
+        items: list[_DenseItem] = []
+        for card, chunks in zip(
+            cards,
+            chunk_cards(cards, self.embedder.count_tokens, self.settings.chunk_tokens),
+            strict=True,
+        ):
+            if len(chunks) != self.state.files[card.path].chunks:
+                self.state.pending.append(card.path)  # changed under us; next sync redoes it
+                continue
+            gen = self._generation.get(card.path, 0)
+            self._dense_left[card.path] = len(chunks)
+            items.extend(
+                _DenseItem(card.path, gen, point_id(card.path, c.index), c.embed_text)
+                for c in chunks
+            )
+        if items:
+            self._dense_jobs.append(deque(sorted(items, key=lambda it: len(it.text))))
+
+    def _next_dense_batch(self) -> list[_DenseItem]:
+        batch: list[_DenseItem] = []
+        size = self.embedder.batch_size
+        while self._dense_jobs and len(batch) < size:
+            job = self._dense_jobs[0]
+            while job and len(batch) < size:
+                it = job.popleft()
+                if (
+                    self._generation.get(it.path, 0) == it.generation
+                    and it.path in self.state.files
+                ):
+                    batch.append(it)
+            if not job:
+                self._dense_jobs.popleft()
+        return batch
+
+    def _forget_dense(self, path: str) -> None:
+        self._dense_left.pop(path, None)  # queued items of older generations are skipped
+
+    def _commit_dense(self, finished: set[str]) -> None:
+        if not finished:
+            return
+        self.store.flush()
+        for p in finished:
+            f = self.state.files.get(p)
+            if f is not None:
+                f.dense = True
+        save_state(self.index_dir, self.state)
+
+
+def _payload(card: Card, chunk: Chunk) -> dict[str, object]:
+    return {
+        "path": card.path,
+        "title": card.title,
+        "chunk": chunk.index,
+        "heading": " > ".join(chunk.heading_path),
+        "line_start": chunk.line_start,
+        "line_end": chunk.line_end,
+        "text": chunk.text,
+        "embed_hash": _text_hash(chunk.embed_text),
+        "body_hash": _text_hash(chunk.text),
+    }
