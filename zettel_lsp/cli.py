@@ -1,4 +1,4 @@
-"""Command line: ``zettel-lsp`` (serve LSP over stdio) and ``zettel-lsp graph VAULT``."""
+"""Command line: ``zettel-lsp`` (serve LSP over stdio), ``graph`` and ``index``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,12 @@ from typing import Any
 from zettel_lsp import __version__
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
+from zettel_lsp.index.embedder import DEFAULT_MODEL, EmbedderError
+from zettel_lsp.index.store import IndexLockedError, StoreError
+from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.progress import TerminalProgress
 
 log = logging.getLogger("zettel_lsp")
 
@@ -42,7 +46,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="also show how [[NAME]] resolves and that card's links, backlinks and mentions",
     )
     _add_vault_options(graph)
+
+    index = sub.add_parser("index", help="build or update the search index of a vault")
+    index.add_argument("vault", type=Path, help="the notes folder")
+    index.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    index.add_argument(
+        "--watch", action="store_true", help="keep running and index changes as they are saved"
+    )
+    _add_index_options(index)
+    _add_vault_options(index)
     return parser
+
+
+def _add_index_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--index-dir",
+        type=Path,
+        help="where the index lives (default: a folder per vault in the user cache)",
+    )
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"fastembed model name (default {DEFAULT_MODEL}, offline, bundled)",
+    )
+    p.add_argument(
+        "--threads", type=int, default=None, help="embedding threads (default: all cores)"
+    )
+    p.add_argument("--cache-dir", type=Path, default=None, help="models and indexes cache folder")
 
 
 def _add_vault_options(p: argparse.ArgumentParser) -> None:
@@ -71,6 +101,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "graph":
         return cmd_graph(args)
+    if args.command == "index":
+        return cmd_index(args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
@@ -138,6 +170,96 @@ def format_card(c: dict[str, Any]) -> str:
             lines.append(f"  {label}:")
             lines.extend(f"    {x['title']}  ({x['path']})" for x in c[key])
     return "\n".join(lines)
+
+
+def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Indexer:
+    settings = IndexSettings(
+        model=args.model,
+        threads=args.threads,
+        max_file_bytes=args.max_file_bytes,
+        ignore_globs=tuple(args.ignore),
+    )
+    return Indexer(
+        args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
+    )
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    problem = _check_vault(args.vault)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    progress = TerminalProgress()
+    t0 = time.perf_counter()
+    try:
+        indexer = _open_indexer(args, progress)
+    except (IndexLockedError, StoreError, EmbedderError) as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return 1
+    with indexer:
+        report = indexer.sync()
+        lexical_s = time.perf_counter() - t0
+        embedded = indexer.embed_pending()
+        progress.finish()
+        summary: dict[str, Any] = {
+            "vault": str(indexer.vault),
+            "index_dir": str(indexer.index_dir),
+            "model": indexer.embedder.model_id,
+            "cards": report.cards,
+            "chunks": report.chunks,
+            "indexed": report.indexed,
+            "unchanged": report.unchanged,
+            "embedded": embedded,
+            "reused_vectors": report.reused_vectors,
+            "deleted": report.deleted,
+            "renamed": report.renamed,
+            "skipped": report.skipped,
+            "seconds": {
+                "lexical_ready": round(lexical_s, 3),
+                "total": round(time.perf_counter() - t0, 3),
+            },
+        }
+        if args.json:
+            print(json.dumps(summary, ensure_ascii=False, indent=2))
+        else:
+            print(
+                f"Indexed {report.cards:,} cards ({report.chunks:,} chunks) of {indexer.vault}\n"
+                f"  re-read {report.indexed:,}, unchanged {report.unchanged:,}, renamed "
+                f"{report.renamed:,}, deleted {report.deleted:,}, skipped {len(report.skipped):,}\n"
+                f"  embedded {embedded:,} chunks ({report.reused_vectors:,} vectors reused) with "
+                f"{summary['model']}\n"
+                f"  lexical search ready after {lexical_s:.1f} s; done after "
+                f"{time.perf_counter() - t0:.1f} s\n"
+                f"  index: {indexer.index_dir}"
+            )
+            for path, reason in sorted(report.skipped.items())[:20]:
+                print(f"  skipped {path}: {reason}")
+        if args.watch:
+            _watch_forever(indexer)
+    return 0
+
+
+def _watch_forever(indexer: Indexer) -> None:
+    from zettel_lsp.index.watch import VaultWatcher
+
+    def show(r: SyncReport) -> None:
+        changed = r.indexed + r.deleted + r.renamed
+        if changed:
+            print(
+                f"updated: {r.indexed} re-indexed, {r.renamed} renamed, {r.deleted} deleted",
+                file=sys.stderr,
+            )
+
+    watcher = VaultWatcher(indexer, on_sync=show)
+    watcher.start()
+    print(f"watching {indexer.vault} (Ctrl-C to stop)", file=sys.stderr)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        watcher.stop()
 
 
 def format_stats(s: GraphStats, vault: Path, problems: list[str]) -> str:

@@ -37,7 +37,7 @@ from zettel_lsp.index.state import FileState, IndexState, load_state, save_state
 from zettel_lsp.index.store import ChunkPoint, EdgeStore
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, read_note
+from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
 from zettel_lsp.notes.scan import ScanReport, is_ignored, is_note_path, iter_note_paths
 
 log = logging.getLogger(__name__)
@@ -138,6 +138,8 @@ class Indexer:
             max_length=self.settings.chunk_tokens,
         )
         self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
+        # chunk boundaries depend on the code and on the budget: either change re-chunks all
+        self._chunker_id = f"{CHUNKER_VERSION}:{self.settings.chunk_tokens}"
         dim = self.embedder.dim
         # Open the shard first: that takes Edge's lock, so nothing below can race another
         # process on the same folder (a second one fails here with IndexLockedError).
@@ -146,7 +148,7 @@ class Indexer:
         state = load_state(self.index_dir)  # re-read under the lock
         if state is None or state.vault != str(self.vault):
             # No (usable) bookkeeping: never trust the shard's content; start clean.
-            state = IndexState(str(self.vault), self.embedder.model_id, CHUNKER_VERSION, dim=dim)
+            state = IndexState(str(self.vault), self.embedder.model_id, self._chunker_id, dim=dim)
             stale = list(self.store.paths())
             if stale:
                 self.store.delete_paths(stale)
@@ -265,7 +267,10 @@ class Indexer:
         for rel in disk_paths:
             try:
                 st = os.stat(self.vault / rel)
-            except OSError:
+            except FileNotFoundError:
+                continue
+            except OSError:  # a symlink loop, permissions: say why, once
+                self._skip(rel, read_note(self.vault / rel), report)
                 continue
             if stat.S_ISREG(st.st_mode):
                 present[rel] = (st.st_size, st.st_mtime_ns)
@@ -279,7 +284,7 @@ class Indexer:
             gone = {
                 p for p in scope if p not in present and (p in state.files or p in state.skipped)
             }
-        rechunk_all = state.chunker != CHUNKER_VERSION
+        rechunk_all = state.chunker != self._chunker_id
         candidates = [
             rel
             for rel, (size, mtime) in present.items()
@@ -299,10 +304,7 @@ class Indexer:
         for rel in candidates:
             res = read_note(self.vault / rel, self.settings.max_file_bytes)
             if not res.ok:
-                reason = "; ".join(res.problems) or res.status.value
-                report.skipped[rel] = reason
-                state.skipped[rel] = reason
-                log.warning("%s", reason)
+                self._skip(rel, res, report)
                 if rel in state.files:
                     gone.add(rel)
                 continue
@@ -355,7 +357,7 @@ class Indexer:
         if pending and not candidates and not gone:
             state.pending = []
             save_state(self.index_dir, state)
-        state.chunker = CHUNKER_VERSION
+        state.chunker = self._chunker_id
         if scope is None:
             save_state(self.index_dir, state)
         report.seconds["write"] = round(time.perf_counter() - t2, 3)
@@ -367,6 +369,13 @@ class Indexer:
         if scope is None:
             self._queue_missing_dense()
         return report
+
+    def _skip(self, rel: str, res: ReadResult, report: SyncReport) -> None:
+        reason = "; ".join(res.problems) or res.status.value
+        report.skipped[rel] = reason
+        if self.state.skipped.get(rel) != reason:
+            log.warning("%s", reason)  # new or different: say it (not at every reconcile)
+        self.state.skipped[rel] = reason
 
     def _write_batch(
         self,

@@ -1,0 +1,56 @@
+"""The default embedding model, loaded offline from the PyPI packages (the real model)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zettel_lsp.index.embedder import Embedder, EmbedderError, assemble_default_model
+
+
+def test_default_model_folder_is_assembled_once(cache_dir: Path) -> None:
+    folder = assemble_default_model(cache_dir)
+    names = {p.name for p in folder.iterdir()}
+    assert names == {
+        "model.onnx",
+        "tokenizer.json",
+        "config.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+    }
+    mtime = (folder / "model.onnx").stat().st_mtime_ns
+    assert assemble_default_model(cache_dir) == folder
+    assert (folder / "model.onnx").stat().st_mtime_ns == mtime
+
+
+def test_vectors_are_unit_length_and_meaningful(cache_dir: Path) -> None:
+    e = Embedder(cache_dir=cache_dir)
+    texts = [
+        "Reciprocal rank fusion combines several ranked lists.",
+        "Bake the sourdough loaf in a preheated Dutch oven.",
+        "Merging rankings from many retrieval systems.",
+    ]
+    v = e.embed(texts)
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-3)
+    sims = v @ v.T
+    assert sims[0, 2] > 0.5 > sims[0, 1] + 0.3  # paraphrase close, unrelated far
+    q = e.embed_query("how to combine rankings")
+    assert int(np.argmax(v @ q)) in (0, 2)
+    # order is kept although texts are embedded sorted by length
+    assert np.allclose(e.embed(texts[::-1])[::-1], v, atol=1e-5)
+
+
+def test_token_counts_and_model_id(cache_dir: Path) -> None:
+    e = Embedder(cache_dir=cache_dir)
+    assert e.count_tokens(["hello world", "x " * 1000]) == [2, 1000]  # no truncation, no pad
+    assert e.model_tokens(["hello world", "x " * 1000]) == 4 + 256  # specials, truncation
+    assert e.model_id.endswith(":max256")
+    assert Embedder(cache_dir=cache_dir, max_length=128).model_id != e.model_id
+
+
+def test_unknown_model_fails_with_a_clear_message(cache_dir: Path) -> None:
+    with pytest.raises(EmbedderError, match=r"could not be loaded.*default model.*works offline"):
+        Embedder("no-such-org/no-such-model", cache_dir=cache_dir).embed(["x"])

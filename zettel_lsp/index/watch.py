@@ -1,0 +1,142 @@
+"""Live updates: watch the vault folder and feed batches of changed paths to the indexer.
+
+watchfiles debounces (default 500 ms) and batches events. Changes to a note sync just that
+note; changes the watcher cannot pin to notes (a folder renamed or deleted) and any watcher error
+fall back to a full reconcile, which is cheap when little changed (size + mtime first). Dot-
+folders (.git, .obsidian, .trash), node_modules, the index folder itself and user globs are
+ignored. A second thread embeds what the syncs queue, newest edits first.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from watchfiles import Change, watch
+
+from zettel_lsp.index.sync import Indexer, SyncReport
+from zettel_lsp.notes.scan import is_ignored, is_note_path
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE_MS = 500
+
+
+class VaultWatcher:
+    """Runs ``watchfiles`` in a thread; call :meth:`stop` to end it (joins within ~0.5 s)."""
+
+    def __init__(
+        self,
+        indexer: Indexer,
+        *,
+        debounce_ms: int = DEFAULT_DEBOUNCE_MS,
+        on_sync: Callable[[SyncReport], None] | None = None,
+        force_polling: bool | None = None,
+    ) -> None:
+        self.indexer = indexer
+        self.vault = indexer.vault
+        self.debounce_ms = debounce_ms
+        self.on_sync = on_sync
+        self.force_polling = force_polling
+        self._stop = threading.Event()
+        self._work = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self.ready = threading.Event()  # set once the watcher is running
+        self.syncs = 0
+
+    def start(self) -> None:
+        for name, target in (
+            ("zettel-watch", self._watch_loop),
+            ("zettel-embed", self._embed_loop),
+        ):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._work.set()
+        for t in self._threads:
+            t.join(timeout=10)
+        self._threads.clear()
+
+    def wake_embedder(self) -> None:
+        self._work.set()
+
+    # ------------------------------------------------------------------ internals
+
+    def _filter(self, change: Change, path: str) -> bool:
+        try:
+            rel = Path(path).resolve().relative_to(self.vault).as_posix()
+        except (ValueError, OSError):
+            return False
+        if rel == ".":
+            return False
+        try:
+            Path(path).resolve().relative_to(self.indexer.index_dir)
+            return False  # the index folder (if the user put it inside the vault)
+        except ValueError:
+            pass
+        return not is_ignored(rel, self.indexer.settings.ignore_globs)
+
+    def _watch_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.ready.set()
+                for changes in watch(
+                    self.vault,
+                    watch_filter=self._filter,
+                    debounce=self.debounce_ms,
+                    step=50,
+                    stop_event=self._stop,
+                    rust_timeout=1000,
+                    yield_on_timeout=False,
+                    raise_interrupt=False,
+                    force_polling=self.force_polling,
+                ):
+                    self._handle(changes)
+            except Exception:
+                log.exception("file watcher failed; running a full reconcile and restarting it")
+                self._run_sync(None)
+                self._stop.wait(1.0)
+
+    def _handle(self, changes: set[tuple[Change, str]]) -> None:
+        rels: set[str] = set()
+        full = False
+        for _, path in changes:
+            rel = os.path.relpath(path, self.vault).replace(os.sep, "/")
+            if is_note_path(rel):
+                rels.add(rel)
+            elif not Path(path).is_file():
+                full = True  # a folder appeared, vanished or moved: rescan everything
+        self._run_sync(None if full else rels)
+
+    def _run_sync(self, paths: set[str] | None) -> None:
+        if paths is not None and not paths:
+            return
+        try:
+            report = self.indexer.sync(paths)
+        except Exception:
+            log.exception(
+                "index update failed for %s", "the vault" if paths is None else sorted(paths)
+            )
+            return
+        self.syncs += 1
+        if self.on_sync is not None:
+            try:
+                self.on_sync(report)
+            except Exception:
+                log.exception("on_sync callback failed")
+        self._work.set()
+
+    def _embed_loop(self) -> None:
+        while not self._stop.is_set():
+            self._work.wait()
+            self._work.clear()
+            try:
+                self.indexer.embed_pending(should_stop=self._stop.is_set)
+            except Exception:
+                log.exception("embedding failed; lexical search keeps working")
