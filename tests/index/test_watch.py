@@ -1,0 +1,87 @@
+"""Live watching: create, edit, rename, delete cards while the watcher runs; the index follows."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE_VAULT
+from tests.index.conftest import assert_index_matches_folder
+from zettel_lsp.index.sync import Indexer, IndexSettings
+from zettel_lsp.index.watch import VaultWatcher
+
+
+def wait_until(check: Callable[[], bool], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except (AssertionError, IndexError):
+            pass  # not there yet
+        time.sleep(0.1)
+    check()  # one last time, raising what is wrong
+    raise AssertionError("condition not reached in time")
+
+
+def matches(ix: Indexer) -> bool:
+    with ix._lock:  # a consistent view between syncs
+        if ix.dense_pending:
+            return False
+        assert_index_matches_folder(ix)
+    return True
+
+
+@pytest.fixture
+def running(tmp_path: Path, cache_dir: Path):
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    ix = Indexer(vault, tmp_path / "idx", IndexSettings(), cache_dir=cache_dir)
+    ix.sync()
+    watcher = VaultWatcher(ix, debounce_ms=100)
+    watcher.start()
+    watcher.wake_embedder()
+    assert watcher.ready.wait(5)
+    time.sleep(0.3)  # let the OS watch register before files change
+    try:
+        yield vault, ix, watcher
+    finally:
+        watcher.stop()
+        ix.close()
+
+
+def test_watcher_follows_create_edit_rename_delete(running) -> None:
+    vault, ix, _ = running
+    wait_until(lambda: matches(ix))
+
+    (vault / "Fresh idea.md").write_text("# Fresh idea\nCapybaras are the largest rodents.\n")
+    wait_until(
+        lambda: matches(ix) and ix.store.keyword_search("capybaras", 3)[0].path == "Fresh idea.md"
+    )
+
+    (vault / "Fresh idea.md").write_text("# Fresh idea\nWombats have cube-shaped droppings.\n")
+    wait_until(
+        lambda: matches(ix) and ix.store.keyword_search("wombats", 3)[0].path == "Fresh idea.md"
+    )
+    assert ix.store.keyword_search("capybaras", 3) == []
+
+    (vault / "Fresh idea.md").rename(vault / "method" / "Renamed idea.md")
+    wait_until(lambda: matches(ix) and "method/Renamed idea.md" in ix.state.files)
+    assert "Fresh idea.md" not in ix.store.paths() or ix.store.count("Fresh idea.md") == 0
+
+    (vault / "method" / "Renamed idea.md").unlink()
+    (vault / "baking" / "Crumb.md").unlink()
+    wait_until(lambda: matches(ix) and "baking/Crumb.md" not in ix.state.files)
+
+
+def test_watcher_handles_folder_moves_and_ignores_dot_folders(running) -> None:
+    vault, ix, _ = running
+    (vault / ".obsidian").mkdir()
+    (vault / ".obsidian" / "workspace.md").write_text("not a card")
+    shutil.move(str(vault / "baking"), str(vault / "bread"))
+    wait_until(lambda: matches(ix) and "bread/Levain.md" in ix.state.files)
+    assert not any(p.startswith((".obsidian", "baking/")) for p in ix.state.files)
