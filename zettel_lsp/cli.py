@@ -199,7 +199,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     with indexer:
         report = indexer.sync()
         lexical_s = time.perf_counter() - t0
+        lexical_at = time.time()
+        t_dense = time.perf_counter()
         embedded = indexer.embed_pending()
+        dense_s = time.perf_counter() - t_dense
         progress.finish()
         summary: dict[str, Any] = {
             "vault": str(indexer.vault),
@@ -214,10 +217,14 @@ def cmd_index(args: argparse.Namespace) -> int:
             "deleted": report.deleted,
             "renamed": report.renamed,
             "skipped": report.skipped,
+            "model_tokens": indexer.embedded_tokens,
             "seconds": {
                 "lexical_ready": round(lexical_s, 3),
+                "dense": round(dense_s, 3),
+                "model": round(indexer.embed_seconds, 3),
                 "total": round(time.perf_counter() - t0, 3),
             },
+            "lexical_ready_at": lexical_at,
         }
         if args.json:
             print(json.dumps(summary, ensure_ascii=False, indent=2))

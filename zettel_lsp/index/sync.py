@@ -170,6 +170,8 @@ class Indexer:
         self._dense_jobs: deque[deque[_DenseItem]] = deque()
         self._dense_left: dict[str, int] = {}
         self._closed = False
+        self.embedded_tokens = 0  # model tokens processed by embed_pending (for throughput)
+        self.embed_seconds = 0.0
 
     # ------------------------------------------------------------------ public
 
@@ -218,7 +220,11 @@ class Indexer:
                 batch = self._next_dense_batch()
             if not batch:
                 break
-            vectors = self.embedder.embed([it.text for it in batch])
+            texts = [it.text for it in batch]
+            t_embed = time.perf_counter()
+            vectors = self.embedder.embed(texts)
+            self.embed_seconds += time.perf_counter() - t_embed
+            self.embedded_tokens += self.embedder.model_tokens(texts)
             with self._lock:
                 if self._closed:
                     break
