@@ -61,3 +61,29 @@ def test_unknown_card_and_missing_vault(example_vault: Path, tmp_path: Path) -> 
 def test_version_and_help() -> None:
     assert run("--version").stdout.startswith("zettel-lsp ")
     assert "graph" in run("--help").stdout
+
+
+def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
+    args = ["index", str(example_vault), "--json", "--index-dir", str(tmp_path / "idx")]
+    args += ["--cache-dir", str(tmp_path / "cache")]
+    first = run(*args)
+    assert first.returncode == 0, first.stderr
+    s = json.loads(first.stdout)
+    assert (s["cards"], s["indexed"], s["unchanged"], s["deleted"]) == (45, 45, 0, 0)
+    assert s["embedded"] == s["chunks"] > 45 and s["model_tokens"] > 0
+    assert s["model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
+    assert set(s["seconds"]) == {"lexical_ready", "dense", "model", "total"}
+    assert first.stderr == ""  # no progress bar when stderr is not a terminal
+    (example_vault / "baking" / "Crumb.md").unlink()
+    second = json.loads(run(*args).stdout)
+    assert (second["indexed"], second["unchanged"], second["deleted"], second["embedded"]) == (
+        0,
+        44,
+        1,
+        0,
+    )
+
+
+def test_index_refuses_a_missing_vault(tmp_path: Path) -> None:
+    out = run("index", str(tmp_path / "nope"), "--index-dir", str(tmp_path / "idx"))
+    assert out.returncode == 2 and "does not exist" in out.stderr

@@ -15,7 +15,7 @@ from zettel_lsp import __version__
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
 from zettel_lsp.index.embedder import DEFAULT_MODEL, EmbedderError
-from zettel_lsp.index.store import IndexLockedError, StoreError
+from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import load_vault
@@ -217,7 +217,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             "deleted": report.deleted,
             "renamed": report.renamed,
             "skipped": report.skipped,
-            "model_tokens": indexer.embedded_tokens,
+            "model_tokens": indexer.embedder.tokens_processed,
             "seconds": {
                 "lexical_ready": round(lexical_s, 3),
                 "dense": round(dense_s, 3),

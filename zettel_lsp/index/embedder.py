@@ -8,7 +8,8 @@ and the model is registered with ``TextEmbedding.add_custom_model`` and loaded w
 by name; it downloads where a network exists and fails with a clear message where none does.
 
 Throughput notes (2 cores, measured): fastembed pads a batch to its longest text, so texts are
-embedded sorted by length in small batches (16); truncation is at 256 tokens, the length the model
+embedded sorted by token count in small batches (at most 16 texts and 1,024 padded tokens);
+truncation is at 256 tokens, the length the model
 was trained at (2.3x faster than 512 on long texts). The ONNX session loads lazily: lexical
 indexing needs only the tokenizer.
 """
@@ -37,6 +38,7 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 _DEFAULT_LOCAL_NAME = "zettel-lsp/all-MiniLM-L6-v2-int8"
 DEFAULT_MAX_LENGTH = 256
 DEFAULT_BATCH_SIZE = 16
+DEFAULT_MAX_BATCH_TOKENS = 1024  # padded tokens per batch: bounds the runtime's memory
 _DEFAULT_DIM = 384
 _ASSEMBLY_VERSION = "1"
 
@@ -131,6 +133,7 @@ class Embedder:
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_length: int = DEFAULT_MAX_LENGTH,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     ) -> None:
         self.model_name = model
         self.is_default = model in (DEFAULT_MODEL, "default", _DEFAULT_LOCAL_NAME)
@@ -138,6 +141,8 @@ class Embedder:
         self.threads = threads
         self.batch_size = batch_size
         self.max_length = max_length
+        self.max_batch_tokens = max_batch_tokens
+        self.tokens_processed = 0  # model tokens embedded so far (specials included, truncated)
         self._lock = threading.Lock()
         self._model: Any = None
         self._model_dir: Path | None = (
@@ -237,22 +242,38 @@ class Embedder:
     def embed(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
-        """Vectors for ``texts`` (rows in input order), computed in length-sorted small batches.
+        """Vectors for ``texts`` (rows in input order).
 
-        ``progress`` is called with the number of texts done after each batch.
+        Texts are embedded sorted by token count, in batches of at most ``batch_size`` texts and
+        ``max_batch_tokens`` padded tokens: short texts go 16 at a time, 256-token texts 4 at a
+        time. Measured on 2 cores with ~250-token texts: batch 16 / 8 / 4 peaked at +560 / +290
+        / +100 MB RSS for 23.0 / 22.8 / 21.8 texts/s. ``progress`` gets the count done.
         """
         self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        counts = [min(c + 2, self.max_length) for c in self.count_tokens(texts)]
+        order = sorted(range(len(texts)), key=counts.__getitem__)
         rows: list[Any] = [None] * len(texts)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            vecs = self._model.embed([texts[i] for i in idx], batch_size=self.batch_size)
-            for i, v in zip(idx, vecs, strict=True):
-                rows[i] = v
+        done = 0
+        i = 0
+        while i < len(order):
+            batch = [order[i]]
+            i += 1
+            while (
+                i < len(order)
+                and len(batch) < self.batch_size
+                and (len(batch) + 1) * counts[order[i]] <= self.max_batch_tokens
+            ):
+                batch.append(order[i])
+                i += 1
+            vecs = self._model.embed([texts[j] for j in batch], batch_size=len(batch))
+            for j, v in zip(batch, vecs, strict=True):
+                rows[j] = v
+            self.tokens_processed += sum(counts[j] for j in batch)
+            done += len(batch)
             if progress is not None:
-                progress(min(start + self.batch_size, len(order)))
+                progress(done)
         return np.vstack(rows).astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -18,7 +18,6 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +48,8 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
+from zettel_lsp.index.store_api import ChunkPoint, Hit, IndexLockedError, StoreError
+
 log = logging.getLogger(__name__)
 
 DENSE = "dense"
@@ -57,31 +58,26 @@ SHARD_DIR = "shard"
 _OWNER_FILE = "owner.json"
 
 
-class IndexLockedError(RuntimeError):
-    """Another process has this index open (Edge allows one open shard per folder)."""
+class Bm25Encoder:
+    """Edge's BM25 (Snowball stemming, English stopwords) as sparse vectors. Also used by the
+    remote store, so both index the same terms."""
 
+    def __init__(self, avg_len: float) -> None:
+        self._bm25 = Bm25(Bm25Config(language="english", avg_len=max(1.0, float(avg_len))))
 
-class StoreError(RuntimeError):
-    """The shard could not be opened or used; the message carries the folder and the fix."""
+    def document(self, text: str) -> Any:
+        return self._bm25.embed_document(text)
 
+    def query(self, text: str) -> Any:
+        return self._bm25.embed_query(text)
 
-@dataclass(frozen=True, slots=True)
-class ChunkPoint:
-    id: int
-    payload: dict[str, Any]
-    bm25_text: str  # what BM25 indexes (title/heading prefix + visible text)
-    dense: Sequence[float] | None = None
+    def document_pairs(self, text: str) -> tuple[list[int], list[float]]:
+        sv = self._bm25.embed_document(text)
+        return list(sv.indices), list(sv.values)
 
-
-@dataclass(frozen=True, slots=True)
-class Hit:
-    id: int
-    score: float
-    payload: dict[str, Any]
-
-    @property
-    def path(self) -> str:
-        return str(self.payload.get("path", ""))
+    def query_pairs(self, text: str) -> tuple[list[int], list[float]]:
+        sv = self._bm25.embed_query(text)
+        return list(sv.indices), list(sv.values)
 
 
 def _path_filter(paths: Iterable[str] | None) -> Filter | None:
@@ -99,7 +95,7 @@ class EdgeStore:
     def __init__(self, folder: Path, dim: int, bm25_avg_len: float) -> None:
         self.folder = folder
         self.dim = dim
-        self._bm25 = Bm25(Bm25Config(language="english", avg_len=max(1.0, float(bm25_avg_len))))
+        self._bm25 = Bm25Encoder(bm25_avg_len)
         self._write_lock = threading.Lock()
         self._shard = self._open(folder / SHARD_DIR, dim)
         self._write_owner()
@@ -176,22 +172,23 @@ class EdgeStore:
 
     # ------------------------------------------------------------------ writes
 
-    def reset_dense(self, dim: int) -> None:
+    def reset_dense(self, dim: int) -> bool:
         """Drop every dense vector and recreate the vector with ``dim`` (the model changed).
         BM25 vectors and payloads stay: lexical search keeps working meanwhile."""
         with self._write_lock:
             self._shard.update(UpdateOperation.delete_vector_name(DENSE))
             self._shard.update(UpdateOperation.create_dense_vector(DENSE, dim, Distance.Cosine))
             self.dim = dim
+        return True
 
     def set_bm25_avg_len(self, avg_len: float) -> None:
         """BM25 document weights depend on the mean document length: fix it per index."""
-        self._bm25 = Bm25(Bm25Config(language="english", avg_len=max(1.0, float(avg_len))))
+        self._bm25 = Bm25Encoder(avg_len)
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
         if not points:
             return
-        sparse = [self._bm25.embed_document(p.bm25_text) for p in points]
+        sparse = [self._bm25.document(p.bm25_text) for p in points]
         batch = []
         for p, sv in zip(points, sparse, strict=True):
             vector: dict[str, Any] = {BM25: sv}
@@ -232,7 +229,7 @@ class EdgeStore:
         return self._query(query, limit, _path_filter(paths))
 
     def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
-        sparse = self._bm25.embed_query(text)
+        sparse = self._bm25.query(text)
         if not len(sparse.indices):
             return []
         return self._query(Query.Nearest(sparse, using=BM25), limit, _path_filter(paths))

@@ -34,7 +34,8 @@ import platformdirs
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
 from zettel_lsp.index.embedder import DEFAULT_MODEL, Embedder
 from zettel_lsp.index.state import FileState, IndexState, load_state, save_state
-from zettel_lsp.index.store import ChunkPoint, EdgeStore
+from zettel_lsp.index.store import EdgeStore
+from zettel_lsp.index.store_api import ChunkPoint, IndexLockedError, VectorStore
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
@@ -42,7 +43,7 @@ from zettel_lsp.notes.scan import ScanReport, is_ignored, is_note_path, iter_not
 
 log = logging.getLogger(__name__)
 
-LEXICAL_BATCH_FILES = 256  # files per shard write + state save
+LEXICAL_BATCH_FILES = 1024  # cards per shard flush + state save (a save writes the whole state)
 DENSE_SAVE_SECONDS = 2.0  # how often the dense phase flushes and records finished cards
 
 
@@ -54,6 +55,12 @@ class IndexSettings:
     chunk_tokens: int = 256
     max_file_bytes: int = DEFAULT_MAX_BYTES
     ignore_globs: tuple[str, ...] = ()
+    qdrant_url: str | None = None  # a Qdrant server instead of the embedded shard
+    qdrant_api_key: str | None = None
+
+    @property
+    def backend(self) -> str:
+        return f"qdrant:{self.qdrant_url}" if self.qdrant_url else "edge"
 
 
 @dataclass(slots=True)
@@ -138,17 +145,28 @@ class Indexer:
             max_length=self.settings.chunk_tokens,
         )
         self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
+        self._folder_lock: _FolderLock | None = None
         # chunk boundaries depend on the code and on the budget: either change re-chunks all
         self._chunker_id = f"{CHUNKER_VERSION}:{self.settings.chunk_tokens}"
         dim = self.embedder.dim
         # Open the shard first: that takes Edge's lock, so nothing below can race another
         # process on the same folder (a second one fails here with IndexLockedError).
         loaded = load_state(self.index_dir)
-        self.store = EdgeStore(self.index_dir, loaded.dim if loaded and loaded.dim else dim, 100.0)
+        self.store: VectorStore = self._open_store(loaded.dim if loaded and loaded.dim else dim)
         state = load_state(self.index_dir)  # re-read under the lock
-        if state is None or state.vault != str(self.vault):
-            # No (usable) bookkeeping: never trust the shard's content; start clean.
-            state = IndexState(str(self.vault), self.embedder.model_id, self._chunker_id, dim=dim)
+        if (
+            state is None
+            or state.vault != str(self.vault)
+            or state.backend != self.settings.backend
+        ):
+            # No (usable) bookkeeping: never trust the store's content; start clean.
+            state = IndexState(
+                str(self.vault),
+                self.embedder.model_id,
+                self._chunker_id,
+                dim=dim,
+                backend=self.settings.backend,
+            )
             stale = list(self.store.paths())
             if stale:
                 self.store.delete_paths(stale)
@@ -159,7 +177,8 @@ class Indexer:
                 state.model,
                 self.embedder.model_id,
             )
-            self.store.reset_dense(dim)
+            if not self.store.reset_dense(dim):
+                state.files.clear()  # the store had to start again: re-index everything
             for f in state.files.values():
                 f.dense = False
             state.model, state.dim = self.embedder.model_id, dim
@@ -170,8 +189,21 @@ class Indexer:
         self._dense_jobs: deque[deque[_DenseItem]] = deque()
         self._dense_left: dict[str, int] = {}
         self._closed = False
-        self.embedded_tokens = 0  # model tokens processed by embed_pending (for throughput)
-        self.embed_seconds = 0.0
+        self.embed_seconds = 0.0  # time inside the model (for throughput figures)
+
+    def _open_store(self, dim: int) -> VectorStore:
+        if not self.settings.qdrant_url:
+            return EdgeStore(self.index_dir, dim, 100.0)  # takes Edge's folder lock
+        from zettel_lsp.index.remote_store import RemoteStore
+
+        self._folder_lock = _FolderLock(self.index_dir)  # the state file needs one writer too
+        return RemoteStore.connect(
+            self.settings.qdrant_url,
+            self.settings.qdrant_api_key,
+            "zettel-" + self.index_dir.name,
+            dim,
+            100.0,
+        )
 
     # ------------------------------------------------------------------ public
 
@@ -183,6 +215,8 @@ class Indexer:
             self.store.flush()
             save_state(self.index_dir, self.state)
             self.store.close()
+            if self._folder_lock is not None:
+                self._folder_lock.release()
 
     def __enter__(self) -> Indexer:
         return self
@@ -220,11 +254,9 @@ class Indexer:
                 batch = self._next_dense_batch()
             if not batch:
                 break
-            texts = [it.text for it in batch]
             t_embed = time.perf_counter()
-            vectors = self.embedder.embed(texts)
+            vectors = self.embedder.embed([it.text for it in batch])
             self.embed_seconds += time.perf_counter() - t_embed
-            self.embedded_tokens += self.embedder.model_tokens(texts)
             with self._lock:
                 if self._closed:
                     break
@@ -531,6 +563,27 @@ class Indexer:
             if f is not None:
                 f.dense = True
         save_state(self.index_dir, self.state)
+
+
+class _FolderLock:
+    """An exclusive, non-blocking lock on ``<folder>/lock`` (released when the process dies)."""
+
+    def __init__(self, folder: Path) -> None:
+        import fcntl
+
+        folder.mkdir(parents=True, exist_ok=True)
+        self._fh = (folder / "lock").open("a+")
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            self._fh.close()
+            raise IndexLockedError(
+                f"index folder {folder} is in use by another zettel-lsp; close the other editor "
+                "window or pass a different --index-dir"
+            ) from exc
+
+    def release(self) -> None:
+        self._fh.close()
 
 
 def _payload(card: Card, chunk: Chunk) -> dict[str, object]:
