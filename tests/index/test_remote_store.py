@@ -13,6 +13,9 @@ from tests.index.conftest import assert_index_matches_folder
 from zettel_lsp.index.store_api import IndexLockedError
 from zettel_lsp.index.sync import Indexer, IndexSettings
 
+# qdrant-client's in-process mode ignores payload indexes (a server uses them); expected here.
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
 
 @pytest.fixture
 def remote(tmp_path: Path, cache_dir: Path):
