@@ -177,7 +177,18 @@ class RemoteStore:
     def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]:
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
         flt = m.Filter(must=[m.FieldCondition(key="text", match=match)])
+        idx, val = self._bm25.query_pairs(text)
         with self._lock:
+            if idx:
+                res = self._client.query_points(
+                    self.collection,
+                    query=m.SparseVector(indices=idx, values=val),
+                    using=BM25,
+                    limit=limit,
+                    query_filter=flt,
+                    with_payload=True,
+                )
+                return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in res.points]
             records, _ = self._client.scroll(
                 self.collection, scroll_filter=flt, limit=limit, with_payload=True
             )

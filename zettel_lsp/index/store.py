@@ -235,10 +235,13 @@ class EdgeStore:
         return self._query(Query.Nearest(sparse, using=BM25), limit, _path_filter(paths))
 
     def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]:
-        """Points whose text contains every word of ``text`` (or the exact phrase), in id order;
-        no score of their own (the caller ranks them)."""
+        """Points whose text holds every word of ``text`` (or the exact phrase), ranked by BM25
+        among themselves (in id order when the words are all stopwords)."""
         match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
         flt = Filter(must=[FieldCondition(key="text", match=match)])
+        sparse = self._bm25.query(text)
+        if len(sparse.indices):
+            return self._query(Query.Nearest(sparse, using=BM25), limit, flt)
         records, _ = self._shard_scroll(flt, limit)
         return [Hit(int(r.id), 0.0, dict(r.payload or {})) for r in records]
 

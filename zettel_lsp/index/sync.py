@@ -118,6 +118,7 @@ class _DenseItem:
     generation: int
     point: int
     text: str
+    tokens: int = 0  # model tokens (specials included, truncated): what a batch pads to
 
 
 class Indexer:
@@ -385,9 +386,9 @@ class Indexer:
             done += len(batch)
             self.progress(Progress("lexical", done, total))
         if new_dense:
-            # one length-sorted job (padding is what makes unsorted batches slow); an edit's
-            # job goes first, a full reconcile's bulk job last
-            job = deque(sorted(new_dense, key=lambda it: len(it.text)))
+            # one job sorted by token count (padding is what makes unsorted batches slow); an
+            # edit's job goes first, a full reconcile's bulk job last
+            job = self._sorted_job(new_dense)
             if scope is None:
                 self._dense_jobs.append(job)
             else:
@@ -533,22 +534,36 @@ class Indexer:
                 for c in chunks
             )
         if items:
-            self._dense_jobs.append(deque(sorted(items, key=lambda it: len(it.text))))
+            self._dense_jobs.append(self._sorted_job(items))
+
+    def _sorted_job(self, items: list[_DenseItem]) -> deque[_DenseItem]:
+        max_len = self.embedder.max_length
+        for it, n in zip(items, self.embedder.count_tokens([it.text for it in items]), strict=True):
+            it.tokens = min(n + 2, max_len)
+        return deque(sorted(items, key=lambda it: it.tokens))
 
     def _next_dense_batch(self) -> list[_DenseItem]:
+        """Exactly one model batch: the embedder's limits (texts, padded tokens) applied to the
+        queue, so the model never gets fragments of a batch."""
         batch: list[_DenseItem] = []
         size = self.embedder.batch_size
-        while self._dense_jobs and len(batch) < size:
+        budget = self.embedder.max_batch_tokens
+        while self._dense_jobs:
             job = self._dense_jobs[0]
-            while job and len(batch) < size:
-                it = job.popleft()
+            while job:
+                it = job[0]
                 if (
-                    self._generation.get(it.path, 0) == it.generation
-                    and it.path in self.state.files
+                    self._generation.get(it.path, 0) != it.generation
+                    or it.path not in self.state.files
                 ):
-                    batch.append(it)
-            if not job:
-                self._dense_jobs.popleft()
+                    job.popleft()  # superseded by a newer version of the card
+                    continue
+                if batch and (len(batch) >= size or (len(batch) + 1) * it.tokens > budget):
+                    return batch
+                batch.append(job.popleft())
+            self._dense_jobs.popleft()
+            if batch:
+                return batch  # do not mix jobs (an edit's job and the bulk) in one batch
         return batch
 
     def _forget_dense(self, path: str) -> None:

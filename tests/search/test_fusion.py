@@ -1,0 +1,50 @@
+"""RRF fusion per card, against hand-computed scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from zettel_lsp.search.fusion import LegHit, card_ranking, fuse, rrf_scores
+
+
+def hit(path: str, chunk: int = 0) -> LegHit:
+    return LegHit(path, {"chunk": chunk, "title": path.upper()})
+
+
+def test_rrf_by_hand() -> None:
+    scores = rrf_scores({"a": ["x", "y"], "b": ["y", "z"]}, k=60)
+    assert scores["x"] == pytest.approx(1 / 61)
+    assert scores["y"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["z"] == pytest.approx(1 / 62)
+    weighted = rrf_scores({"a": ["x"], "b": ["x"]}, k=60, weights={"a": 2.0})
+    assert weighted["x"] == pytest.approx(3 / 61)
+
+
+def test_chunks_of_one_card_count_once_per_leg() -> None:
+    hits = [hit("a", 0), hit("a", 1), hit("b", 0), hit("a", 2), hit("c", 0)]
+    assert [(h.path, h.chunk["chunk"]) for h in card_ranking(hits)] == [
+        ("a", 0),
+        ("b", 0),
+        ("c", 0),
+    ]
+    # c is third among cards, not fifth among chunks
+    assert rrf_scores({"leg": [h.path for h in card_ranking(hits)]})["c"] == pytest.approx(1 / 63)
+
+
+def test_fuse_keeps_best_chunk_and_leg_ranks() -> None:
+    results = fuse(
+        {
+            "dense": [hit("a", 3), hit("b", 0)],
+            "bm25": [hit("b", 1), hit("a", 0), hit("c", 0)],
+        }
+    )
+    assert [r.path for r in results] == ["a", "b", "c"]  # a and b tie; a's best rank is dense #1
+    a, b, c = results
+    assert a.score == pytest.approx(1 / 61 + 1 / 62) == b.score
+    assert a.chunk["chunk"] == 3 and b.chunk["chunk"] == 1  # the chunk that ranked best
+    assert a.legs == {"dense": 1, "bm25": 2} and c.legs == {"bm25": 3}
+    assert a.title == "A"
+
+
+def test_empty_legs() -> None:
+    assert fuse({"dense": [], "bm25": []}) == []

@@ -1,0 +1,110 @@
+"""The search pipeline: legs → RRF per card → graph rerank. Used by the CLI, server, benchmarks.
+
+Legs (each over-fetches ``overfetch`` x the limit):
+- ``dense``: the query's embedding against chunk vectors (skipped while no vector exists yet);
+- ``bm25``: Edge's BM25 on the sparse vectors;
+- ``keyword``: exact phrase, then all content words, on the full-text index (catches what
+  stemming normalises away), ranked by BM25 among the matches;
+- ``title``: titles and aliases (see :mod:`zettel_lsp.search.titles`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.embedder import Embedder
+from zettel_lsp.index.store_api import Hit, VectorStore
+from zettel_lsp.index.sync import point_id
+from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
+from zettel_lsp.search.query import Query, parse_query
+from zettel_lsp.search.rerank import RerankParams, graph_rerank
+from zettel_lsp.search.titles import TitleIndex
+
+ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOptions:
+    limit: int = 10
+    legs: tuple[str, ...] = ALL_LEGS
+    graph: bool = True
+    rerank: RerankParams = field(default_factory=RerankParams)
+    overfetch: int = 3
+    rrf_k: int = RRF_K
+
+
+class SearchEngine:
+    def __init__(self, store: VectorStore, embedder: Embedder, graph: LinkGraph) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.graph = graph
+        self.titles = TitleIndex(
+            (name, c.path) for c in graph.cards.values() for name in (c.title, *c.aliases)
+        )
+        self.dense_available = True  # the owner clears it while no vector exists
+
+    def search(self, text: str, options: SearchOptions | None = None) -> list[CardResult]:
+        opts = options or SearchOptions()
+        query = parse_query(text)
+        if query.empty:
+            return self.default_results(opts.limit)
+        legs = self.run_legs(query, opts)
+        fused = fuse(legs, k=opts.rrf_k)
+        if opts.graph:
+            title_matches = {h.path for h in legs.get("title", [])}
+            fused = graph_rerank(
+                fused,
+                self.graph,
+                query.terms,
+                title_matches=title_matches,
+                first_chunk=self.first_chunk,
+                params=opts.rerank,
+            )
+        return fused[: opts.limit]
+
+    def run_legs(self, query: Query, opts: SearchOptions) -> dict[str, list[LegHit]]:
+        n = max(1, opts.limit * opts.overfetch)
+        legs: dict[str, list[LegHit]] = {}
+        for leg in opts.legs:
+            if leg == "dense":
+                if self.dense_available:
+                    vec = self.embedder.embed_query(query.text)
+                    legs[leg] = _hits(self.store.dense_search(vec.tolist(), n))
+            elif leg == "bm25":
+                legs[leg] = _hits(self.store.bm25_search(query.text, n))
+            elif leg == "keyword":
+                legs[leg] = self._keyword(query, n)
+            elif leg == "title":
+                matches = self.titles.search(query, n)
+                chunks = self.first_chunks([m.path for m in matches])
+                legs[leg] = [LegHit(m.path, chunks[m.path]) for m in matches if m.path in chunks]
+            else:
+                raise ValueError(f"unknown leg {leg!r}; choose from {', '.join(ALL_LEGS)}")
+        return legs
+
+    def _keyword(self, query: Query, n: int) -> list[LegHit]:
+        hits: list[Hit] = []
+        if len(query.words) >= 2:
+            hits.extend(self.store.keyword_search(query.text, n, phrase=True))
+        seen = {h.id for h in hits}
+        hits.extend(h for h in self.store.keyword_search(query.keyword_text, n) if h.id not in seen)
+        return _hits(hits[:n])
+
+    def first_chunk(self, path: str) -> dict[str, object] | None:
+        return self.first_chunks([path]).get(path)
+
+    def first_chunks(self, paths: Sequence[str]) -> dict[str, dict[str, object]]:
+        got = self.store.retrieve([point_id(p, 0) for p in paths])
+        return {str(payload.get("path")): payload for _, payload, _ in got}
+
+    def default_results(self, limit: int) -> list[CardResult]:
+        """For an empty query: the most-linked cards."""
+        top = self.graph.most_linked(limit)
+        chunks = self.first_chunks([p for p, _ in top])
+        return [CardResult(p, float(n), chunks[p], {}) for p, n in top if p in chunks]
+
+
+def _hits(hits: Sequence[Hit]) -> list[LegHit]:
+    return [LegHit(h.path, h.payload, h.score) for h in hits]

@@ -1,0 +1,90 @@
+"""Reciprocal rank fusion over legs, results per card. Pure functions.
+
+    score(card) = Σ_legs  w_leg / (k + rank_leg(card)),   rank from 1, k = 60 by default
+
+A leg returns chunks; a card's rank in a leg is the position of its best chunk among the distinct
+cards of that leg (so several chunks of one card never push other cards down). Qdrant's built-in
+``Fusion.Rrf(k)`` counts positions from 0: ``Rrf(k=61)`` equals this formula with k = 60.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+RRF_K = 60
+
+
+@dataclass(slots=True)
+class LegHit:
+    """One chunk a leg returned, in that leg's order."""
+
+    path: str
+    chunk: dict[str, Any]  # payload: title, line_start, line_end, text, heading, chunk
+    score: float = 0.0
+
+
+@dataclass(slots=True)
+class CardResult:
+    path: str
+    score: float
+    chunk: dict[str, Any]  # the card's best chunk (its range and excerpt)
+    legs: dict[str, int] = field(default_factory=dict)  # leg -> rank of the card in it (from 1)
+    notes: dict[str, float] = field(default_factory=dict)  # rerank bookkeeping
+
+    @property
+    def title(self) -> str:
+        return str(self.chunk.get("title", self.path))
+
+
+def card_ranking(hits: Sequence[LegHit]) -> list[LegHit]:
+    """Distinct cards in leg order, each represented by its first (best) chunk."""
+    seen: set[str] = set()
+    out: list[LegHit] = []
+    for h in hits:
+        if h.path not in seen:
+            seen.add(h.path)
+            out.append(h)
+    return out
+
+
+def rrf_scores(
+    rankings: Mapping[str, Sequence[str]],
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """Classic RRF over already-deduplicated rankings of keys."""
+    scores: dict[str, float] = {}
+    for leg, ranking in rankings.items():
+        w = 1.0 if weights is None else weights.get(leg, 1.0)
+        for rank, key in enumerate(ranking, start=1):
+            scores[key] = scores.get(key, 0.0) + w / (k + rank)
+    return scores
+
+
+def fuse(
+    legs: Mapping[str, Sequence[LegHit]],
+    *,
+    k: int = RRF_K,
+    weights: Mapping[str, float] | None = None,
+) -> list[CardResult]:
+    """Fuse chunk hits of several legs into a card list, best first.
+
+    Each card keeps the chunk that ranked best in any leg (ties: the leg listed first). Equal
+    scores are ordered by best single rank, then path, so results are deterministic.
+    """
+    per_leg = {leg: card_ranking(hits) for leg, hits in legs.items()}
+    scores = rrf_scores({leg: [h.path for h in hs] for leg, hs in per_leg.items()}, k, weights)
+    best: dict[str, tuple[int, LegHit]] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for leg, hits in per_leg.items():
+        for rank, h in enumerate(hits, start=1):
+            ranks.setdefault(h.path, {})[leg] = rank
+            if h.path not in best or rank < best[h.path][0]:
+                best[h.path] = (rank, h)
+    results = [
+        CardResult(path, score, best[path][1].chunk, ranks[path]) for path, score in scores.items()
+    ]
+    results.sort(key=lambda r: (-r.score, min(r.legs.values()), r.path))
+    return results
