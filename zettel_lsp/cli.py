@@ -1,4 +1,5 @@
-"""Command line: ``zettel-lsp`` (serve LSP over stdio), ``graph`` and ``index``."""
+"""Command line: ``zettel-lsp`` (serve LSP over stdio), ``graph``, ``index``, ``search``,
+``eval``."""
 
 from __future__ import annotations
 
@@ -20,6 +21,11 @@ from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.progress import TerminalProgress
+from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
+from zettel_lsp.search.evaluate import evaluate, load_golden
+from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.results import result_dict
+from zettel_lsp.vault import Vault
 
 log = logging.getLogger("zettel_lsp")
 
@@ -55,7 +61,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_index_options(index)
     _add_vault_options(index)
+
+    search = sub.add_parser("search", help="search a vault (builds or updates its index)")
+    search.add_argument("vault", type=Path)
+    search.add_argument("query", nargs="?", default="")
+    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--json", action="store_true")
+    _add_search_options(search)
+
+    ev = sub.add_parser("eval", help="score search on judged queries (nDCG, MRR, Hit, Recall)")
+    ev.add_argument("vault", type=Path)
+    ev.add_argument("golden", type=Path, help="judged queries (obsidian-help.golden.json format)")
+    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--json", action="store_true")
+    _add_search_options(ev)
     return parser
+
+
+def _add_search_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--legs",
+        default=",".join(ALL_LEGS),
+        help=f"comma-separated retrieval legs (default {','.join(ALL_LEGS)})",
+    )
+    p.add_argument("--no-graph", action="store_true", help="switch the graph rerank off")
+    _add_index_options(p)
+    _add_vault_options(p)
 
 
 def _add_index_options(p: argparse.ArgumentParser) -> None:
@@ -103,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_graph(args)
     if args.command == "index":
         return cmd_index(args)
+    if args.command in ("search", "eval"):
+        return cmd_search(args) if args.command == "search" else cmd_eval(args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
@@ -170,6 +203,96 @@ def format_card(c: dict[str, Any]) -> str:
             lines.append(f"  {label}:")
             lines.extend(f"    {x['title']}  ({x['path']})" for x in c[key])
     return "\n".join(lines)
+
+
+def _open_vault(args: argparse.Namespace) -> Vault | None:
+    problem = _check_vault(args.vault)
+    if problem:
+        print(problem, file=sys.stderr)
+        return None
+    settings = IndexSettings(
+        model=args.model,
+        threads=args.threads,
+        max_file_bytes=args.max_file_bytes,
+        ignore_globs=tuple(args.ignore),
+    )
+    progress = TerminalProgress()
+    try:
+        vault = Vault(
+            args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
+        )
+    except (IndexLockedError, StoreError, EmbedderError) as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return None
+    vault.open()
+    progress.finish()
+    return vault
+
+
+def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
+    legs = tuple(x.strip() for x in args.legs.split(",") if x.strip())
+    unknown = [x for x in legs if x not in ALL_LEGS]
+    if unknown or not legs:
+        raise SystemExit(f"zettel-lsp: unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
+    return SearchOptions(limit=limit, legs=legs, graph=not args.no_graph)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    opts = _search_options(args, args.limit)
+    vault = _open_vault(args)
+    if vault is None:
+        return 1
+    with vault:
+        results = vault.engine.search(args.query, opts)
+        words = parse_query(args.query).terms
+        rows = [result_dict(r, words) for r in results]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print(f"No cards match {args.query!r}.")
+    for i, r in enumerate(rows, start=1):
+        legs = " ".join(f"{k}#{v}" for k, v in r["legs"].items())
+        print(f"{i:>2}. {r['title']}  ({r['path']}:{r['line_start'] + 1})  [{legs}]")
+        print(f"    {r['excerpt']}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    if not args.golden.is_file():
+        print(f"zettel-lsp: judged queries file {args.golden} not found", file=sys.stderr)
+        return 2
+    golden = load_golden(args.golden)
+    opts = _search_options(args, max(args.k, 10))
+    vault = _open_vault(args)
+    if vault is None:
+        return 1
+    with vault:
+        report = evaluate(lambda q: [r.path for r in vault.engine.search(q, opts)], golden, args.k)
+    if args.json:
+        out = {
+            "k": report.k,
+            "legs": list(opts.legs),
+            "graph": opts.graph,
+            "overall": report.overall,
+            "by_category": report.by_category,
+            "misses": report.misses(),
+        }
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    keys = list(report.overall)
+    print(f"{'':<14}" + "".join(f"{k:>10}" for k in keys) + f"{'queries':>9}")
+    print(
+        f"{'overall':<14}"
+        + "".join(f"{report.overall[k]:>10.3f}" for k in keys)
+        + f"{len(golden):>9}"
+    )
+    for cat, m in report.by_category.items():
+        print(f"{cat:<14}" + "".join(f"{m[k]:>10.3f}" for k in keys) + f"{int(m['queries']):>9}")
+    print("\nQueries whose first relevant card is not first:")
+    for q in report.misses():
+        print(f"  {q['id']} {q['query']!r}: expected {q['relevant']}, got {q['top'][:3]}")
+    return 0
 
 
 def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Indexer:

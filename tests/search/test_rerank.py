@@ -1,0 +1,100 @@
+"""Graph rerank on hand-built graphs where the answer is known."""
+
+from __future__ import annotations
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.search.fusion import CardResult
+from zettel_lsp.search.rerank import RerankParams, evidence, graph_rerank
+
+CARDS = {
+    "Levain.md": "# Levain\nA levain is an off-shoot of the starter, fed and left to ripen before "
+    "it leavens the dough.\n",
+    "Bread index.md": "# Bread index\n- [[Levain]]\n- [[Levain|levain builds]]\n- [[Crumb]]\n",
+    "See also.md": "# See also\nFor the levain, see [[Levain]].\n",
+    "Proofing.md": "# Proofing\nThe final rise. A ripe levain makes it faster; watch the dough.\n",
+    "Crumb.md": "# Crumb\nOpen crumb needs strong gluten.\n",
+    "Mentioner.md": "# Mentioner\nSomething about levain here.\n",
+}
+
+
+def graph() -> LinkGraph:
+    return LinkGraph.build(parse_card(p, t) for p, t in CARDS.items())
+
+
+def result(path: str, score: float, g: LinkGraph) -> CardResult:
+    lines = CARDS[path].count("\n")
+    chunk = {"path": path, "title": g.cards[path].title, "line_start": 0, "line_end": lines}
+    return CardResult(path, score, chunk, {"bm25": 1})
+
+
+def test_evidence_separates_own_prose_from_mentions() -> None:
+    g = graph()
+    terms = {"levain"}
+    hub = evidence(g, result("Bread index.md", 1.0, g), terms)
+    # "[[Levain]]" once, "[[Levain|levain builds]]" twice: all inside links
+    assert hub is not None and hub.own == 0 and hub.in_mentions == 3 and hub.share == 1.0
+    assert dict(hub.targets) == {"Levain.md": 3.0}
+    about = evidence(g, result("Levain.md", 1.0, g), terms)
+    assert about is not None and about.share == 0.0 and about.own == 3 + 2  # title x3 + prose
+    pointer = evidence(g, result("See also.md", 1.0, g), terms)
+    # "For the levain" names the Levain card in prose (an unlinked mention), "[[Levain]]" links
+    assert pointer is not None and pointer.share == 1.0
+    mixed = evidence(g, result("Proofing.md", 1.0, g), {"levain", "dough"})
+    # "a ripe levain" (a mention) and "watch the dough" (its own prose): half and half
+    assert mixed is not None and mixed.share == 0.5
+    prose = evidence(g, result("Mentioner.md", 1.0, g), terms)
+    # "levain" in Mentioner is an unlinked mention of the Levain card
+    assert prose is not None and prose.share == 1.0 and dict(prose.targets) == {"Levain.md": 1.0}
+
+
+def test_hub_that_only_lists_the_title_drops_below_the_card_about_it() -> None:
+    g = graph()
+    fused = [
+        result("Bread index.md", 0.033, g),
+        result("See also.md", 0.032, g),
+        result("Levain.md", 0.031, g),
+        result("Proofing.md", 0.030, g),
+    ]
+    out = graph_rerank(fused, g, ["levain"])
+    assert out[0].path == "Levain.md"
+    assert out[0].notes["credit"] > 0
+    hub = next(r for r in out if r.path == "Bread index.md")
+    assert hub.notes["mention_share"] == 1.0 and hub.score < 0.033
+    # Proofing's own prose mentions levain without linking: an unlinked mention, share 1.0,
+    # discounted less than a link (proximity 0.6)
+    proof = next(r for r in out if r.path == "Proofing.md")
+    assert proof.notes["discount"] > hub.notes["discount"]
+
+
+def test_cards_with_their_own_matching_prose_keep_their_score() -> None:
+    g = graph()
+    fused = [result("Levain.md", 0.05, g), result("Crumb.md", 0.04, g)]
+    out = graph_rerank(fused, g, ["crumb", "gluten"])
+    crumb = next(r for r in out if r.path == "Crumb.md")
+    assert crumb.score == 0.04 and "discount" not in crumb.notes
+
+
+def test_target_must_be_a_candidate_or_match_the_query_title() -> None:
+    g = graph()
+    fused = [result("Bread index.md", 0.033, g), result("Proofing.md", 0.030, g)]
+    # Levain is neither a candidate nor a title match: nothing is discounted
+    out = graph_rerank(fused, g, ["levain"])
+    assert [r.score for r in out] == [0.033, 0.030]
+    # as a title match, it is credited and added with its first chunk
+    out = graph_rerank(
+        fused,
+        g,
+        ["levain"],
+        title_matches={"Levain.md"},
+        first_chunk=lambda p: {"path": p, "title": "Levain", "line_start": 0, "line_end": 2},
+    )
+    assert "Levain.md" in [r.path for r in out]
+    assert next(r for r in out if r.path == "Bread index.md").score < 0.033
+
+
+def test_strength_zero_is_the_identity() -> None:
+    g = graph()
+    fused = [result("Bread index.md", 0.033, g), result("Levain.md", 0.031, g)]
+    out = graph_rerank(fused, g, ["levain"], params=RerankParams(strength=0.0))
+    assert [(r.path, r.score) for r in out] == [("Bread index.md", 0.033), ("Levain.md", 0.031)]

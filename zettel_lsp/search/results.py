@@ -1,0 +1,46 @@
+"""Results as plain data: the JSON the CLI prints and the editor commands return."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from zettel_lsp.search.fusion import CardResult
+
+EXCERPT_CHARS = 200
+_HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+
+
+def excerpt(text: str, words: Sequence[str], width: int = EXCERPT_CHARS) -> str:
+    """At most ``width`` characters of ``text``, centred on the first query word it contains."""
+    flat = " ".join(_HEADING_MARKS.sub("", text).split())
+    if len(flat) <= width:
+        return flat
+    low = flat.lower()
+    hits = [i for w in words if len(w) > 2 and (i := low.find(w)) >= 0]
+    at = min(hits) if hits else 0
+    start = max(0, min(at - width // 3, len(flat) - width))
+    piece = flat[start : start + width]
+    if start > 0:
+        piece = "…" + piece[1:]
+    if start + width < len(flat):
+        piece = piece[:-1] + "…"
+    return piece
+
+
+def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
+    c = r.chunk
+    out: dict[str, Any] = {
+        "path": r.path,
+        "title": r.title,
+        "score": round(r.score, 6),
+        "line_start": int(c.get("line_start", 0)),
+        "line_end": int(c.get("line_end", 0)),
+        "heading": c.get("heading", ""),
+        "excerpt": excerpt(str(c.get("text", "")), words),
+        "legs": dict(r.legs),
+    }
+    if r.notes:
+        out["graph"] = dict(r.notes)
+    return out

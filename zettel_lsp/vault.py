@@ -1,0 +1,64 @@
+"""One vault as a service: its index (kept in step), its graph and its search engine.
+
+The CLI and the language server both use this, so their behaviour cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
+from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.search.engine import SearchEngine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class OpenReport:
+    sync: SyncReport
+    embedded: int
+    problems: list[str]
+
+
+class Vault:
+    def __init__(
+        self,
+        root: Path,
+        index_dir: Path | None = None,
+        settings: IndexSettings | None = None,
+        *,
+        cache_dir: Path | None = None,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.settings = settings or IndexSettings()
+        self.indexer = Indexer(
+            self.root, index_dir, self.settings, cache_dir=cache_dir, progress=progress
+        )
+        self.graph = LinkGraph()
+        self.engine = SearchEngine(self.indexer.store, self.indexer.embedder, self.graph)
+
+    def open(self, *, embed: bool = True) -> OpenReport:
+        """Bring the index up to date, build the graph, and (by default) finish embedding."""
+        report = self.indexer.sync()
+        cards, problems = load_vault(
+            self.root, self.settings.ignore_globs, self.settings.max_file_bytes
+        )
+        self.graph = LinkGraph.build(cards)
+        self.engine = SearchEngine(self.indexer.store, self.indexer.embedder, self.graph)
+        embedded = self.indexer.embed_pending() if embed else 0
+        self.engine.dense_available = self.indexer.state.dense_done > 0
+        return OpenReport(report, embedded, problems)
+
+    def close(self) -> None:
+        self.indexer.close()
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
