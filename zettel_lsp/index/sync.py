@@ -44,7 +44,7 @@ from zettel_lsp.notes.scan import ScanReport, is_ignored, is_note_path, iter_not
 log = logging.getLogger(__name__)
 
 LEXICAL_BATCH_FILES = 1024  # cards per shard flush + state save (a save writes the whole state)
-DENSE_SAVE_SECONDS = 2.0  # how often the dense phase flushes and records finished cards
+DENSE_SAVE_SECONDS = 5.0  # how often the dense phase flushes and records finished cards
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,13 +229,17 @@ class Indexer:
     def dense_pending(self) -> int:
         return sum(len(job) for job in self._dense_jobs)
 
-    def sync(self, paths: Iterable[str] | None = None) -> SyncReport:
+    def sync(self, paths: Iterable[str] | None = None, *, keep_cards: bool = False) -> SyncReport:
         """Reconcile the whole vault (``paths`` None) or just these vault-relative paths.
 
-        Returns what changed. Dense work is queued (see :meth:`embed_pending`).
+        Returns what changed; with ``keep_cards`` also the parsed cards (for a graph). Dense
+        work is queued (see :meth:`embed_pending`).
         """
         with self._lock:
-            return self._sync(None if paths is None else set(paths))
+            report = self._sync(None if paths is None else set(paths))
+        if not keep_cards:
+            report.cards_changed = []
+        return report
 
     def embed_pending(
         self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None

@@ -118,7 +118,7 @@ class VaultWatcher:
         if paths is not None and not paths:
             return
         try:
-            report = self.indexer.sync(paths)
+            report = self.indexer.sync(paths, keep_cards=self.on_sync is not None)
         except Exception:
             log.exception(
                 "index update failed for %s", "the vault" if paths is None else sorted(paths)
