@@ -56,7 +56,7 @@ def test_hub_that_only_lists_the_title_drops_below_the_card_about_it() -> None:
         result("Levain.md", 0.031, g),
         result("Proofing.md", 0.030, g),
     ]
-    out = graph_rerank(fused, g, ["levain"])
+    out = graph_rerank(fused, g, ["levain"], title_matches={"Levain.md": "exact"})
     assert out[0].path == "Levain.md"
     assert out[0].notes["credit"] > 0
     hub = next(r for r in out if r.path == "Bread index.md")
@@ -70,23 +70,29 @@ def test_hub_that_only_lists_the_title_drops_below_the_card_about_it() -> None:
 def test_cards_with_their_own_matching_prose_keep_their_score() -> None:
     g = graph()
     fused = [result("Levain.md", 0.05, g), result("Crumb.md", 0.04, g)]
-    out = graph_rerank(fused, g, ["crumb", "gluten"])
+    out = graph_rerank(fused, g, ["crumb", "gluten"], title_matches={"Crumb.md": "covers"})
+    assert [r.path for r in out] == ["Levain.md", "Crumb.md"]
     crumb = next(r for r in out if r.path == "Crumb.md")
     assert crumb.score == 0.04 and "discount" not in crumb.notes
 
 
-def test_target_must_be_a_candidate_or_match_the_query_title() -> None:
+def test_only_cards_the_query_names_are_targets() -> None:
     g = graph()
-    fused = [result("Bread index.md", 0.033, g), result("Proofing.md", 0.030, g)]
-    # Levain is neither a candidate nor a title match: nothing is discounted
+    fused = [
+        result("Bread index.md", 0.033, g),
+        result("Proofing.md", 0.030, g),
+        result("Levain.md", 0.02, g),
+    ]
+    # Levain is a candidate, but the query does not name it: nothing moves
     out = graph_rerank(fused, g, ["levain"])
-    assert [r.score for r in out] == [0.033, 0.030]
+    assert [r.score for r in out] == [0.033, 0.030, 0.02]
+    fused = fused[:2]
     # as a title match, it is credited and added with its first chunk
     out = graph_rerank(
         fused,
         g,
         ["levain"],
-        title_matches={"Levain.md"},
+        title_matches={"Levain.md": "exact"},
         first_chunk=lambda p: {"path": p, "title": "Levain", "line_start": 0, "line_end": 2},
     )
     assert "Levain.md" in [r.path for r in out]
@@ -96,5 +102,18 @@ def test_target_must_be_a_candidate_or_match_the_query_title() -> None:
 def test_strength_zero_is_the_identity() -> None:
     g = graph()
     fused = [result("Bread index.md", 0.033, g), result("Levain.md", 0.031, g)]
-    out = graph_rerank(fused, g, ["levain"], params=RerankParams(strength=0.0))
+    out = graph_rerank(
+        fused,
+        g,
+        ["levain"],
+        title_matches={"Levain.md": "exact"},
+        params=RerankParams(strength=0.0),
+    )
     assert [(r.path, r.score) for r in out] == [("Bread index.md", 0.033), ("Levain.md", 0.031)]
+
+
+def test_titles_found_inside_a_longer_query_are_not_targets() -> None:
+    g = graph()
+    fused = [result("Bread index.md", 0.033, g), result("Levain.md", 0.031, g)]
+    out = graph_rerank(fused, g, ["levain"], title_matches={"Levain.md": "inside"})
+    assert [r.score for r in out] == [0.033, 0.031]

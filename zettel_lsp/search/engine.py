@@ -23,6 +23,7 @@ from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
+DEFAULT_WEIGHTS: dict[str, float] = {"dense": 2.0, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,8 @@ class SearchOptions:
     rerank: RerankParams = field(default_factory=RerankParams)
     overfetch: int = 3
     rrf_k: int = RRF_K
+    # RRF weight per leg; measured on obsidian-help's golden set (docs/evaluation.md)
+    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
 
 
 class SearchEngine:
@@ -51,9 +54,11 @@ class SearchEngine:
         if query.empty:
             return self.default_results(opts.limit)
         legs = self.run_legs(query, opts)
-        fused = fuse(legs, k=opts.rrf_k)
+        fused = fuse(legs, k=opts.rrf_k, weights=opts.weights or None)
         if opts.graph:
-            title_matches = {h.path for h in legs.get("title", [])}
+            title_matches: dict[str, str] = {}
+            for m in self.titles.search(query, opts.limit * opts.overfetch):
+                title_matches.setdefault(m.path, m.kind)
             fused = graph_rerank(
                 fused,
                 self.graph,
