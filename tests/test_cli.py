@@ -87,3 +87,24 @@ def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
 def test_index_refuses_a_missing_vault(tmp_path: Path) -> None:
     out = run("index", str(tmp_path / "nope"), "--index-dir", str(tmp_path / "idx"))
     assert out.returncode == 2 and "does not exist" in out.stderr
+
+
+def test_search_json_finds_the_card_about_the_query(example_vault: Path, tmp_path: Path) -> None:
+    args = ["search", str(example_vault), "letting flour and water rest before mixing", "--json"]
+    args += ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    out = run(*args, "--limit", "3")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert rows[0]["path"] == "baking/Autolyse.md"
+    assert set(rows[0]) >= {"path", "title", "score", "line_start", "line_end", "excerpt", "legs"}
+    assert len(rows[0]["excerpt"]) <= 200 and rows[0]["legs"]
+    # one leg only, and an empty query answers with the most-linked cards
+    only_bm25 = json.loads(run(*args, "--legs", "bm25", "--no-graph").stdout)
+    assert all(set(r["legs"]) == {"bm25"} for r in only_bm25)
+    empty = run("search", str(example_vault), "", "--json", *args[4:])
+    assert {r["path"] for r in json.loads(empty.stdout)[:2]} == {
+        "retrieval/BM25.md",
+        "baking/Bulk fermentation.md",
+    }
+    bad = run(*args, "--legs", "nope")
+    assert bad.returncode != 0 and "unknown leg" in bad.stderr

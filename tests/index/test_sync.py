@@ -183,6 +183,22 @@ def test_second_process_gets_a_clear_locked_message(
         assert ix.store.count() > 0  # untouched
 
 
+def test_damaged_shard_is_rebuilt_from_the_notes(
+    vault: Path, tmp_path: Path, cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        ix.sync()
+    wal = tmp_path / "idx" / "shard" / "wal"
+    shutil.rmtree(wal)
+    wal.write_bytes(b"\x00garbage")  # what a crash mid-create or a bad disk can leave
+    caplog.set_level(logging.WARNING)
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        r = ix.sync()
+        assert r.indexed == 45
+        assert_index_matches_folder(ix, dense=False)
+    assert "rebuilding the index from the notes" in caplog.text
+
+
 def make_big_vault(root: Path, n: int) -> Path:
     """n cards of real prose (paragraphs of the example vault, under new names)."""
     paras = [

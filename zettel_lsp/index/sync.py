@@ -33,9 +33,9 @@ import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
 from zettel_lsp.index.embedder import DEFAULT_MODEL, Embedder
-from zettel_lsp.index.state import FileState, IndexState, load_state, save_state
+from zettel_lsp.index.state import STATE_FILE, FileState, IndexState, load_state, save_state
 from zettel_lsp.index.store import EdgeStore
-from zettel_lsp.index.store_api import ChunkPoint, IndexLockedError, VectorStore
+from zettel_lsp.index.store_api import ChunkPoint, IndexLockedError, StoreError, VectorStore
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
@@ -194,7 +194,15 @@ class Indexer:
 
     def _open_store(self, dim: int) -> VectorStore:
         if not self.settings.qdrant_url:
-            return EdgeStore(self.index_dir, dim, 100.0)  # takes Edge's folder lock
+            try:
+                return EdgeStore(self.index_dir, dim, 100.0)  # takes Edge's folder lock
+            except StoreError as exc:
+                # Damaged (e.g. killed while the shard was being created): the notes are the
+                # truth and the index can always be rebuilt, so start it again.
+                log.warning("%s; rebuilding the index from the notes", exc)
+                EdgeStore.destroy(self.index_dir)
+                (self.index_dir / STATE_FILE).unlink(missing_ok=True)
+                return EdgeStore(self.index_dir, dim, 100.0)
         from zettel_lsp.index.remote_store import RemoteStore
 
         self._folder_lock = _FolderLock(self.index_dir)  # the state file needs one writer too

@@ -29,6 +29,14 @@ def excerpt(text: str, words: Sequence[str], width: int = EXCERPT_CHARS) -> str:
     return piece
 
 
+def _without_title_heading(text: str, title: str) -> str:
+    """Drop a first line that is a heading repeating the title (the excerpt shows the title)."""
+    first, _, rest = text.partition("\n")
+    if _HEADING_MARKS.match(first) and _HEADING_MARKS.sub("", first).strip() == title.strip():
+        return rest
+    return text
+
+
 def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
     c = r.chunk
     out: dict[str, Any] = {
@@ -38,7 +46,7 @@ def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
         "line_start": int(c.get("line_start", 0)),
         "line_end": int(c.get("line_end", 0)),
         "heading": c.get("heading", ""),
-        "excerpt": excerpt(str(c.get("text", "")), words),
+        "excerpt": excerpt(_without_title_heading(str(c.get("text", "")), r.title), words),
         "legs": dict(r.legs),
     }
     if r.notes:
