@@ -25,6 +25,7 @@ from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.evaluate import evaluate, load_golden
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
+from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
 from zettel_lsp.vault import Vault
 
 log = logging.getLogger("zettel_lsp")
@@ -68,6 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--json", action="store_true")
     _add_search_options(search)
+
+    sg = sub.add_parser("suggest", help="link suggestions for one card")
+    sg.add_argument("vault", type=Path)
+    sg.add_argument("card", help="the card's path inside the vault, e.g. 'method/Atomic notes.md'")
+    sg.add_argument("--limit", type=int, default=10)
+    sg.add_argument("--json", action="store_true")
+    _add_search_options(sg)
 
     ev = sub.add_parser("eval", help="score search on judged queries (nDCG, MRR, Hit, Recall)")
     ev.add_argument("vault", type=Path)
@@ -134,8 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_graph(args)
     if args.command == "index":
         return cmd_index(args)
-    if args.command in ("search", "eval"):
-        return cmd_search(args) if args.command == "search" else cmd_eval(args)
+    if args.command in ("search", "eval", "suggest"):
+        handler = {"search": cmd_search, "eval": cmd_eval, "suggest": cmd_suggest}[args.command]
+        return handler(args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
@@ -255,6 +264,52 @@ def cmd_search(args: argparse.Namespace) -> int:
         legs = " ".join(f"{k}#{v}" for k, v in r["legs"].items())
         print(f"{i:>2}. {r['title']}  ({r['path']}:{r['line_start'] + 1})  [{legs}]")
         print(f"    {r['excerpt']}")
+    return 0
+
+
+def cmd_suggest(args: argparse.Namespace) -> int:
+    rel = Path(args.card).as_posix().lstrip("./")
+    if not (args.vault / rel).is_file():
+        print(f"zettel-lsp: {args.vault / rel} is not a card of this vault", file=sys.stderr)
+        return 2
+    vault = _open_vault(args)
+    if vault is None:
+        return 1
+    with vault:
+        card = vault.graph.cards.get(rel)
+        if card is None:
+            print(f"zettel-lsp: {rel} could not be read (see -v)", file=sys.stderr)
+            return 1
+        mentions = mention_suggestions(vault.graph, card)
+        related = related_suggestions(vault.engine, card, args.limit)
+    out = {
+        "card": rel,
+        "unlinked_mentions": [
+            {
+                "text": m.text,
+                "target": m.target,
+                "target_title": m.target_title,
+                "replacement": m.replacement,
+                "line": m.start_pos.line,
+                "start_character": m.start_pos.character,
+                "end_character": m.end_pos.character,
+            }
+            for m in mentions
+        ],
+        "related": [
+            {"path": r.path, "title": r.title, "score": r.score, "reason": r.reason}
+            for r in related
+        ],
+    }
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    print(f"Unlinked mentions in {rel}:" if mentions else f"No unlinked mentions in {rel}.")
+    for m in mentions:
+        print(f"  line {m.start_pos.line + 1}: '{m.text}' → {m.replacement}")
+    print("Related cards it does not link to:")
+    for r in related:
+        print(f"  {r.title}  ({r.path}) — {r.reason}")
     return 0
 
 

@@ -170,6 +170,9 @@ class LinkGraph:
     def resolve(self, target: str, source: str = "") -> Resolution:
         return self._resolver.resolve(target, source)
 
+    def resolve_link(self, link: Link, source: str) -> Resolution:
+        return self._resolver.resolve_link(link, source)
+
     def neighbours(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> set[str]:
         """Cards joined to ``path`` by an edge of ``kinds`` in either direction."""
         if path not in self.graph:

@@ -1,0 +1,169 @@
+"""Link suggestions for one card (its current text, unsaved edits included):
+
+- **unlinked mentions**: spans that name another card (title or alias) without linking it, each
+  with its exact range and the ``[[...]]`` text to put there (the alias form ``[[Target|text]]``
+  when the visible text differs from the name the link would use);
+- **related but unmentioned**: cards close in meaning to this card's chunks, helped by graph
+  proximity (cards two hops away are likely links), excluding the card itself and cards it
+  already links to, each with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.resolver import strip_md
+from zettel_lsp.index.chunker import chunk_card
+from zettel_lsp.notes.model import Card, Position
+from zettel_lsp.notes.positions import LineIndex
+from zettel_lsp.search.engine import SearchEngine
+from zettel_lsp.search.fusion import rrf_scores
+from zettel_lsp.search.results import excerpt
+
+
+@dataclass(frozen=True, slots=True)
+class MentionSuggestion:
+    start: int  # code-point offsets into the card text
+    end: int
+    start_pos: Position
+    end_pos: Position
+    text: str  # as written
+    target: str  # card path
+    target_title: str
+    replacement: str  # "[[Target]]" or "[[Target|text]]"
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedSuggestion:
+    path: str
+    title: str
+    score: float
+    reason: str
+    line_start: int
+    line_end: int
+    excerpt: str
+
+
+def link_name(graph: LinkGraph, target: str, source: str) -> str:
+    """The shortest name that links ``source`` to ``target``: the file stem when it resolves
+    there, else the vault path without ``.md``."""
+    stem = strip_md(target.rsplit("/", 1)[-1])
+    if graph.resolve(stem, source).target == target:
+        return stem
+    return strip_md(target)
+
+
+def mention_suggestions(graph: LinkGraph, card: Card) -> list[MentionSuggestion]:
+    lines = LineIndex(card.text)
+    out = []
+    for m in graph.find_mentions_in(card):
+        target = graph.cards[m.target]
+        name = link_name(graph, m.target, card.path)
+        replacement = f"[[{name}]]" if m.text == name else f"[[{name}|{m.text}]]"
+        out.append(
+            MentionSuggestion(
+                m.start,
+                m.end,
+                lines.position(m.start),
+                lines.position(m.end),
+                m.text,
+                m.target,
+                target.title,
+                replacement,
+            )
+        )
+    return out
+
+
+def linked_targets(graph: LinkGraph, card: Card) -> set[str]:
+    """Cards the (possibly unsaved) card links to now."""
+    out = set()
+    for link in card.links:
+        res = graph.resolve_link(link, card.path)
+        if res.target is not None:
+            out.add(res.target)
+    return out
+
+
+def related_suggestions(
+    engine: SearchEngine, card: Card, limit: int = 10, *, per_chunk: int = 20
+) -> list[RelatedSuggestion]:
+    """Cards related in meaning or by the graph that this card neither is nor links to."""
+    graph = engine.graph
+    exclude = linked_targets(graph, card) | {card.path}
+    chunks = chunk_card(card, engine.embedder.count_tokens)
+    rankings: dict[str, list[str]] = {}
+    best_chunk: dict[str, dict[str, object]] = {}
+    if chunks and engine.dense_available:
+        vectors = engine.embedder.embed([c.embed_text for c in chunks])
+        for c, vec in zip(chunks, vectors, strict=True):
+            hits = engine.store.dense_search(vec.tolist(), per_chunk + len(exclude))
+            ranked = [h for h in hits if h.path not in exclude]
+            rankings[f"dense{c.index}"] = _distinct([h.path for h in ranked])
+            for h in ranked:
+                best_chunk.setdefault(h.path, h.payload)
+    if chunks:
+        text = " ".join(c.embed_text for c in chunks)[:2000]
+        hits = engine.store.bm25_search(text, per_chunk + len(exclude))
+        ranked = [h for h in hits if h.path not in exclude]
+        rankings["bm25"] = _distinct([h.path for h in ranked])
+        for h in ranked:
+            best_chunk.setdefault(h.path, h.payload)
+    two_hops = _two_hop_neighbours(graph, card.path, exclude)
+    if two_hops:
+        rankings["graph"] = [p for p, _ in two_hops]
+    scores = rrf_scores(rankings)
+    via = dict(two_hops)
+    ordered = sorted(scores, key=lambda p: (-scores[p], p))[:limit]
+    missing = [p for p in ordered if p not in best_chunk]
+    best_chunk.update(engine.first_chunks(missing))
+    out = []
+    for p in ordered:
+        chunk = best_chunk.get(p, {})
+        title = graph.cards[p].title if p in graph.cards else str(chunk.get("title", p))
+        shared = via.get(p)
+        if shared:
+            names = ", ".join(graph.cards[s].title for s in shared[:2] if s in graph.cards)
+            reason = f"two hops away via {names}"
+        else:
+            reason = "similar passage: " + excerpt(str(chunk.get("text", "")), [], 80)
+        out.append(
+            RelatedSuggestion(
+                p,
+                title,
+                round(scores[p], 6),
+                reason,
+                int(chunk.get("line_start", 0)),  # type: ignore[call-overload]
+                int(chunk.get("line_end", 0)),  # type: ignore[call-overload]
+                excerpt(str(chunk.get("text", "")), []),
+            )
+        )
+    return out
+
+
+def _distinct(paths: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(paths))
+
+
+def _two_hop_neighbours(
+    graph: LinkGraph, path: str, exclude: set[str]
+) -> list[tuple[str, list[str]]]:
+    """Cards two hops away, with the neighbours they share, ranked by Adamic-Adar."""
+    if path not in graph.graph:
+        return []
+    first = graph.neighbours(path)
+    score: dict[str, float] = {}
+    shared: dict[str, list[str]] = {}
+    for n in first:
+        nbrs = graph.neighbours(n)
+        weight = 1.0 / math.log(len(nbrs) + 1.5)
+        for m in nbrs:
+            if m in exclude or m in first:
+                continue
+            score[m] = score.get(m, 0.0) + weight
+            shared.setdefault(m, []).append(n)
+    ranked = sorted(score, key=lambda m: (-score[m], m))
+    return [(m, shared[m]) for m in ranked]
