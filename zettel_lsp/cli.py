@@ -17,11 +17,19 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
 from zettel_lsp.index.embedder import DEFAULT_MODEL, EmbedderError
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
-from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
+from zettel_lsp.index.sync import (
+    Indexer,
+    IndexSettings,
+    Progress,
+    ProgressFn,
+    SyncReport,
+    default_index_dir,
+)
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.progress import TerminalProgress
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
+from zettel_lsp.search.eval_links import evaluate_links, load_holdout, unlink_copy
 from zettel_lsp.search.evaluate import evaluate, load_golden
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
@@ -76,6 +84,15 @@ def build_parser() -> argparse.ArgumentParser:
     sg.add_argument("--limit", type=int, default=10)
     sg.add_argument("--json", action="store_true")
     _add_search_options(sg)
+
+    el = sub.add_parser(
+        "eval-links", help="hold out links, un-link them in a copy, and score link suggestions"
+    )
+    el.add_argument("vault", type=Path)
+    el.add_argument("holdout", type=Path, help="TSV with src and dst columns")
+    el.add_argument("--variant", choices=["mention", "removed"], default="mention")
+    el.add_argument("--json", action="store_true")
+    _add_search_options(el)
 
     ev = sub.add_parser("eval", help="score search on judged queries (nDCG, MRR, Hit, Recall)")
     ev.add_argument("vault", type=Path)
@@ -142,9 +159,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_graph(args)
     if args.command == "index":
         return cmd_index(args)
-    if args.command in ("search", "eval", "suggest"):
-        handler = {"search": cmd_search, "eval": cmd_eval, "suggest": cmd_suggest}[args.command]
-        return handler(args)
+    if args.command in ("search", "eval", "suggest", "eval-links"):
+        handlers = {
+            "search": cmd_search,
+            "eval": cmd_eval,
+            "suggest": cmd_suggest,
+            "eval-links": cmd_eval_links,
+        }
+        return handlers[args.command](args)
     return 2  # pragma: no cover - argparse rejects unknown commands
 
 
@@ -310,6 +332,52 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     print("Related cards it does not link to:")
     for r in related:
         print(f"  {r.title}  ({r.path}) — {r.reason}")
+    return 0
+
+
+def cmd_eval_links(args: argparse.Namespace) -> int:
+    problem = _check_vault(args.vault)
+    if problem or not args.holdout.is_file():
+        print(problem or f"zettel-lsp: hold-out file {args.holdout} not found", file=sys.stderr)
+        return 2
+    held = load_holdout(args.holdout)
+    work = args.index_dir or (
+        default_index_dir(args.vault, args.cache_dir).with_name(
+            default_index_dir(args.vault, args.cache_dir).name + f"-holdout-{args.variant}"
+        )
+    )
+    copy = work / "vault"
+    t0 = time.perf_counter()
+    changed = unlink_copy(args.vault, copy, held, args.variant)
+    args.vault, args.index_dir = copy, work / "index"
+    vault = _open_vault(args)
+    if vault is None:
+        return 1
+    progress = TerminalProgress()
+    with vault:
+        report = evaluate_links(
+            vault, held, progress=lambda d, t: progress(Progress("suggest", d, t))
+        )
+    progress.finish()
+    report.links_changed = changed
+    out = {
+        "variant": args.variant,
+        "pairs": report.pairs,
+        "sources": report.sources,
+        "links_changed": changed,
+        "rankers": report.rankers,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(
+        f"{report.pairs:,} held-out links from {report.sources:,} cards "
+        f"({changed:,} links un-linked, variant {args.variant})"
+    )
+    print(f"{'':<14}{'recall@5':>10}{'recall@10':>11}{'mrr':>8}")
+    for name, m in report.rankers.items():
+        print(f"{name:<14}{m['recall@5']:>10.3f}{m['recall@10']:>11.3f}{m['mrr']:>8.3f}")
     return 0
 
 

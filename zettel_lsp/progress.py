@@ -8,7 +8,12 @@ from typing import TextIO
 
 from zettel_lsp.index.sync import Progress
 
-_LABELS = {"scan": "scanning", "lexical": "files indexed", "dense": "chunks embedded"}
+_LABELS = {
+    "scan": "scanning",
+    "lexical": "files indexed",
+    "dense": "chunks embedded",
+    "suggest": "cards evaluated",
+}
 
 
 class TerminalProgress:

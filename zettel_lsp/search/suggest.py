@@ -112,7 +112,7 @@ def related_suggestions(
         rankings["bm25"] = _distinct([h.path for h in ranked])
         for h in ranked:
             best_chunk.setdefault(h.path, h.payload)
-    two_hops = _two_hop_neighbours(graph, card.path, exclude)
+    two_hops = two_hop_neighbours(graph, card.path, exclude)
     if two_hops:
         rankings["graph"] = [p for p, _ in two_hops]
     scores = rrf_scores(rankings)
@@ -148,7 +148,7 @@ def _distinct(paths: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
-def _two_hop_neighbours(
+def two_hop_neighbours(
     graph: LinkGraph, path: str, exclude: set[str]
 ) -> list[tuple[str, list[str]]]:
     """Cards two hops away, with the neighbours they share, ranked by Adamic-Adar."""

@@ -1,0 +1,157 @@
+"""Link hold-out evaluation: can suggestions recover links that were removed?
+
+For each held-out (src, dst) link, a copy of the vault un-links it (all held-out links at once):
+variant ``mention`` turns the link into its visible text; variant ``removed`` deletes the sentence
+that holds it. The copy is indexed once; then for each src, each ranker lists cards src does not
+link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported for:
+
+- ``ours``: the cards src names without linking (unlinked mentions, in order of appearance),
+  then the related-card ranking (dense + BM25 over src's chunks + graph proximity);
+- ``title``: exact title/alias match only (the unlinked mentions);
+- ``bm25``: BM25 over src's text;
+- ``adamic_adar``: Adamic-Adar on the remaining link graph (two hops).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.search.metrics import recall_at_k, reciprocal_rank
+from zettel_lsp.search.suggest import (
+    linked_targets,
+    mention_suggestions,
+    related_suggestions,
+    two_hop_neighbours,
+)
+from zettel_lsp.vault import Vault
+
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOut:
+    src: str
+    dst: str
+
+
+def load_holdout(path: Path) -> list[HeldOut]:
+    with path.open(encoding="utf-8") as fh:
+        return [HeldOut(r["src"], r["dst"]) for r in csv.DictReader(fh, delimiter="\t")]
+
+
+def unlink_copy(vault: Path, copy: Path, held: Sequence[HeldOut], variant: str) -> int:
+    """Copy ``vault`` to ``copy`` with the held-out links un-linked; returns links changed."""
+    if variant not in ("mention", "removed"):
+        raise ValueError("variant is 'mention' or 'removed'")
+    if copy.exists():
+        shutil.rmtree(copy)
+    shutil.copytree(vault, copy, symlinks=True)
+    cards, _ = load_vault(vault)
+    graph = LinkGraph.build(cards)
+    by_src: dict[str, set[str]] = {}
+    for h in held:
+        by_src.setdefault(h.src, set()).add(h.dst)
+    changed = 0
+    for src, dsts in by_src.items():
+        card = graph.cards.get(src)
+        if card is None:
+            continue
+        edits: list[tuple[int, int, str]] = []
+        for rl in graph.links_of(src):
+            if rl.target in dsts:
+                s, e = rl.link.span.start, rl.link.span.end
+                if variant == "mention":
+                    edits.append((s, e, _visible(rl.link.label, rl.link.target)))
+                else:
+                    edits.append(_sentence_around(card.text, s, e))
+        text = card.text
+        last = len(text) + 1
+        for s, e, new in sorted(set(edits), reverse=True):
+            if e > last:  # overlapping sentence edits: the later one already removed it
+                continue
+            text = text[:s] + new + text[e:]
+            last = s
+            changed += 1
+        (copy / src).write_text(text, encoding="utf-8")
+    return changed
+
+
+def _visible(label: str | None, target: str) -> str:
+    if label:
+        return label
+    return target.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[int, int, str]:
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end == -1 else line_end
+    for m in _SENTENCE.finditer(text, line_start, line_end):
+        if m.start() <= start and m.end() >= end:
+            return m.start(), m.end(), ""
+    return line_start, line_end, ""
+
+
+@dataclass(slots=True)
+class LinkEvalReport:
+    pairs: int
+    sources: int
+    links_changed: int
+    rankers: dict[str, dict[str, float]]
+
+
+def evaluate_links(
+    vault: Vault, held: Sequence[HeldOut], *, progress: Callable[[int, int], None] | None = None
+) -> LinkEvalReport:
+    by_src: dict[str, set[str]] = {}
+    for h in held:
+        by_src.setdefault(h.src, set()).add(h.dst)
+    graph = vault.graph
+    engine = vault.engine
+    per: dict[str, list[tuple[float, float, float]]] = {}
+    for i, (src, dsts) in enumerate(sorted(by_src.items())):
+        card = graph.cards.get(src)
+        if card is None:
+            continue
+        exclude = linked_targets(graph, card) | {src}
+        title = list(dict.fromkeys(m.target for m in mention_suggestions(graph, card)))
+        title = [p for p in title if p not in exclude]
+        related = [r.path for r in related_suggestions(engine, card, 30)]
+        ours = list(dict.fromkeys([*title, *related]))
+        bm25_hits = engine.store.bm25_search(card.text[:4000], 60)
+        bm25 = [p for p in dict.fromkeys(h.path for h in bm25_hits) if p not in exclude]
+        aa = [p for p, _ in two_hop_neighbours(graph, src, exclude)]
+        for name, ranking in (
+            ("ours", ours),
+            ("title", title),
+            ("bm25", bm25),
+            ("adamic_adar", aa),
+        ):
+            rows = per.setdefault(name, [])
+            for dst in dsts:
+                rows.append(
+                    (
+                        recall_at_k(ranking, {dst}, 5),
+                        recall_at_k(ranking, {dst}, 10),
+                        reciprocal_rank(ranking, {dst}),
+                    )
+                )
+        if progress is not None:
+            progress(i + 1, len(by_src))
+    rankers = {
+        name: {
+            "recall@5": sum(r[0] for r in rows) / len(rows),
+            "recall@10": sum(r[1] for r in rows) / len(rows),
+            "mrr": sum(r[2] for r in rows) / len(rows),
+        }
+        for name, rows in per.items()
+        if rows
+    }
+    return LinkEvalReport(len(per.get("ours", [])), len(by_src), 0, rankers)
