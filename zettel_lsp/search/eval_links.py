@@ -5,9 +5,11 @@ variant ``mention`` turns the link into its visible text; variant ``removed`` de
 that holds it. The copy is indexed once; then for each src, each ranker lists cards src does not
 link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported for:
 
-- ``ours``: the cards src names without linking (unlinked mentions, in order of appearance),
-  then the related-card ranking (dense + BM25 over src's chunks + graph proximity);
-- ``title``: exact title/alias match only (the unlinked mentions);
+- ``ours``: reciprocal rank fusion of the cards src names without linking (unlinked mentions,
+  most specific first, weight 2) and the related-card ranking (dense + BM25 over src's chunks +
+  graph proximity);
+- ``title``: exact title/alias match only (the unlinked mentions, in order of appearance), and
+  ``title_specific``: the same cards, most specific first;
 - ``bm25``: BM25 over src's text;
 - ``adamic_adar``: Adamic-Adar on the remaining link graph (two hops).
 """
@@ -23,8 +25,10 @@ from pathlib import Path
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.search.suggest import (
+    by_specificity,
     linked_targets,
     mention_suggestions,
     related_suggestions,
@@ -121,19 +125,23 @@ def evaluate_links(
         if card is None:
             continue
         exclude = linked_targets(graph, card) | {src}
-        title = list(dict.fromkeys(m.target for m in mention_suggestions(graph, card)))
-        title = [p for p in title if p not in exclude]
+        mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
+        title = list(dict.fromkeys(m.target for m in mentions))
+        specific = by_specificity(graph, mentions)
         related = [r.path for r in related_suggestions(engine, card, 30)]
-        ours = list(dict.fromkeys([*title, *related]))
+        fused = rrf_scores({"mentions": specific, "related": related}, weights={"mentions": 2.0})
+        ours = sorted(fused, key=lambda p: (-fused[p], p))
         bm25_hits = engine.store.bm25_search(card.text[:4000], 60)
         bm25 = [p for p in dict.fromkeys(h.path for h in bm25_hits) if p not in exclude]
         aa = [p for p, _ in two_hop_neighbours(graph, src, exclude)]
-        for name, ranking in (
+        lists = (
             ("ours", ours),
             ("title", title),
+            ("title_specific", specific),
             ("bm25", bm25),
             ("adamic_adar", aa),
-        ):
+        )
+        for name, ranking in lists:
             rows = per.setdefault(name, [])
             for dst in dsts:
                 rows.append(

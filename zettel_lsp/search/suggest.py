@@ -78,6 +78,18 @@ def mention_suggestions(graph: LinkGraph, card: Card) -> list[MentionSuggestion]
     return out
 
 
+def by_specificity(graph: LinkGraph, mentions: Sequence[MentionSuggestion]) -> list[str]:
+    """Mentioned cards, most specific first: fewest cards linking to or mentioning them (a
+    card that 900 others name, like "Data", is a weak suggestion), then the longest phrase.
+    Measured on zettelkasten-13k's link hold-out: Recall@10 0.658 in order of appearance,
+    0.800 in this order (docs/evaluation.md)."""
+    longest: dict[str, int] = {}
+    for m in mentions:
+        longest[m.target] = max(longest.get(m.target, 0), len(m.text))
+    refs = {t: len(graph.backlinks(t)) + len(graph.mentioned_by(t)) for t in longest}
+    return sorted(longest, key=lambda t: (refs[t], -longest[t], t))
+
+
 def linked_targets(graph: LinkGraph, card: Card) -> set[str]:
     """Cards the (possibly unsaved) card links to now."""
     out = set()
