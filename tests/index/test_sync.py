@@ -23,6 +23,12 @@ from zettel_lsp.index.sync import Indexer, IndexSettings, point_id
 from zettel_lsp.notes.parser import parse_card
 
 
+def index_cmd(vault: Path, index_dir: Path, cache_dir: Path) -> list[str]:
+    """The `zettel-lsp index` command line, as a user would run it."""
+    return [sys.executable, "-m", "zettel_lsp", "index", str(vault),
+            "--index-dir", str(index_dir), "--cache-dir", str(cache_dir)]  # fmt: skip
+
+
 def open_indexer(vault: Path, index_dir: Path, cache_dir: Path, **settings: object) -> Indexer:
     return Indexer(vault, index_dir, IndexSettings(**settings), cache_dir=cache_dir)  # type: ignore[arg-type]
 
@@ -164,17 +170,7 @@ def test_second_process_gets_a_clear_locked_message(
         ):
             open_indexer(vault, tmp_path / "idx", cache_dir)
         out = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "zettel_lsp",
-                "index",
-                str(vault),
-                "--index-dir",
-                str(tmp_path / "idx"),
-                "--cache-dir",
-                str(cache_dir),
-            ],
+            index_cmd(vault, tmp_path / "idx", cache_dir),
             capture_output=True,
             text=True,
             timeout=120,
@@ -223,17 +219,7 @@ def test_sigkill_mid_run_then_reconcile_converges(
     vault = make_big_vault(tmp_path / "vault", 400)
     idx = tmp_path / "idx"
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "zettel_lsp",
-            "index",
-            str(vault),
-            "--index-dir",
-            str(idx),
-            "--cache-dir",
-            str(cache_dir),
-        ],
+        index_cmd(vault, idx, cache_dir),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

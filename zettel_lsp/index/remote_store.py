@@ -17,7 +17,7 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as m
 
 from zettel_lsp.index.store import BM25, DENSE, Bm25Encoder
-from zettel_lsp.index.store_api import ChunkPoint, Hit, StoreError
+from zettel_lsp.index.store_api import ChunkPoint, Hit, StoreError, record_tuples
 
 
 def _path_filter(paths: Iterable[str] | None) -> m.Filter | None:
@@ -206,11 +206,7 @@ class RemoteStore:
                 with_payload=True,
                 with_vectors=[DENSE] if with_dense else False,
             )
-        out = []
-        for r in records:
-            vec = r.vector.get(DENSE) if with_dense and isinstance(r.vector, dict) else None
-            out.append((int(r.id), dict(r.payload or {}), vec))
-        return out
+        return record_tuples(records, DENSE if with_dense else None)
 
     def count(self, path: str | None = None) -> int:
         flt = _path_filter([path]) if path is not None else None

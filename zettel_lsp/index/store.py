@@ -48,7 +48,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from zettel_lsp.index.store_api import ChunkPoint, Hit, IndexLockedError, StoreError
+from zettel_lsp.index.store_api import ChunkPoint, Hit, IndexLockedError, StoreError, record_tuples
 
 log = logging.getLogger(__name__)
 
@@ -265,11 +265,7 @@ class EdgeStore:
         records = self._shard.retrieve(
             list(ids), with_payload=True, with_vector=[DENSE] if with_dense else False
         )
-        out = []
-        for r in records:
-            vec = r.vector.get(DENSE) if with_dense and isinstance(r.vector, dict) else None
-            out.append((int(r.id), dict(r.payload or {}), vec))
-        return out
+        return record_tuples(records, DENSE if with_dense else None)
 
     def count(self, path: str | None = None) -> int:
         flt = _path_filter([path]) if path is not None else None

@@ -35,6 +35,17 @@ class Hit:
         return str(self.payload.get("path", ""))
 
 
+def record_tuples(
+    records: Iterable[Any], dense: str | None
+) -> list[tuple[int, dict[str, Any], Any]]:
+    """(id, payload, vector named ``dense`` or None) from either client's records."""
+    out = []
+    for r in records:
+        vec = r.vector.get(dense) if dense and isinstance(r.vector, dict) else None
+        out.append((int(r.id), dict(r.payload or {}), vec))
+    return out
+
+
 class VectorStore(Protocol):
     dim: int
 
