@@ -195,6 +195,31 @@ def test_damaged_shard_is_rebuilt_from_the_notes(
     assert "rebuilding the index from the notes" in caplog.text
 
 
+def test_shard_killed_before_its_payload_indexes_existed(
+    vault: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    from qdrant_edge import (
+        Distance,
+        EdgeConfig,
+        EdgeShard,
+        EdgeSparseVectorParams,
+        EdgeVectorParams,
+        Modifier,
+    )
+
+    shard_dir = tmp_path / "idx" / "shard"
+    shard_dir.mkdir(parents=True)
+    config = EdgeConfig(
+        vectors={"dense": EdgeVectorParams(size=384, distance=Distance.Cosine)},
+        sparse_vectors={"bm25": EdgeSparseVectorParams(modifier=Modifier.Idf)},
+    )
+    EdgeShard.create(str(shard_dir), config).close()  # the state a kill after create leaves
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        assert ix.sync().indexed == 45
+        assert_index_matches_folder(ix, dense=False)
+        assert ix.store.keyword_search("autolyse", 3)[0].path == "baking/Autolyse.md"
+
+
 def make_big_vault(root: Path, n: int) -> Path:
     """n cards of real prose (paragraphs of the example vault, under new names)."""
     paras = [

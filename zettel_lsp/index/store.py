@@ -106,24 +106,19 @@ class EdgeStore:
     def _open(path: Path, dim: int) -> EdgeShard:
         try:
             if (path / "wal").exists() or (path / "segments").exists():
-                return EdgeShard.load(str(path))
-            path.mkdir(parents=True, exist_ok=True)
-            shard = EdgeShard.create(
-                str(path),
-                EdgeConfig(
-                    vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
-                    sparse_vectors={BM25: EdgeSparseVectorParams(modifier=Modifier.Idf)},
-                ),
-            )
-            shard.update(UpdateOperation.create_field_index("path", PayloadSchemaType.Keyword))
-            shard.update(
-                UpdateOperation.create_field_index(
-                    "text",
-                    TextIndexParams(
-                        tokenizer=TokenizerType.Word, lowercase=True, phrase_matching=True
+                shard = EdgeShard.load(str(path))
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+                shard = EdgeShard.create(
+                    str(path),
+                    EdgeConfig(
+                        vectors={DENSE: EdgeVectorParams(size=dim, distance=Distance.Cosine)},
+                        sparse_vectors={BM25: EdgeSparseVectorParams(modifier=Modifier.Idf)},
                     ),
                 )
-            )
+            # Also on load: a process killed right after creating the shard leaves it without
+            # its payload indexes (found by the SIGKILL test under load).
+            EdgeStore._ensure_indexes(shard)
             return shard
         except Exception as exc:
             text = str(exc)
@@ -138,6 +133,21 @@ class EdgeStore:
                 f"cannot open the index in {path}: {text}. The index can always be rebuilt: "
                 f"delete {path.parent} and run zettel-lsp index again"
             ) from exc
+
+    @staticmethod
+    def _ensure_indexes(shard: EdgeShard) -> None:
+        schema = shard.info().payload_schema
+        if "path" not in schema:
+            shard.update(UpdateOperation.create_field_index("path", PayloadSchemaType.Keyword))
+        if "text" not in schema:
+            shard.update(
+                UpdateOperation.create_field_index(
+                    "text",
+                    TextIndexParams(
+                        tokenizer=TokenizerType.Word, lowercase=True, phrase_matching=True
+                    ),
+                )
+            )
 
     def _write_owner(self) -> None:
         with contextlib.suppress(OSError):
