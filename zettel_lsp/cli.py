@@ -26,7 +26,7 @@ from zettel_lsp.index.sync import (
     default_index_dir,
 )
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
-from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.progress import TerminalProgress
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.eval_links import evaluate_links, load_holdout, unlink_copy
@@ -184,14 +184,12 @@ def cmd_graph(args: argparse.Namespace) -> int:
         print(problem, file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    cards, problems = load_vault(args.vault, args.ignore, args.max_file_bytes)
+    scan = ScanReport()
+    cards, problems = load_vault(args.vault, args.ignore, args.max_file_bytes, report=scan)
     t1 = time.perf_counter()
     graph = LinkGraph.build(cards)
     t2 = time.perf_counter()
-    skipped = sum(
-        1 for line in problems if "skipped" in line or "unreadable" in line or "vanished" in line
-    )
-    stats = graph_stats(graph, skipped_files=skipped, top=args.top)
+    stats = graph_stats(graph, skipped_files=scan.skipped, top=args.top)
     stats.seconds = {
         "load": round(t1 - t0, 3),
         "graph": round(t2 - t1, 3),
@@ -236,17 +234,21 @@ def format_card(c: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _open_vault(args: argparse.Namespace) -> Vault | None:
-    problem = _check_vault(args.vault)
-    if problem:
-        print(problem, file=sys.stderr)
-        return None
-    settings = IndexSettings(
+def _index_settings(args: argparse.Namespace) -> IndexSettings:
+    return IndexSettings(
         model=args.model,
         threads=args.threads,
         max_file_bytes=args.max_file_bytes,
         ignore_globs=tuple(args.ignore),
     )
+
+
+def _open_vault(args: argparse.Namespace) -> Vault | None:
+    problem = _check_vault(args.vault)
+    if problem:
+        print(problem, file=sys.stderr)
+        return None
+    settings = _index_settings(args)
     progress = TerminalProgress()
     try:
         vault = Vault(
@@ -359,7 +361,6 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
             vault, held, progress=lambda d, t: progress(Progress("suggest", d, t))
         )
     progress.finish()
-    report.links_changed = changed
     out = {
         "variant": args.variant,
         "pairs": report.pairs,
@@ -419,12 +420,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Indexer:
-    settings = IndexSettings(
-        model=args.model,
-        threads=args.threads,
-        max_file_bytes=args.max_file_bytes,
-        ignore_globs=tuple(args.ignore),
-    )
+    settings = _index_settings(args)
     return Indexer(
         args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
     )

@@ -123,8 +123,10 @@ def test_load_vault_keeps_good_cards_and_reports_bad_ones(tmp_path: Path) -> Non
     (tmp_path / "bin.md").write_bytes(b"\x00" * 100)
     (tmp_path / "huge.md").write_text("y" * 5000)
     (tmp_path / "latin1.md").write_bytes(b"r\xe9sum\xe9")
-    cards, problems = load_vault(tmp_path, max_bytes=4000)
+    report = ScanReport()
+    cards, problems = load_vault(tmp_path, max_bytes=4000, report=report)
     assert sorted(c.path for c in cards) == ["Other.md", "good.md", "latin1.md"]
+    assert report.skipped == 2  # bin.md and huge.md; the bad YAML and latin-1 cards load
     text = "\n".join(problems)
     for needle in ("bin.md", "huge.md", "latin1.md: invalid UTF-8", "Other.md: invalid YAML"):
         assert needle in text

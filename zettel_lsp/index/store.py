@@ -43,6 +43,7 @@ from qdrant_edge import (
     PointVectors,
     Query,
     QueryRequest,
+    ScrollRequest,
     TextIndexParams,
     TokenizerType,
     UpdateOperation,
@@ -252,13 +253,8 @@ class EdgeStore:
         sparse = self._bm25.query(text)
         if len(sparse.indices):
             return self._query(Query.Nearest(sparse, using=BM25), limit, flt)
-        records, _ = self._shard_scroll(flt, limit)
+        records, _ = self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
         return [Hit(int(r.id), 0.0, dict(r.payload or {})) for r in records]
-
-    def _shard_scroll(self, flt: Filter, limit: int) -> tuple[list[Any], Any]:
-        from qdrant_edge import ScrollRequest
-
-        return self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
 
     def _query(self, query: Any, limit: int, flt: Filter | None) -> list[Hit]:
         req = QueryRequest(limit=limit, query=query, filter=flt, with_payload=True)

@@ -25,6 +25,7 @@ class ScanReport:
     """What a walk of the vault skipped, and why (one line each)."""
 
     problems: list[str] = field(default_factory=list)
+    skipped: int = 0  # note files not loaded (binary, too large, unreadable, vanished)
 
 
 def is_note_path(rel_path: str) -> bool:
@@ -119,15 +120,21 @@ def load_card(root: str | Path, rel_path: str, max_bytes: int = DEFAULT_MAX_BYTE
 
 
 def load_vault(
-    root: str | Path, ignore_globs: Iterable[str] = (), max_bytes: int = DEFAULT_MAX_BYTES
+    root: str | Path,
+    ignore_globs: Iterable[str] = (),
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    report: ScanReport | None = None,
 ) -> tuple[list[Card], list[str]]:
-    """Every readable card of the vault, plus one line per problem (skipped files, bad YAML...)."""
-    report = ScanReport()
+    """Every readable card of the vault, plus one line per problem (skipped files, bad YAML...).
+    Pass ``report`` to also get the count of skipped files."""
+    report = report if report is not None else ScanReport()
     cards: list[Card] = []
     for rel in iter_note_paths(root, ignore_globs, report):
         loaded = load_card(root, rel, max_bytes)
         if loaded.card is None:
             report.problems.extend(loaded.read.problems)
+            report.skipped += 1
             continue
         cards.append(loaded.card)
         report.problems.extend(loaded.card.problems)

@@ -20,7 +20,7 @@ from zettel_lsp.index.sync import point_id
 from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
-from zettel_lsp.search.titles import TitleIndex
+from zettel_lsp.search.titles import TitleIndex, TitleMatch
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 2.0, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
@@ -53,11 +53,12 @@ class SearchEngine:
         query = parse_query(text)
         if query.empty:
             return self.default_results(opts.limit)
-        legs = self.run_legs(query, opts)
+        matches = self.titles.search(query, opts.limit * opts.overfetch)
+        legs = self.run_legs(query, opts, matches)
         fused = fuse(legs, k=opts.rrf_k, weights=opts.weights or None)
         if opts.graph:
             title_matches: dict[str, str] = {}
-            for m in self.titles.search(query, opts.limit * opts.overfetch):
+            for m in matches:
                 title_matches.setdefault(m.path, m.kind)
             fused = graph_rerank(
                 fused,
@@ -69,7 +70,9 @@ class SearchEngine:
             )
         return fused[: opts.limit]
 
-    def run_legs(self, query: Query, opts: SearchOptions) -> dict[str, list[LegHit]]:
+    def run_legs(
+        self, query: Query, opts: SearchOptions, matches: list[TitleMatch]
+    ) -> dict[str, list[LegHit]]:
         n = max(1, opts.limit * opts.overfetch)
         legs: dict[str, list[LegHit]] = {}
         for leg in opts.legs:
@@ -82,7 +85,6 @@ class SearchEngine:
             elif leg == "keyword":
                 legs[leg] = self._keyword(query, n)
             elif leg == "title":
-                matches = self.titles.search(query, n)
                 chunks = self.first_chunks([m.path for m in matches])
                 legs[leg] = [LegHit(m.path, chunks[m.path]) for m in matches if m.path in chunks]
             else:

@@ -107,7 +107,6 @@ def _sentence_around(text: str, start: int, end: int) -> tuple[int, int, str]:
 class LinkEvalReport:
     pairs: int
     sources: int
-    links_changed: int
     rankers: dict[str, dict[str, float]]
 
 
@@ -162,4 +161,4 @@ def evaluate_links(
         for name, rows in per.items()
         if rows
     }
-    return LinkEvalReport(len(per.get("ours", [])), len(by_src), 0, rankers)
+    return LinkEvalReport(len(per.get("ours", [])), len(by_src), rankers)
