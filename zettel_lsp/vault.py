@@ -45,14 +45,25 @@ class Vault:
     def open(self, *, embed: bool = True) -> OpenReport:
         """Bring the index up to date, build the graph, and (by default) finish embedding."""
         report = self.indexer.sync()
-        cards, problems = load_vault(
-            self.root, self.settings.ignore_globs, self.settings.max_file_bytes
-        )
-        self.graph = LinkGraph.build(cards)
-        self.engine = SearchEngine(self.indexer.store, self.indexer.embedder, self.graph)
+        problems = self.build_graph()
         embedded = self.indexer.embed_pending() if embed else 0
         self.engine.dense_available = self.indexer.state.dense_done > 0
         return OpenReport(report, embedded, problems)
+
+    def build_graph(self) -> list[str]:
+        """Parse every card into a fresh graph (and search engine). Returns read problems."""
+        self.graph, self.engine, problems = self.load_graph()
+        return problems
+
+    def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
+        """A new graph and engine from the folder as it is now (the current ones untouched)."""
+        cards, problems = load_vault(
+            self.root, self.settings.ignore_globs, self.settings.max_file_bytes
+        )
+        graph = LinkGraph.build(cards)
+        engine = SearchEngine(self.indexer.store, self.indexer.embedder, graph)
+        engine.dense_available = self.engine.dense_available
+        return graph, engine, problems
 
     def close(self) -> None:
         self.indexer.close()

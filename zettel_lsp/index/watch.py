@@ -45,6 +45,8 @@ class VaultWatcher:
         self._work = threading.Event()
         self._threads: list[threading.Thread] = []
         self.ready = threading.Event()  # set once the watcher is running
+        # called from the embed thread each time the queue runs dry, with the chunks embedded
+        self.on_embedded: Callable[[int], None] | None = None
         self.syncs = 0
 
     def start(self) -> None:
@@ -137,6 +139,12 @@ class VaultWatcher:
             self._work.wait()
             self._work.clear()
             try:
-                self.indexer.embed_pending(should_stop=self._stop.is_set)
+                done = self.indexer.embed_pending(should_stop=self._stop.is_set)
             except Exception:
                 log.exception("embedding failed; lexical search keeps working")
+                continue
+            if self.on_embedded is not None and not self._stop.is_set():
+                try:
+                    self.on_embedded(done)
+                except Exception:
+                    log.exception("on_embedded callback failed")

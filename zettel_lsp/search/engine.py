@@ -43,10 +43,12 @@ class SearchEngine:
         self.store = store
         self.embedder = embedder
         self.graph = graph
-        self.titles = TitleIndex(
-            (name, c.path) for c in graph.cards.values() for name in (c.title, *c.aliases)
-        )
+        self.titles = title_index(graph)
         self.dense_available = True  # the owner clears it while no vector exists
+
+    def refresh_titles(self) -> None:
+        """After the graph changed: titles and aliases may have too."""
+        self.titles = title_index(self.graph)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[CardResult]:
         opts = options or SearchOptions()
@@ -111,6 +113,12 @@ class SearchEngine:
         top = self.graph.most_linked(limit)
         chunks = self.first_chunks([p for p, _ in top])
         return [CardResult(p, float(n), chunks[p], {}) for p, n in top if p in chunks]
+
+
+def title_index(graph: LinkGraph) -> TitleIndex:
+    return TitleIndex(
+        (name, c.path) for c in graph.cards.values() for name in (c.title, *c.aliases)
+    )
 
 
 def _hits(hits: Sequence[Hit]) -> list[LegHit]:

@@ -1,0 +1,99 @@
+"""Server fixtures: the real server over stdio, on a copy of examples/vault, per client kind.
+
+Read-only tests share one vault copy and index folder per session, so after the first start the
+index is warm (each module's server still reconciles, parses the graph and watches the folder).
+Tests that change the vault or the index take their own copy (``fresh_vault``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.conftest import EXAMPLE_VAULT
+
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "zettel_lsp"])
+CLIENTS = ["visual_studio_code", "neovim"]
+READY_TIMEOUT = 180.0
+
+
+@pytest.fixture(scope="session")
+def server_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One model cache for every server the tests start."""
+    return tmp_path_factory.mktemp("server-cache")
+
+
+@pytest.fixture(scope="session")
+def shared_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of examples/vault that read-only tests share (never modified)."""
+    dst = tmp_path_factory.mktemp("shared") / "vault"
+    shutil.copytree(EXAMPLE_VAULT, dst)
+    return dst
+
+
+def options(cache: Path, index_dir: Path, **extra: Any) -> dict[str, Any]:
+    return {"cacheDir": str(cache), "indexDir": str(index_dir), **extra}
+
+
+async def start_session(
+    client: LanguageClient,
+    kind: str,
+    vault: Path,
+    init_options: dict[str, Any],
+    *,
+    folders: list[Path] | None = None,
+) -> types.InitializeResult:
+    folders = folders or [vault]
+    return await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(kind),
+            root_uri=vault.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
+            initialization_options=init_options,
+        )
+    )
+
+
+async def status(client: LanguageClient) -> dict[str, Any]:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="zettel.status", arguments=[])
+    )
+    assert isinstance(result, dict)
+    return result
+
+
+async def wait_ready(
+    client: LanguageClient, phases: tuple[str, ...] = ("ready",)
+) -> dict[str, Any]:
+    """Poll zettel.status until every vault reached one of ``phases``."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        st = await status(client)
+        if st["vaults"] and all(v["phase"] in phases for v in st["vaults"]):
+            return st
+        if time.monotonic() > deadline:
+            raise AssertionError(f"server not ready in {READY_TIMEOUT} s: {st}")
+        await asyncio.sleep(0.1)
+
+
+async def open_doc(client: LanguageClient, path: Path, text: str | None = None) -> str:
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri,
+                language_id="markdown",
+                version=1,
+                text=path.read_text(encoding="utf-8") if text is None else text,
+            )
+        )
+    )
+    return uri

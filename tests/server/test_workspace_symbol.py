@@ -1,0 +1,61 @@
+"""workspace/symbol: the hybrid + graph pipeline over the real server, results as cards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from tests.server.conftest import CLIENTS, SERVER, options, start_session, wait_ready
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
+async def client(
+    request: pytest.FixtureRequest,
+    lsp_client: LanguageClient,
+    shared_vault: Path,
+    server_cache: Path,
+):
+    await start_session(
+        lsp_client,
+        request.param,
+        shared_vault,
+        options(server_cache, shared_vault.parent / "index"),
+    )
+    await wait_ready(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def symbols(client: LanguageClient, query: str) -> list[types.SymbolInformation]:
+    result = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query))
+    assert isinstance(result, list)
+    return result  # type: ignore[return-value]
+
+
+async def test_known_query_puts_the_card_first(client: LanguageClient, shared_vault: Path) -> None:
+    got = await symbols(client, "fusing ranked lists from BM25 and embeddings")
+    assert got, "no results"
+    first = got[0]
+    assert first.name == "Reciprocal rank fusion"
+    assert first.container_name == "retrieval"
+    assert first.location.uri == (shared_vault / "retrieval" / "Reciprocal rank fusion.md").as_uri()
+    rng = first.location.range
+    assert rng.start.character == 0 and rng.end.line > rng.start.line
+
+
+async def test_about_beats_mentions(client: LanguageClient) -> None:
+    # hubs list the title; the card about it must come first
+    got = await symbols(client, "maps of content")
+    assert got[0].name == "Maps of Content"
+
+
+async def test_empty_query_returns_most_linked_cards(client: LanguageClient) -> None:
+    got = await symbols(client, "")
+    assert 0 < len(got) <= 20
+    assert all(s.location.uri.endswith(".md") for s in got)

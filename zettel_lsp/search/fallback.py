@@ -1,0 +1,73 @@
+"""Search without an index: titles plus a plain scan of the cards' text.
+
+Used when the index cannot be opened (another zettel-lsp holds its lock, or it failed to open):
+the server still answers, from the parsed cards it holds for the graph. Ranking is deliberately
+simple (RRF of the title leg and a term-count scan); results say which leg found them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+
+from zettel_lsp.notes.model import Card
+from zettel_lsp.search.fusion import CardResult, LegHit, fuse
+from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.titles import TitleIndex
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def scan_search(
+    cards: Iterable[Card], titles: TitleIndex, text: str, limit: int = 10
+) -> list[CardResult]:
+    query = parse_query(text)
+    if query.empty or limit <= 0:
+        return []
+    by_path = {c.path: c for c in cards}
+    legs: dict[str, list[LegHit]] = {}
+    matches = titles.search(query, limit * 3)
+    legs["title"] = [
+        LegHit(m.path, _chunk(by_path[m.path], [])) for m in matches if m.path in by_path
+    ]
+    terms = [t for t in query.terms if t] or [w.lower() for w in _WORD.findall(query.text)]
+    scored: list[tuple[float, str]] = []
+    for card in by_path.values():
+        low = card.text.lower()
+        counts = [low.count(t) for t in terms]
+        if not all(counts):
+            continue
+        length = max(1, len(low) // 6)
+        score = sum(math.log1p(c) for c in counts) / math.log(length + 10)
+        scored.append((score, card.path))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    legs["scan"] = [LegHit(p, _chunk(by_path[p], terms)) for _, p in scored[: limit * 3]]
+    return fuse(legs)[:limit]
+
+
+def _chunk(card: Card, terms: list[str]) -> dict[str, object]:
+    """The paragraph holding the first term (or the card's start), as a search-result chunk."""
+    lines = card.text.split("\n")
+    hit_line = card.body_start_line
+    low_terms = [t.lower() for t in terms]
+    if low_terms:
+        for i, line in enumerate(lines):
+            if i >= card.body_start_line and any(t in line.lower() for t in low_terms):
+                hit_line = i
+                break
+    start = hit_line
+    while start > card.body_start_line and lines[start - 1].strip():
+        start -= 1
+    end = hit_line
+    while end + 1 < len(lines) and lines[end + 1].strip():
+        end += 1
+    return {
+        "path": card.path,
+        "title": card.title,
+        "chunk": 0,
+        "heading": "",
+        "line_start": start,
+        "line_end": end,
+        "text": "\n".join(lines[start : end + 1]),
+    }

@@ -1,0 +1,405 @@
+"""One vault inside the server: background start-up, live updates, and answers from what is ready.
+
+Start-up runs in a thread of its own, in steps that each make more of the answers possible:
+
+1. **open** the index folder: from here the previous session's index answers searches (lexical
+   legs at once; dense once the model has loaded in a side thread);
+2. **sync** the folder into the index (new, changed, deleted cards; lexical phase);
+3. **graph**: parse every card into the link graph (titles leg, graph rerank, hover, links);
+4. **watch** the folder, and **embed** what the sync queued (dense phase).
+
+Every request is answered at once from the current step; :attr:`complete` says whether the
+answer is final. If another zettel-lsp holds the index (its lock), the vault runs **read-only**:
+graph features work, search uses titles and a plain text scan, and the user is told why.
+
+Thread safety: the graph and engine are swapped or mutated only under :attr:`lock`; requests
+read them under the same lock (searches take milliseconds).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Protocol
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.embedder import EmbedderError
+from zettel_lsp.index.store_api import IndexLockedError, StoreError
+from zettel_lsp.index.sync import Progress, SyncReport
+from zettel_lsp.index.watch import VaultWatcher
+from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.search.engine import SearchEngine, SearchOptions, title_index
+from zettel_lsp.search.fallback import scan_search
+from zettel_lsp.search.fusion import CardResult
+from zettel_lsp.search.titles import TitleIndex
+from zettel_lsp.server.settings import ServerSettings
+from zettel_lsp.vault import Vault
+
+log = logging.getLogger(__name__)
+
+REPORT_EVERY_SECONDS = 0.25
+
+
+class Phase(StrEnum):
+    STARTING = "starting"  # nothing to answer from yet
+    SYNCING = "syncing"  # index open (previous content), reconciling the folder
+    GRAPH = "graph"  # index current, parsing the link graph
+    EMBEDDING = "embedding"  # everything but some vectors
+    READY = "ready"
+    READ_ONLY = "read-only"  # index locked by another server: graph + text scan
+    FAILED = "failed"  # the index could not be opened at all: graph + text scan
+    CLOSED = "closed"
+
+
+class Operation(Protocol):
+    """One long operation shown to the user (LSP work-done progress)."""
+
+    def report(self, message: str, percentage: int | None = None) -> None: ...
+    def end(self, message: str) -> None: ...
+
+
+OperationFactory = Callable[[str, str], Operation]  # (title, first message) -> begun operation
+Notify = Callable[[str, str], None]  # (level "info"|"warning"|"error", message)
+
+
+class _NoOperation:
+    def report(self, message: str, percentage: int | None = None) -> None:
+        pass
+
+    def end(self, message: str) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class SearchAnswer:
+    results: list[CardResult]
+    complete: bool  # False while start-up is still improving the answers
+    note: str  # what is missing, for the user ("" when complete)
+
+
+class VaultService:
+    def __init__(
+        self,
+        root: Path,
+        settings: ServerSettings,
+        *,
+        operation: OperationFactory | None = None,
+        notify: Notify | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self._operation = operation or (lambda title, msg: _NoOperation())
+        self._notify = notify or (lambda level, msg: None)
+        self.lock = threading.RLock()
+        self.phase = Phase.STARTING
+        self.vault: Vault | None = None
+        self.graph = LinkGraph()  # the current graph (also in read-only mode)
+        self.titles = TitleIndex(())  # for read-only search
+        self.problems: list[str] = []
+        self.reason = ""  # why read-only / failed
+        self.dense_progress: tuple[int, int] = (0, 0)
+        self.graph_ready = threading.Event()
+        self.done = threading.Event()  # start-up finished (ready, read-only or failed)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._watcher: VaultWatcher | None = None
+        self._op: Operation | None = None
+        self._last_report = 0.0
+        self._embedder_ready = False
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._run, name=f"zettel-start-{self.root.name}", daemon=True
+        )
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop watching and embedding, flush and close the index. Safe to call twice."""
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.stop()
+        with self.lock:
+            vault, self.vault = self.vault, None
+            self.phase = Phase.CLOSED
+        if vault is not None:
+            vault.close()  # waits for a running index batch; a later one sees the store closed
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
+        self._end_op("closed")
+
+    def reindex(self) -> None:
+        """A full reconcile now (in the background); re-open the index if it was locked."""
+        if self.phase in (Phase.READ_ONLY, Phase.FAILED):
+            self.phase = Phase.STARTING
+            self.done.clear()
+            self._stop.clear()
+            self.start()
+            return
+        threading.Thread(target=self._reconcile, name="zettel-reindex", daemon=True).start()
+
+    # ------------------------------------------------------------------ answers
+
+    @property
+    def complete(self) -> bool:
+        return self.phase == Phase.READY
+
+    def status_note(self) -> str:
+        if self.phase == Phase.READY:
+            return ""
+        if self.phase in (Phase.STARTING, Phase.SYNCING):
+            return "indexing: results come from the previous index, without the link graph"
+        if self.phase == Phase.GRAPH:
+            return "building the link graph: results are not graph-reranked yet"
+        if self.phase == Phase.EMBEDDING:
+            done, total = self.dense_progress
+            return f"embedding ({done}/{total} chunks): meaning-based results are partial"
+        return f"{self.phase.value}: {self.reason}"
+
+    def search(self, text: str, options: SearchOptions) -> SearchAnswer:
+        with self.lock:
+            vault = self.vault
+            if vault is None:
+                if not self.graph_ready.is_set():
+                    return SearchAnswer([], False, self.status_note() or "starting")
+                results = scan_search(self.graph.cards.values(), self.titles, text, options.limit)
+                return SearchAnswer(results, False, self.status_note())
+            vault.engine.dense_available = self._dense_usable(vault)
+            results = vault.engine.search(text, options)
+            return SearchAnswer(results, self.complete, self.status_note())
+
+    @property
+    def engine(self) -> SearchEngine | None:
+        return self.vault.engine if self.vault is not None else None
+
+    def _dense_usable(self, vault: Vault) -> bool:
+        return self._embedder_ready and vault.indexer.state.dense_done > 0
+
+    def status(self) -> dict[str, Any]:
+        vault = self.vault
+        out: dict[str, Any] = {
+            "root": str(self.root),
+            "phase": self.phase.value,
+            "complete": self.complete,
+            "note": self.status_note(),
+            "cards_in_graph": len(self.graph.cards),
+            "problems": self.problems[:50],
+        }
+        if vault is not None:
+            state = vault.indexer.state
+            out.update(
+                {
+                    "cards": len(state.files),
+                    "chunks": sum(f.chunks for f in state.files.values()),
+                    "cards_embedded": state.dense_done,
+                    "chunks_waiting_for_vectors": vault.indexer.dense_pending,
+                    "model": vault.indexer.embedder.model_id,
+                    "index_dir": str(vault.indexer.index_dir),
+                    "backend": vault.settings.backend,
+                    "skipped": dict(list(state.skipped.items())[:50]),
+                }
+            )
+        return out
+
+    # ------------------------------------------------------------------ start-up
+
+    def _run(self) -> None:
+        self._op = self._operation(f"Indexing {self.root.name}", "opening the index")
+        try:
+            self._start_up()
+        except Exception as exc:
+            if self._stop.is_set():
+                return  # closed while starting: the store went away under us
+            log.exception("start-up of %s failed", self.root)
+            self._fail(Phase.FAILED, f"the index could not be built: {exc}")
+        finally:
+            self.done.set()
+
+    def _start_up(self) -> None:
+        s = self.settings
+        try:
+            vault = Vault(
+                self.root,
+                s.index_path,
+                s.index_settings(),
+                cache_dir=s.cache_path,
+                progress=self._on_progress,
+            )
+        except IndexLockedError as exc:
+            self._fail(Phase.READ_ONLY, str(exc))
+            return
+        except (StoreError, EmbedderError, OSError) as exc:
+            self._fail(Phase.FAILED, str(exc))
+            return
+        if self._stop.is_set():
+            vault.close()
+            return
+        with self.lock:
+            self.vault = vault
+            self.phase = Phase.SYNCING
+        threading.Thread(target=self._warm_embedder, args=(vault,), daemon=True).start()
+        report = vault.indexer.sync()
+        self._report(
+            f"{report.cards} cards ({report.indexed} indexed, {report.deleted} removed); "
+            "building the link graph"
+        )
+        if self._stop.is_set():
+            return
+        with self.lock:
+            self.phase = Phase.GRAPH
+        graph, engine, problems = vault.load_graph()
+        with self.lock:
+            vault.graph, vault.engine = graph, engine
+            self.graph = graph
+            self.problems = problems
+        self.graph_ready.set()
+        if self._stop.is_set():
+            return
+        if s.watch:
+            self._watcher = VaultWatcher(
+                vault.indexer, debounce_ms=s.debounce_ms, on_sync=self._apply
+            )
+            self._watcher.on_embedded = self._embedded
+            self._watcher.start()
+            self._watcher.ready.wait(5)
+            # what changed while the graph was parsed (the watcher was not looking yet)
+            self._apply(vault.indexer.sync(keep_cards=True))
+        self._embedding_phase(vault)
+
+    def _embedding_phase(self, vault: Vault) -> None:
+        pending = vault.indexer.dense_pending
+        with self.lock:
+            self.phase = Phase.EMBEDDING if pending else Phase.READY
+            self.dense_progress = (0, pending)
+        if not pending:
+            self._end_op(self._ready_message(vault))
+            log.info("%s", self._ready_message(vault))
+            return
+        self._report(f"embedding {pending} chunks (lexical search works already)", 0)
+        if self._watcher is not None:
+            self._watcher.wake_embedder()  # its thread embeds; _embedded() ends the operation
+        else:
+            vault.indexer.embed_pending(should_stop=self._stop.is_set)
+            self._embedded(0)
+
+    def _embedded(self, count: int) -> None:
+        """The embedder ran dry (called from the watcher's embed thread)."""
+        vault = self.vault
+        if vault is None or vault.indexer.dense_pending:
+            return
+        with self.lock:
+            was_embedding = self.phase == Phase.EMBEDDING
+            if self.phase in (Phase.EMBEDDING, Phase.GRAPH) and self.graph_ready.is_set():
+                self.phase = Phase.READY
+        if was_embedding:
+            self._end_op(self._ready_message(vault))
+            log.info("%s", self._ready_message(vault))
+
+    def _ready_message(self, vault: Vault) -> str:
+        state = vault.indexer.state
+        chunks = sum(f.chunks for f in state.files.values())
+        return f"{self.root.name}: {len(state.files)} cards, {chunks} chunks ready"
+
+    def _warm_embedder(self, vault: Vault) -> None:
+        try:
+            vault.indexer.embedder.embed_query("warm up")
+            self._embedder_ready = True
+        except Exception as exc:  # noqa: BLE001 - lexical search still works
+            log.warning("the embedding model did not load (%s); search stays lexical", exc)
+
+    def _fail(self, phase: Phase, reason: str) -> None:
+        """No index: keep answering from the graph and a text scan, and tell the user."""
+        with self.lock:
+            self.phase = phase
+            self.reason = reason
+        if phase == Phase.READ_ONLY:
+            message = (
+                f"zettel-lsp: {reason}. This window answers read-only: links, backlinks, hover "
+                "and search by titles and plain text. Run 'zettel.reindex' once the other "
+                "window is closed."
+            )
+        else:
+            message = f"zettel-lsp: {reason}. Search falls back to titles and plain text."
+        self._notify("warning" if phase == Phase.READ_ONLY else "error", message)
+        self._report("reading the notes for links and titles")
+        s = self.settings
+        cards, problems = load_vault(self.root, s.ignore, s.max_file_bytes)
+        graph = LinkGraph.build(cards)
+        titles = title_index(graph)
+        with self.lock:
+            self.graph, self.titles, self.problems = graph, titles, problems
+        self.graph_ready.set()
+        self._end_op(f"{self.root.name}: {len(graph.cards)} cards ({phase.value})")
+
+    # ------------------------------------------------------------------ updates
+
+    def _apply(self, report: SyncReport) -> None:
+        """An index update (from the watcher or a reindex): bring the graph in step."""
+        if not (report.cards_changed or report.paths_removed):
+            return
+        with self.lock:
+            vault = self.vault
+            if vault is None:
+                return
+            for path in report.paths_removed:
+                vault.graph.remove(path)
+            for card in report.cards_changed:
+                vault.graph.upsert(card)
+        with self.lock:
+            titles = title_index(vault.graph)
+        with self.lock:
+            vault.engine.titles = titles
+        if self._watcher is not None:
+            self._watcher.wake_embedder()
+
+    def _reconcile(self) -> None:
+        vault = self.vault
+        if vault is None:
+            return
+        if self._op is None:  # else start-up is still running: report under its progress
+            self._op = self._operation(f"Re-indexing {self.root.name}", "scanning the folder")
+        try:
+            report = vault.indexer.sync(keep_cards=True)
+            self._apply(report)
+            log.info(
+                "reindex of %s: %d indexed, %d removed, %d unchanged",
+                self.root.name,
+                report.indexed,
+                report.deleted,
+                report.unchanged,
+            )
+            self._embedding_phase(vault)
+        except Exception:
+            if not self._stop.is_set():
+                log.exception("reindex of %s failed", self.root)
+            self._end_op("reindex failed (see the log)")
+
+    # ------------------------------------------------------------------ progress
+
+    def _on_progress(self, p: Progress) -> None:
+        if p.phase == "dense":
+            self.dense_progress = (p.done, p.total)
+        now = time.monotonic()
+        final = p.total and p.done >= p.total
+        if not final and now - self._last_report < REPORT_EVERY_SECONDS:
+            return
+        self._last_report = now
+        pct = int(100 * p.done / p.total) if p.total else None
+        label = {"scan": "scanned", "lexical": "indexed", "dense": "embedded"}.get(p.phase, p.phase)
+        self._report(f"{label} {p.done}/{p.total}" + (f" ({p.detail})" if p.detail else ""), pct)
+
+    def _report(self, message: str, percentage: int | None = None) -> None:
+        op = self._op
+        if op is not None:
+            op.report(message, percentage)
+
+    def _end_op(self, message: str) -> None:
+        op, self._op = self._op, None
+        if op is not None:
+            op.end(message)
