@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+bash scripts/setup-neovim.sh  # for tests/server/test_neovim.py; skipped if it can't
 echo "== ruff" >&2
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

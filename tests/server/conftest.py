@@ -97,3 +97,39 @@ async def open_doc(client: LanguageClient, path: Path, text: str | None = None) 
         )
     )
     return uri
+
+
+def encoding_of(result: types.InitializeResult) -> str:
+    enc = result.capabilities.position_encoding
+    return str(enc.value if hasattr(enc, "value") else enc or "utf-16")
+
+
+def client_column(line: str, codepoints: int, encoding: str) -> int:
+    """A code-point column in the negotiated position encoding."""
+    prefix = line[:codepoints]
+    if encoding == "utf-8":
+        return len(prefix.encode("utf-8"))
+    if encoding == "utf-32":
+        return len(prefix)
+    return len(prefix.encode("utf-16-le")) // 2
+
+
+def find(path: Path, needle: str, encoding: str, nth: int = 0) -> types.Position:
+    """The position of the ``nth`` occurrence of ``needle`` in a file, in client units."""
+    seen = 0
+    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n")):
+        at = line.find(needle)
+        while at >= 0:
+            if seen == nth:
+                return types.Position(line=i, character=client_column(line, at, encoding))
+            seen += 1
+            at = line.find(needle, at + 1)
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def slice_range(path: Path, rng: types.Range, encoding: str) -> str:
+    """The text a one-line range covers, given in client units."""
+    assert rng.start.line == rng.end.line
+    line = path.read_text(encoding="utf-8").split("\n")[rng.start.line]
+    cols = [client_column(line, i, encoding) for i in range(len(line) + 1)]
+    return line[cols.index(rng.start.character) : cols.index(rng.end.character)]

@@ -263,8 +263,10 @@ def create_server() -> ZettelLanguageServer:
         threading.Thread(target=change, name="zettel-folders", daemon=True).start()
 
     @server.feature(types.SHUTDOWN)
-    def on_shutdown(ls: ZettelLanguageServer, *args: Any) -> None:
-        ls.stop_vaults()  # flushes and closes every shard before the client's exit
+    async def on_shutdown(ls: ZettelLanguageServer, *args: Any) -> None:
+        # Flush and close every shard before answering. Off the event loop: a vault still
+        # starting may be waiting for the client's answer to a progress request.
+        await asyncio.get_running_loop().run_in_executor(None, ls.stop_vaults)
         ls.requests.shutdown(wait=False, cancel_futures=True)
 
     @server.feature(types.WORKSPACE_SYMBOL)

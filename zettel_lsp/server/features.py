@@ -281,7 +281,9 @@ def hover(
         lines.append(_related_line(doc.service, r.path, r.title, r.chunk, rel))
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(lines)),
-        range=lines_range(start, end - 1) if end > start else None,
+        range=Codec(codec, doc.lines).range(
+            Position(start, 0), Position(end, len(doc.index.line_text(end)))
+        ),
     )
 
 

@@ -111,6 +111,7 @@ class VaultService:
         self._op: Operation | None = None
         self._last_report = 0.0
         self._embedder_ready = False
+        self._warm: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -243,7 +244,8 @@ class VaultService:
         with self.lock:
             self.vault = vault
             self.phase = Phase.SYNCING
-        threading.Thread(target=self._warm_embedder, args=(vault,), daemon=True).start()
+        self._warm = threading.Thread(target=self._warm_embedder, args=(vault,), daemon=True)
+        self._warm.start()
         report = vault.indexer.sync()
         self._report(
             f"{report.cards} cards ({report.indexed} indexed, {report.deleted} removed); "
@@ -273,6 +275,9 @@ class VaultService:
         self._embedding_phase(vault)
 
     def _embedding_phase(self, vault: Vault) -> None:
+        if self._warm is not None:
+            self._report("loading the embedding model")
+            self._warm.join()  # "ready" means the dense leg answers too
         pending = vault.indexer.dense_pending
         with self.lock:
             self.phase = Phase.EMBEDDING if pending else Phase.READY
@@ -316,7 +321,7 @@ class VaultService:
     def _fail(self, phase: Phase, reason: str) -> None:
         """No index: keep answering from the graph and a text scan, and tell the user."""
         with self.lock:
-            self.phase = phase
+            self.phase = Phase.GRAPH  # the final phase once the cards are read
             self.reason = reason
         if phase == Phase.READ_ONLY:
             message = (
@@ -334,6 +339,7 @@ class VaultService:
         titles = title_index(graph)
         with self.lock:
             self.graph, self.titles, self.problems = graph, titles, problems
+            self.phase = phase
         self.graph_ready.set()
         self._end_op(f"{self.root.name}: {len(graph.cards)} cards ({phase.value})")
 
