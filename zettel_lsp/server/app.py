@@ -250,9 +250,7 @@ def create_server() -> ZettelLanguageServer:
             threading.Thread(target=reopen, name="zettel-reopen", daemon=True).start()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    def on_folders(
-        ls: ZettelLanguageServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
+    def on_folders(ls: ZettelLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         removed = [Path(p).resolve() for f in params.event.removed if (p := to_fs_path(f.uri))]
         added = [Path(p).resolve() for f in params.event.added if (p := to_fs_path(f.uri))]
 
