@@ -1,0 +1,81 @@
+"""Pure parts of the server: settings parsing and where "Add related links" inserts."""
+
+from __future__ import annotations
+
+import pytest
+
+from zettel_lsp.server.features import insert_related
+from zettel_lsp.server.settings import ServerSettings, parse_settings
+
+
+def apply(text: str, heading: str, names: list[str]) -> str:
+    at, new = insert_related(text, heading, names)
+    return text[:at] + new + text[at:]
+
+
+def test_new_section_at_the_end() -> None:
+    assert apply("# A\n\nBody.\n", "## Related", ["B", "C"]) == (
+        "# A\n\nBody.\n\n## Related\n\n- [[B]]\n- [[C]]\n"
+    )
+    assert apply("# A\n\nBody.", "## Related", ["B"]) == "# A\n\nBody.\n\n## Related\n\n- [[B]]\n"
+    assert apply("# A\n\n", "## Related", ["B"]) == "# A\n\n## Related\n\n- [[B]]\n"
+    assert apply("", "## See also", ["B"]) == "## See also\n\n- [[B]]\n"
+
+
+def test_appends_to_an_existing_section_before_the_next_heading() -> None:
+    text = "# A\n\n## Related\n\n- [[X]]\n\n## Sources\n\nbook\n"
+    assert apply(text, "## Related", ["B"]) == (
+        "# A\n\n## Related\n\n- [[X]]\n- [[B]]\n\n## Sources\n\nbook\n"
+    )
+
+
+def test_empty_existing_section_and_heading_match_ignores_case() -> None:
+    text = "# A\n\n## related\n\n## Next\n"
+    assert apply(text, "## Related", ["B"]) == "# A\n\n## related\n\n- [[B]]\n\n## Next\n"
+
+
+def test_a_heading_inside_code_is_not_the_section() -> None:
+    text = "# A\n\n```md\n## Related\n```\n"
+    assert apply(text, "## Related", ["B"]).endswith("```\n\n## Related\n\n- [[B]]\n")
+
+
+def test_deeper_headings_stay_inside_the_section() -> None:
+    text = "## Related\n\n- [[X]]\n\n### More\n\n- [[Y]]\n"
+    assert apply(text, "## Related", ["B"]) == text + "- [[B]]\n"
+
+
+def test_settings_defaults_and_camel_case() -> None:
+    s, problems = parse_settings(
+        {"zettel": {"symbolLimit": 7, "legs": "bm25,title", "graph": False, "ignore": ["x/**"]}}
+    )
+    assert problems == []
+    assert (s.symbol_limit, s.legs, s.graph, s.ignore) == (7, ("bm25", "title"), False, ("x/**",))
+    assert parse_settings(None) == (ServerSettings(), [])
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        ({"symbolLimit": "ten"}, "symbolLimit"),
+        ({"symbolLimit": 0}, "symbolLimit"),
+        ({"watch": "yes"}, "watch"),
+        ({"legs": ["dense", "magic"]}, "legs"),
+        ({"relatedHeading": "Related"}, "relatedHeading"),
+        ({"ignore": "*.tmp"}, "ignore"),
+        ({"nonsense": 1}, "nonsense"),
+    ],
+)
+def test_bad_values_fall_back_to_defaults_with_a_message(
+    raw: dict[str, object], field: str
+) -> None:
+    s, problems = parse_settings(raw, ServerSettings(symbol_limit=3))
+    assert len(problems) == 1 and field in problems[0]
+    if field == "symbolLimit":
+        assert s.symbol_limit == ServerSettings().symbol_limit
+    assert s.legs == ServerSettings().legs
+
+
+def test_index_key_changes_only_with_index_settings() -> None:
+    base = ServerSettings()
+    assert parse_settings({"symbolLimit": 5}, base)[0].index_key() == base.index_key()
+    assert parse_settings({"ignore": ["a"]}, base)[0].index_key() != base.index_key()
