@@ -24,6 +24,7 @@ from pygls.uris import to_fs_path
 from zettel_lsp import __version__
 from zettel_lsp.notes.scan import is_note_path
 from zettel_lsp.search.engine import SearchOptions
+from zettel_lsp.search.rerank import RerankParams
 from zettel_lsp.server import features
 from zettel_lsp.server.features import Doc
 from zettel_lsp.server.logging_bridge import LspLogHandler
@@ -149,7 +150,13 @@ class ZettelLanguageServer(LanguageServer):
             log.info("answering from what is ready in %s: %s", service.root.name, note)
 
     def search_options(self, limit: int) -> SearchOptions:
-        return SearchOptions(limit=limit, legs=self.settings.legs, graph=self.settings.graph)
+        s = self.settings
+        return SearchOptions(
+            limit=limit,
+            legs=s.legs,
+            graph=s.graph and s.graph_strength > 0,
+            rerank=RerankParams(strength=s.graph_strength),
+        )
 
     async def off_loop(self, fn: Callable[[], T], default: T) -> T:
         """Run ``fn`` in the request pool; any exception is logged and answered with ``default``."""

@@ -34,6 +34,7 @@ class ServerSettings:
     # answers (take effect at once)
     legs: tuple[str, ...] = ALL_LEGS
     graph: bool = True
+    graph_strength: float = 1.0  # the graph rerank's strength (0 = off, 1 = as evaluated)
     symbol_limit: int = 20
     hover_limit: int = 5
     related_limit: int = 5
@@ -82,6 +83,7 @@ _KEYS: dict[str, str] = {
     "debounceMs": "debounce_ms",
     "legs": "legs",
     "graph": "graph",
+    "graphStrength": "graph_strength",
     "symbolLimit": "symbol_limit",
     "hoverLimit": "hover_limit",
     "relatedLimit": "related_limit",
@@ -133,6 +135,10 @@ def _convert(name: str, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return True, value, ""
         return False, None, f"expected a positive integer, got {value!r}"
+    if name == "graph_strength":
+        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 5:
+            return True, float(value), ""
+        return False, None, f"expected a number from 0 to 5, got {value!r}"
     if name in ("watch", "graph"):
         if isinstance(value, bool):
             return True, value, ""
