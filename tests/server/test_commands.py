@@ -111,6 +111,7 @@ async def test_suggest_links_lists_mentions_and_unlinked_related(
     linked = {"baking/Stretch and fold.md"}  # Gluten links it ([[Stretch and fold|folding]])
     assert got["related"] and not {r["path"] for r in got["related"]} & (linked | {got["card"]})
     assert all(r["reason"] for r in got["related"])
+    assert all(r["link"].startswith("[[") and r["link"].endswith("]]") for r in got["related"])
 
 
 async def test_status_describes_the_vault(client: LanguageClient, shared_vault: Path) -> None:

@@ -51,6 +51,9 @@ def test_settings_defaults_and_camel_case() -> None:
     assert problems == []
     assert (s.symbol_limit, s.legs, s.graph, s.ignore) == (7, ("bm25", "title"), False, ("x/**",))
     assert parse_settings(None) == (ServerSettings(), [])
+    # Lua clients send an empty table as a JSON array
+    assert parse_settings([]) == (ServerSettings(), [])
+    assert parse_settings({"zettel": []}) == (ServerSettings(), [])
 
 
 @pytest.mark.parametrize(

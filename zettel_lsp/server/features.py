@@ -550,6 +550,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
         mentions = mention_suggestions(doc.service.graph, doc.card)
         engine = doc.service.engine
         related = related_suggestions(engine, doc.card, limit) if engine is not None else []
+        links = {r.path: f"[[{link_name(doc.service.graph, r.path, doc.rel)}]]" for r in related}
     return {
         "uri": doc.uri,
         "card": doc.rel,
@@ -568,6 +569,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
                 "path": r.path,
                 "uri": card_uri(doc.service.root, r.path),
                 "title": r.title,
+                "link": links[r.path],
                 "score": r.score,
                 "reason": r.reason,
                 "line_start": r.line_start,

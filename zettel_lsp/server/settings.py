@@ -98,14 +98,16 @@ def parse_settings(
 ) -> tuple[ServerSettings, list[str]]:
     """Settings from an editor's JSON, plus one message per rejected key."""
     settings = base or ServerSettings()
-    if raw is None:
+    if raw is None or raw == []:  # Lua clients encode an empty table as []
         return settings, []
     if not isinstance(raw, dict):
         return settings, [f"settings must be an object, got {type(raw).__name__}"]
-    if isinstance(raw.get("zettel"), dict):
-        raw = raw["zettel"]
-    elif isinstance(raw.get("zettel-lsp"), dict):
-        raw = raw["zettel-lsp"]
+    for section in ("zettel", "zettel-lsp"):
+        if section in raw and isinstance(raw[section], dict | list):
+            raw = raw[section] or {}
+            break
+    if raw == []:
+        return settings, []
     assert isinstance(raw, dict)
     problems: list[str] = []
     changes: dict[str, Any] = {}
