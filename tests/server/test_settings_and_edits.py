@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zettel_lsp.server.features import insert_related
+from zettel_lsp.server.features import insert_related, words_around
 from zettel_lsp.server.settings import ServerSettings, parse_settings
 
 
@@ -82,3 +82,12 @@ def test_index_key_changes_only_with_index_settings() -> None:
     base = ServerSettings()
     assert parse_settings({"symbolLimit": 5}, base)[0].index_key() == base.index_key()
     assert parse_settings({"ignore": ["a"]}, base)[0].index_key() != base.index_key()
+
+
+def test_words_around_the_cursor() -> None:
+    text = " ".join(f"w{i}" for i in range(100))
+    assert words_around("short text", 3) == "short text"
+    assert words_around(text, 0, 10) == " ".join(f"w{i}" for i in range(10))
+    middle = text.index("w50")
+    assert words_around(text, middle, 10) == " ".join(f"w{i}" for i in range(45, 55))
+    assert words_around(text, len(text), 10) == " ".join(f"w{i}" for i in range(90, 100))

@@ -108,7 +108,8 @@ def point_id(path: str, index: int) -> int:
     return int.from_bytes(digest, "big")
 
 
-def _text_hash(text: str) -> str:
+def text_hash(text: str) -> str:
+    """The hash stored with each chunk (``embed_hash``/``body_hash``) to recognise its text."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
@@ -509,7 +510,7 @@ class Indexer:
                 stored[str(payload[key])] = list(vec)
         out: dict[int, list[float]] = {}
         for chunk in chunks:
-            h = _text_hash(chunk.text if by_body else chunk.embed_text)
+            h = text_hash(chunk.text if by_body else chunk.embed_text)
             if h in stored:
                 out[chunk.index] = stored[h]
         return out
@@ -622,6 +623,6 @@ def _payload(card: Card, chunk: Chunk) -> dict[str, object]:
         "line_start": chunk.line_start,
         "line_end": chunk.line_end,
         "text": chunk.text,
-        "embed_hash": _text_hash(chunk.embed_text),
-        "body_hash": _text_hash(chunk.text),
+        "embed_hash": text_hash(chunk.embed_text),
+        "body_hash": text_hash(chunk.text),
     }

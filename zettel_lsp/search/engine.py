@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedder import Embedder
 from zettel_lsp.index.store_api import Hit, VectorStore
-from zettel_lsp.index.sync import point_id
+from zettel_lsp.index.sync import point_id, text_hash
 from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
+QUERY_CACHE_SIZE = 256
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 2.0, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
 
 
@@ -45,6 +46,7 @@ class SearchEngine:
         self.graph = graph
         self.titles = title_index(graph)
         self.dense_available = True  # the owner clears it while no vector exists
+        self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
 
     def refresh_titles(self) -> None:
         """After the graph changed: titles and aliases may have too."""
@@ -80,8 +82,7 @@ class SearchEngine:
         for leg in opts.legs:
             if leg == "dense":
                 if self.dense_available:
-                    vec = self.embedder.embed_query(query.text)
-                    legs[leg] = _hits(self.store.dense_search(vec.tolist(), n))
+                    legs[leg] = _hits(self.store.dense_search(self.query_vector(query.text), n))
             elif leg == "bm25":
                 legs[leg] = _hits(self.store.bm25_search(query.text, n))
             elif leg == "keyword":
@@ -100,6 +101,27 @@ class SearchEngine:
         seen = {h.id for h in hits}
         hits.extend(h for h in self.store.keyword_search(query.keyword_text, n) if h.id not in seen)
         return _hits(hits[:n])
+
+    def query_vector(self, text: str) -> list[float]:
+        """The query's embedding; the last few are cached (editors re-send a query as the user
+        types, and hovers repeat)."""
+        vec = self._query_cache.pop(text, None)
+        if vec is None:
+            vec = self.embedder.embed_query(text).tolist()
+        self._query_cache[text] = vec
+        while len(self._query_cache) > QUERY_CACHE_SIZE:
+            self._query_cache.pop(next(iter(self._query_cache)))
+        return vec
+
+    def stored_vectors(self, path: str, texts: Sequence[str]) -> list[list[float] | None]:
+        """The index's vectors for chunk texts of card ``path`` (matched by the hash of the
+        embedded text), so an unchanged card is never embedded again; None where none fits."""
+        ids = [point_id(path, i) for i in range(len(texts) + 8)]
+        by_hash: dict[str, list[float]] = {}
+        for _, payload, vec in self.store.retrieve(ids, with_dense=True):
+            if vec is not None and payload.get("embed_hash"):
+                by_hash[str(payload["embed_hash"])] = list(vec)
+        return [by_hash.get(text_hash(t)) for t in texts]
 
     def first_chunk(self, path: str) -> dict[str, object] | None:
         return self.first_chunks([path]).get(path)

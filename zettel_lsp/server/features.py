@@ -24,7 +24,7 @@ from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.fusion import CardResult
-from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.query import MAX_QUERY_WORDS, parse_query
 from zettel_lsp.search.results import excerpt, result_dict
 from zettel_lsp.search.suggest import (
     MentionSuggestion,
@@ -271,7 +271,8 @@ def hover(
     start, end, text = para
     if not parse_query(text).words:
         return None
-    results = _related_to_text(doc, text, limit, options)
+    cursor = offset - doc.index.line_start(start)
+    results = _related_to_text(doc, words_around(text, cursor), limit, options)
     if not results:
         return None
     linked = linked_targets(doc.service.graph, doc.card)
@@ -285,6 +286,20 @@ def hover(
             Position(start, 0), Position(end, len(doc.index.line_text(end)))
         ),
     )
+
+
+_WORDS = re.compile(r"\S+")
+
+
+def words_around(text: str, at: int, n: int = MAX_QUERY_WORDS) -> str:
+    """At most ``n`` words of ``text`` centred on offset ``at``: a long paragraph is asked
+    about where the cursor is (a query is capped at ``n`` words anyway)."""
+    words = list(_WORDS.finditer(text))
+    if len(words) <= n:
+        return text
+    here = next((i for i, w in enumerate(words) if w.end() >= at), len(words) - 1)
+    first = max(0, min(here - n // 2, len(words) - n))
+    return text[words[first].start() : words[first + n - 1].end()]
 
 
 def _related_to_text(doc: Doc, text: str, limit: int, options: SearchOptions) -> list[CardResult]:

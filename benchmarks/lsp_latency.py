@@ -1,0 +1,686 @@
+"""LSP latency: the real server over stdio, driven the way an editor drives it.
+
+    python benchmarks/lsp_latency.py VAULT [--json] [--client vscode|neovim] [--runs 3]
+        [--queries GOLDEN.json] [--hover-samples 200] [--action-samples 200] [--seed 0]
+        [--index-dir DIR] [--cache-dir DIR] [--server CMD]
+
+Starts ``python -m zettel_lsp`` as a subprocess, sends ``initialize`` with a real editor's client
+capabilities (pytest-lsp's VS Code or Neovim set) and VAULT as the one workspace folder, then
+``initialized``. From just after ``initialized`` (t0) it measures, concurrently:
+
+- first answer: ``workspace/symbol`` with the first golden query, re-sent as soon as the previous
+  answer arrives (20 ms apart), until one is non-empty; also the first answer of any kind;
+- index ready: ``zettel.status`` polled every 50 ms until every vault's phase is ``ready``.
+
+Once ready, every request is sent alone and timed from send to parsed response:
+
+- ``workspace/symbol`` for every golden query, ``--runs`` times;
+- ``textDocument/hover`` on random cards (opened with ``didOpen``): half inside a ``[[wikilink]]``,
+  half on a random word of a prose line;
+- ``textDocument/codeAction`` on random cards, with a range covering one random line (3 in 4) or
+  the whole document (1 in 4), and no diagnostics;
+- ``codeAction/resolve`` of the "Add related links" action whenever codeAction offers it unresolved
+  (the lazy path taken by clients that can resolve edits).
+
+Positions are in the encoding the server chose (UTF-16 unless the client offers UTF-8/32).
+Prints n, median, p95 (nearest rank) and max per method in milliseconds, with the targets of the
+issue (zettelkasten-13k, warm index, 2 cores): workspace/symbol p95 <= 30 ms, hover and codeAction
+p95 <= 50 ms, first answer within 1 s of ``initialized``. Ends with ``shutdown`` + ``exit`` so the
+index lock is released. The vault is never modified.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import platform
+import random
+import re
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+from zettel_lsp.notes.scan import iter_note_paths
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_QUERIES = ROOT.parent / "shared" / "eval" / "obsidian-help.golden.json"
+CLIENTS = {"vscode": "visual_studio_code", "neovim": "neovim"}
+
+SYMBOL = "workspace/symbol"
+HOVER = "textDocument/hover"
+HOVER_LINK = "hover on [[link]]"
+HOVER_PROSE = "hover on prose"
+ACTION = "textDocument/codeAction"
+ACTION_LINE = "codeAction one line"
+ACTION_DOC = "codeAction whole doc"
+RESOLVE = "codeAction/resolve"
+METHODS = (SYMBOL, HOVER, HOVER_LINK, HOVER_PROSE, ACTION, ACTION_LINE, ACTION_DOC, RESOLVE)
+INDEX_KEYS = (
+    "cards",
+    "cards_in_graph",
+    "chunks",
+    "cards_embedded",
+    "model",
+    "index_dir",
+    "backend",
+)
+TARGETS_MS = {SYMBOL: 30.0, HOVER: 50.0, ACTION: 50.0, "first_answer": 1000.0}
+
+REQUEST_TIMEOUT = 120.0
+READY_TIMEOUT = 1800.0
+FIRST_ANSWER_GAP = 0.02
+STATUS_POLL = 0.05
+
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------- statistics
+
+
+def nearest_rank(values: list[float], q: float) -> float:
+    """The smallest value with at least ``q`` of the values at or below it (p95: q=0.95)."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def summary(values: list[float]) -> dict[str, Any]:
+    if not values:
+        return {"n": 0}
+    return {
+        "n": len(values),
+        "median_ms": round(statistics.median(values), 2),
+        "p95_ms": round(nearest_rank(values, 0.95), 2),
+        "max_ms": round(max(values), 2),
+        "mean_ms": round(statistics.fmean(values), 2),
+    }
+
+
+def cpu_seconds(pid: int | str) -> float | None:
+    """CPU seconds used by process ``pid`` ("self" for this one), or the whole machine's busy
+    seconds for ``pid="all"`` (from /proc; None where that does not exist)."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        if pid == "all":
+            with open("/proc/stat", encoding="ascii") as f:
+                cpu = [int(x) for x in f.readline().split()[1:]]
+            return (sum(cpu[:3]) + sum(cpu[5:8])) / tick  # user nice system, irq softirq steal
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick  # utime stime
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class CpuWatch:
+    """Cores kept busy by the benchmark, the server and everything else over a stretch."""
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.who: dict[str, int | str] = {"all": "all", "benchmark": "self"}
+        if server_pid is not None:
+            self.who["server"] = server_pid
+        self._t0 = 0.0
+        self._start: dict[str, float | None] = {}
+
+    def start(self) -> None:
+        self._t0 = time.perf_counter()
+        self._start = {k: cpu_seconds(pid) for k, pid in self.who.items()}
+
+    def stop(self) -> dict[str, float] | None:
+        end = {k: cpu_seconds(pid) for k, pid in self.who.items()}
+        wall = time.perf_counter() - self._t0
+        used: dict[str, float] = {}
+        for k, v in end.items():
+            v0 = self._start.get(k)
+            if v is None or v0 is None or wall <= 0:
+                return None
+            used[k] = (v - v0) / wall
+        others = used.pop("all") - sum(used.values())
+        out = {"seconds": round(wall, 1)}
+        out |= {f"{k}_cores": round(v, 2) for k, v in used.items()}
+        out["other_processes_cores"] = round(max(0.0, others), 2)
+        return out
+
+
+# ---------------------------------------------------------------------- text and positions
+
+_LSP_LINES = re.compile(r"\r\n|\r|\n")
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_WIKILINK = re.compile(r"!?\[\[[^\[\]\n]+?\]\]")
+_ANY_LINK = re.compile(r"!?\[\[[^\[\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)|<[^>\n]+>|`[^`\n]*`")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_HEADING_OR_RULE = re.compile(r"^\s*(#{1,6}\s|---|\*\*\*|___|\||>|<!--|%%)")
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of ``text`` in the client's position units."""
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+@dataclass
+class Card:
+    rel: str
+    uri: str
+    text: str
+    lines: list[str]  # split as LSP does (\n, \r\n, \r)
+    body_lines: list[int]  # outside frontmatter and code fences
+    links: list[tuple[int, int, int]] = field(default_factory=list)  # (line, start, end) cp
+    prose: list[tuple[int, list[tuple[int, int]]]] = field(default_factory=list)  # line, words
+
+    @property
+    def usable(self) -> bool:
+        # pygls splits lines with str.splitlines(), which also breaks at these: skip such texts
+        return not any(ch in self.text for ch in _OTHER_BREAKS)
+
+
+def read_card(vault: Path, rel: str) -> Card | None:
+    path = vault / rel
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = _LSP_LINES.split(text)
+    body: list[int] = []
+    start = 0
+    if lines and lines[0].strip() == "---":
+        for i in range(1, len(lines)):
+            if lines[i].strip() in ("---", "..."):
+                start = i + 1
+                break
+    in_fence = False
+    for i in range(start, len(lines)):
+        if lines[i].lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            continue
+        if not in_fence:
+            body.append(i)
+    card = Card(rel, path.resolve().as_uri(), text, lines, body)
+    for i in body:
+        line = lines[i]
+        card.links += [(i, m.start(), m.end()) for m in _WIKILINK.finditer(line)]
+        if not line.strip() or _HEADING_OR_RULE.match(line):
+            continue
+        blocked = [(m.start(), m.end()) for m in _ANY_LINK.finditer(line)]
+        words = [
+            (m.start(), m.end())
+            for m in _WORD.finditer(line)
+            if not any(s <= m.start() < e for s, e in blocked)
+        ]
+        if len(words) >= 3:
+            card.prose.append((i, words))
+    return card
+
+
+def position(card: Card, line: int, column: int, encoding: str) -> types.Position:
+    return types.Position(line=line, character=units(card.lines[line][:column], encoding))
+
+
+def line_range(card: Card, line: int, encoding: str) -> types.Range:
+    return types.Range(
+        start=types.Position(line=line, character=0),
+        end=position(card, line, len(card.lines[line]), encoding),
+    )
+
+
+def document_range(card: Card, encoding: str) -> types.Range:
+    last = len(card.lines) - 1
+    return types.Range(
+        start=types.Position(line=0, character=0),
+        end=position(card, last, len(card.lines[last]), encoding),
+    )
+
+
+# ---------------------------------------------------------------------- the session
+
+
+@dataclass
+class Bench:
+    client: LanguageClient
+    vault: Path
+    encoding: str = types.PositionEncodingKind.Utf16
+    times: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in METHODS})
+    empty: dict[str, int] = field(default_factory=lambda: dict.fromkeys(METHODS, 0))
+    opened: set[str] = field(default_factory=set)
+
+    async def timed(self, method: str, request: Awaitable[T], *extra: str) -> T:
+        t0 = time.perf_counter()
+        result = await asyncio.wait_for(request, REQUEST_TIMEOUT)
+        ms = (time.perf_counter() - t0) * 1000
+        for name in (method, *extra):
+            self.times[name].append(ms)
+            if not result:
+                self.empty[name] += 1
+        return result
+
+    async def status(self) -> dict[str, Any]:
+        result = await asyncio.wait_for(
+            self.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command="zettel.status", arguments=[])
+            ),
+            REQUEST_TIMEOUT,
+        )
+        return result if isinstance(result, dict) else {}
+
+    def open(self, card: Card) -> None:
+        if card.uri in self.opened:
+            return
+        self.opened.add(card.uri)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=card.uri, language_id="markdown", version=1, text=card.text
+                )
+            )
+        )
+
+    def close_all(self) -> None:
+        for uri in sorted(self.opened):
+            self.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri)
+                )
+            )
+        self.opened.clear()
+
+    async def symbol(self, query: str, *, record: bool = True) -> list[Any]:
+        request = self.client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query))
+        if record:
+            result = await self.timed(SYMBOL, request)
+        else:
+            result = await asyncio.wait_for(request, REQUEST_TIMEOUT)
+        return list(result or [])
+
+
+async def start_up(bench: Bench, query: str) -> dict[str, Any]:
+    """Right after ``initialized``: time to the first (non-empty) answer and to index ready."""
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"phases_ms": {}}
+
+    def since() -> float:
+        return round((time.perf_counter() - t0) * 1000, 1)
+
+    async def first_answer() -> None:
+        attempts = after_ready = 0
+        while True:
+            got = await bench.symbol(query, record=False)
+            attempts += 1
+            out.setdefault("first_response_ms", since())
+            if got:
+                out["first_answer_ms"] = since()
+                out["first_answer_attempts"] = attempts
+                return
+            if "index_ready_ms" in out:
+                after_ready += 1
+                if after_ready > 3:  # the query finds nothing even with the index ready
+                    out["first_answer_ms"] = None
+                    return
+            await asyncio.sleep(FIRST_ANSWER_GAP)
+
+    async def ready() -> None:
+        while True:
+            st = await bench.status()
+            vaults = st.get("vaults", [])
+            for v in vaults:
+                out["phases_ms"].setdefault(str(v.get("phase")), since())
+            if vaults and all(v.get("phase") == "ready" for v in vaults):
+                out["index_ready_ms"] = since()
+                out["status"] = st
+                return
+            if vaults and all(v.get("phase") in ("read-only", "failed") for v in vaults):
+                raise RuntimeError(f"the server cannot use the index: {vaults}")
+            if time.perf_counter() - t0 > READY_TIMEOUT:
+                raise RuntimeError(f"not ready after {READY_TIMEOUT} s: {st}")
+            await asyncio.sleep(STATUS_POLL)
+
+    await asyncio.wait_for(asyncio.gather(first_answer(), ready()), READY_TIMEOUT)
+    return out
+
+
+async def bench_symbols(bench: Bench, queries: list[str], runs: int, warmup: int) -> None:
+    for q in queries[:warmup]:
+        await bench.symbol(q, record=False)
+    for _ in range(runs):
+        for q in queries:
+            await bench.symbol(q)
+
+
+def sample_cards(
+    cards: list[str], vault: Path, rng: random.Random, want: Callable[[Card], bool]
+) -> Callable[[], Card | None]:
+    """A sampler of random readable cards passing ``want``: each card once while there are
+    untried ones, then random repeats (None if no card qualifies)."""
+    order = list(cards)
+    rng.shuffle(order)
+    good: list[Card] = []
+    state = {"next": 0}
+
+    def draw() -> Card | None:
+        while state["next"] < len(order):
+            rel = order[state["next"]]
+            state["next"] += 1
+            card = read_card(vault, rel)
+            if card is not None and card.usable and want(card):
+                good.append(card)
+                return card
+        return rng.choice(good) if good else None
+
+    return draw
+
+
+async def bench_hover(
+    bench: Bench, cards: list[str], samples: int, rng: random.Random, warmup: int
+) -> dict[str, int]:
+    links = sample_cards(cards, bench.vault, rng, lambda c: bool(c.links))
+    prose = sample_cards(cards, bench.vault, rng, lambda c: bool(c.prose))
+    plan: list[tuple[str, Card, types.Position]] = []
+    for i in range(samples + warmup):
+        kind = HOVER_LINK if i % 2 == 0 else HOVER_PROSE
+        card = links() if kind == HOVER_LINK else prose()
+        if card is None:
+            kind, card = HOVER_PROSE, prose()
+        if card is None:
+            break
+        if kind == HOVER_LINK:
+            line, start, end = rng.choice(card.links)
+            inner = (start + 3, end - 2) if card.lines[line][start] == "!" else (start + 2, end - 2)
+            column = rng.randrange(inner[0], max(inner[0] + 1, inner[1]))
+        else:
+            line, words = rng.choice(card.prose)
+            w_start, w_end = rng.choice(words)
+            column = rng.randrange(w_start, w_end)
+        plan.append((kind, card, position(card, line, column, bench.encoding)))
+    for _, card, _ in plan:
+        bench.open(card)
+    await bench.status()  # every didOpen is processed before the first timed request
+    answered = {"link_hovers_answered_as_link": 0, "prose_hovers_answered_as_link": 0}
+    for i, (kind, card, pos) in enumerate(plan):
+        params = types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=card.uri), position=pos
+        )
+        request = bench.client.text_document_hover_async(params)
+        if i < warmup:
+            await asyncio.wait_for(request, REQUEST_TIMEOUT)
+            continue
+        result = await bench.timed(HOVER, request, kind)
+        as_link = result is not None and not _hover_text(result).startswith("**Related notes**")
+        if as_link:
+            key = "link" if kind == HOVER_LINK else "prose"
+            answered[f"{key}_hovers_answered_as_link"] += 1
+    bench.close_all()
+    return answered
+
+
+def _hover_text(hover: types.Hover) -> str:
+    contents = hover.contents
+    return contents.value if isinstance(contents, types.MarkupContent) else str(contents)
+
+
+async def bench_actions(
+    bench: Bench, cards: list[str], samples: int, rng: random.Random, warmup: int, resolves: int
+) -> dict[str, int]:
+    draw = sample_cards(cards, bench.vault, rng, lambda c: bool(c.body_lines))
+    plan: list[tuple[str, Card, types.Range]] = []
+    for i in range(samples + warmup):
+        card = draw()
+        if card is None:
+            break
+        if i % 4 == 3:
+            plan.append((ACTION_DOC, card, document_range(card, bench.encoding)))
+        else:
+            lines = [n for n in card.body_lines if card.lines[n].strip()] or card.body_lines
+            plan.append((ACTION_LINE, card, line_range(card, rng.choice(lines), bench.encoding)))
+    for _, card, _ in plan:
+        bench.open(card)
+    await bench.status()
+    counts = {"actions_offered": 0, "related_offered_unresolved": 0, "related_offered_resolved": 0}
+    for i, (kind, card, rng_) in enumerate(plan):
+        params = types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=card.uri),
+            range=rng_,
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+        request = bench.client.text_document_code_action_async(params)
+        if i < warmup:
+            await asyncio.wait_for(request, REQUEST_TIMEOUT)
+            continue
+        result = await bench.timed(ACTION, request, kind)
+        actions = [a for a in result or [] if isinstance(a, types.CodeAction)]
+        counts["actions_offered"] += len(actions)
+        for action in actions:
+            if not action.title.startswith("Add related links"):
+                continue
+            if action.edit is not None:
+                counts["related_offered_resolved"] += 1
+                continue
+            counts["related_offered_unresolved"] += 1
+            if len(bench.times[RESOLVE]) < resolves:
+                await bench.timed(RESOLVE, bench.client.code_action_resolve_async(action))
+    bench.close_all()
+    return counts
+
+
+# ---------------------------------------------------------------------- driver
+
+
+def load_queries(path: Path) -> list[str]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    items = data.get("queries", data) if isinstance(data, dict) else data
+    return [str(item["query"]) for item in items if isinstance(item, dict) and item.get("query")]
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    vault: Path = args.vault.resolve()
+    queries = load_queries(args.queries)
+    if not queries:
+        raise SystemExit(f"no queries in {args.queries}")
+    rng = random.Random(args.seed)
+    cards = list(iter_note_paths(vault))
+    init_options: dict[str, Any] = {}
+    if args.index_dir:
+        init_options["indexDir"] = str(args.index_dir.resolve())
+    if args.cache_dir:
+        init_options["cacheDir"] = str(args.cache_dir.resolve())
+    command = shlex.split(args.server) if args.server else [sys.executable, "-m", "zettel_lsp"]
+
+    out: dict[str, Any] = {
+        "vault": str(vault),
+        "notes_on_disk": len(cards),
+        "client": args.client,
+        "server": command,
+        "queries": {"file": str(args.queries), "count": len(queries), "runs": args.runs},
+        "seed": args.seed,
+        "warmup_requests_per_method": args.warmup,
+        "machine": {
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "load_before": [round(x, 2) for x in os.getloadavg()],
+        },
+    }
+    client = make_test_lsp_client()
+    t_spawn = time.perf_counter()
+    await client.start_io(*command)
+    server = client._server
+    if server is not None:
+        print(f"server pid {server.pid}: {' '.join(command)}", file=sys.stderr)
+    try:
+        capabilities = client_capabilities(CLIENTS[args.client])
+        client.capabilities = capabilities
+        result = await asyncio.wait_for(
+            client.initialize_async(
+                types.InitializeParams(
+                    process_id=os.getpid(),
+                    capabilities=capabilities,
+                    root_uri=vault.as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name=vault.name)],
+                    initialization_options=init_options or None,
+                )
+            ),
+            REQUEST_TIMEOUT,
+        )
+        spawn_to_init = (time.perf_counter() - t_spawn) * 1000
+        bench = Bench(client, vault)
+        bench.encoding = str(result.capabilities.position_encoding or bench.encoding)
+        client.initialized(types.InitializedParams())
+        started = await start_up(bench, queries[0])
+        started["spawn_to_initialize_result_ms"] = round(spawn_to_init, 1)
+        status = started.pop("status")
+        out["startup"] = started
+        out["position_encoding"] = bench.encoding
+        first_vault = (status.get("vaults") or [{}])[0]
+        out["index"] = {k: first_vault.get(k) for k in INDEX_KEYS}
+
+        watch = CpuWatch(server.pid if server is not None else None)
+        watch.start()
+        await bench_symbols(bench, queries, args.runs, args.warmup)
+        out["hover_answers"] = await bench_hover(bench, cards, args.hover_samples, rng, args.warmup)
+        out["code_actions"] = await bench_actions(
+            bench, cards, args.action_samples, rng, args.warmup, args.resolve_samples
+        )
+        out["machine"]["cpu_during_measurement"] = watch.stop()
+        out["methods"] = {
+            m: summary(bench.times[m]) | {"empty": bench.empty[m]}
+            for m in METHODS
+            if bench.times[m]
+        }
+        out["targets"] = targets(out)
+        out["server_messages"] = [m.message for m in client.messages]
+    finally:
+        out["shutdown"] = await shut_down(client)
+        out["machine"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def targets(out: dict[str, Any]) -> dict[str, Any]:
+    checks: dict[str, Any] = {}
+    for method in (SYMBOL, HOVER, ACTION):
+        got = out["methods"].get(method, {}).get("p95_ms")
+        limit = TARGETS_MS[method]
+        checks[f"{method} p95"] = {
+            "limit_ms": limit,
+            "value_ms": got,
+            "pass": got is not None and got <= limit,
+        }
+    first = out["startup"].get("first_answer_ms")
+    checks["first answer"] = {
+        "limit_ms": TARGETS_MS["first_answer"],
+        "value_ms": first,
+        "pass": first is not None and first <= TARGETS_MS["first_answer"],
+    }
+    return checks
+
+
+async def shut_down(client: LanguageClient) -> dict[str, Any]:
+    server = client._server
+    t0 = time.perf_counter()
+    clean = True
+    try:
+        await asyncio.wait_for(client.shutdown_session(), 60)
+    except (TimeoutError, RuntimeError, OSError) as exc:
+        clean = False
+        print(f"shutdown failed ({exc!r}); terminating the server", file=sys.stderr)
+        if server is not None and server.returncode is None:
+            server.terminate()
+            await asyncio.wait_for(server.wait(), 10)
+    await client.stop()  # type: ignore[no-untyped-call]
+    return {
+        "clean": clean,
+        "exit_code": server.returncode if server is not None else None,
+        "ms": round((time.perf_counter() - t0) * 1000, 1),
+    }
+
+
+# ---------------------------------------------------------------------- output
+
+
+def print_table(out: dict[str, Any]) -> None:
+    m, s, ix = out["machine"], out["startup"], out["index"]
+    print(
+        f"{Path(out['vault']).name}: {ix.get('cards')} cards, {ix.get('chunks')} chunks "
+        f"({ix.get('cards_embedded')} embedded), index {ix.get('index_dir')}"
+    )
+    print(
+        f"client {out['client']} ({out['position_encoding']}); {m['cores']} cores, "
+        f"Python {m['python']}, {m['platform']}; load {m['load_before']} -> {m['load_after']}"
+    )
+    print(
+        f"start-up: spawn -> initialize result {s['spawn_to_initialize_result_ms']:.0f} ms; "
+        f"after initialized: first response {s.get('first_response_ms', 0):.0f} ms, "
+        f"first answer {s.get('first_answer_ms', 0):.0f} ms, "
+        f"index ready {s.get('index_ready_ms', 0):.0f} ms"
+    )
+    phases = ", ".join(f"{k} {v:.0f}" for k, v in s["phases_ms"].items())
+    print(f"phases first seen (ms): {phases}")
+    busy = m.get("cpu_during_measurement")
+    if busy:
+        print(
+            f"CPU while measuring ({busy['seconds']:.0f} s), in cores: server "
+            f"{busy.get('server_cores', '?')}, benchmark {busy['benchmark_cores']}, "
+            f"other processes {busy['other_processes_cores']}"
+        )
+    print()
+    print(f"{'method':<24} {'n':>5} {'median':>8} {'p95':>8} {'max':>8} {'empty':>6}  target")
+    for name, r in out["methods"].items():
+        check = out["targets"].get(f"{name} p95")
+        verdict = ""
+        if check:
+            verdict = f"<= {check['limit_ms']:.0f}  {'pass' if check['pass'] else 'FAIL'}"
+        indent = "" if "/" in name else "  "
+        row = (
+            f"{indent + name:<24} {r['n']:>5} {r['median_ms']:>8.1f} {r['p95_ms']:>8.1f} "
+            f"{r['max_ms']:>8.1f} {r['empty']:>6}  {verdict}"
+        )
+        print(row.rstrip())
+    first = out["targets"]["first answer"]
+    print(
+        f"{'first answer':<24} {'':>5} {'':>8} {'':>8} {first['value_ms'] or 0:>8.0f} {'':>6}  "
+        f"<= {first['limit_ms']:.0f}  {'pass' if first['pass'] else 'FAIL'}"
+    )
+    print()
+    print(f"hover: {out['hover_answers']}; codeAction: {out['code_actions']}")
+    if out.get("server_messages"):
+        print("server messages: " + " | ".join(out["server_messages"]))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("vault", type=Path)
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--client", choices=sorted(CLIENTS), default="vscode")
+    ap.add_argument("--index-dir", type=Path, help="default: the server's own index folder")
+    ap.add_argument("--cache-dir", type=Path, help="default: the server's own cache folder")
+    ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES, help="golden JSON")
+    ap.add_argument("--runs", type=int, default=3, help="rounds of the query list")
+    ap.add_argument("--hover-samples", type=int, default=200)
+    ap.add_argument("--action-samples", type=int, default=200)
+    ap.add_argument("--resolve-samples", type=int, default=100, help="at most this many resolves")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed requests per method first")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--server", help="server command (default: this Python -m zettel_lsp)")
+    args = ap.parse_args()
+    if not args.vault.is_dir():
+        ap.error(f"{args.vault} is not a folder")
+    out = asyncio.run(run(args))
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print_table(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
