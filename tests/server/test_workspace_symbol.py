@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 from pytest_lsp import LanguageClient
 
 from tests.server.conftest import CLIENTS, SERVER, options, start_session, wait_ready
@@ -59,3 +61,24 @@ async def test_empty_query_returns_most_linked_cards(client: LanguageClient) -> 
     got = await symbols(client, "")
     assert 0 < len(got) <= 20
     assert all(s.location.uri.endswith(".md") for s in got)
+
+
+async def test_cancelled_requests_leave_the_server_answering(client: LanguageClient) -> None:
+    # an editor cancels the previous query each time the user types another character
+    queries = ["f", "fu", "fus", "fusi", "fusin", "fusing ranked lists from BM25 and embeddings"]
+    futures = []
+    for i, q in enumerate(queries):
+        futures.append(
+            client.protocol.send_request_async(
+                types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query=q), msg_id=f"q{i}"
+            )
+        )
+        if i:
+            client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=f"q{i - 1}"))
+    outcomes = await asyncio.gather(*futures, return_exceptions=True)
+    last = outcomes[-1]
+    assert isinstance(last, list) and last[0].name == "Reciprocal rank fusion"
+    for o in outcomes[:-1]:  # answered before the cancel arrived, or cancelled
+        assert isinstance(o, list | JsonRpcRequestCancelled), o
+    again = await symbols(client, "fusing ranked lists from BM25 and embeddings")
+    assert again[0].name == "Reciprocal rank fusion"
