@@ -53,3 +53,13 @@ def parse_query(raw: str) -> Query:
         text = text[: m[MAX_QUERY_WORDS - 1].end()]
     terms = tuple(w for w in words if w not in STOPWORDS) or words
     return Query(raw, text, words, terms)
+
+
+def light_stem(word: str) -> str:
+    """A light English stem so 'maps'/'map' and 'links'/'linking'/'linked' meet (the BM25 leg
+    stems properly; this serves the title leg and the rerank's evidence)."""
+    w = word.lower()
+    for suffix in ("ations", "ation", "ings", "ing", "edly", "ies", "es", "ed", "s"):
+        if len(w) > len(suffix) + 2 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w

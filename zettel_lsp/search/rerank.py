@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.search.fusion import CardResult
+from zettel_lsp.search.query import light_stem
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -48,14 +49,8 @@ class RerankParams:
     target_kinds: frozenset[str] = frozenset({"exact", "covers"})
 
 
-def _stem(word: str) -> str:
-    """A light English stem so 'links'/'linking'/'linked' meet 'link' (the legs stem properly;
-    this only decides which occurrences are the query's)."""
-    w = word.lower()
-    for suffix in ("ations", "ation", "ings", "ing", "edly", "ies", "es", "ed", "s"):
-        if len(w) > len(suffix) + 2 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
+_stem = light_stem
+
 
 
 @dataclass(frozen=True, slots=True)

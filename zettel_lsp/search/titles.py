@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from zettel_lsp.notes.mentions import MentionMatcher, normalise
-from zettel_lsp.search.query import STOPWORDS, Query, normalise_text
+from zettel_lsp.search.query import STOPWORDS, Query, light_stem, normalise_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +39,12 @@ class TitleIndex:
             if key:
                 self._owners.setdefault(key, set()).add(path)
         self._sorted = sorted(self._owners)
-        self._word_index: dict[str, set[str]] = {}
+        self._word_index: dict[str, set[str]] = {}  # light stem -> names holding it
+        self._stemmed: dict[str, set[str]] = {}  # stemmed name -> names
         for key in self._owners:
             for w in set(key.split()):
-                self._word_index.setdefault(w, set()).add(key)
+                self._word_index.setdefault(light_stem(w), set()).add(key)
+            self._stemmed.setdefault(_stem_all(key), set()).add(key)
         self._matcher = MentionMatcher(((k, k) for k in self._owners), min_length=3)
 
     def __len__(self) -> int:
@@ -63,6 +65,8 @@ class TitleIndex:
 
         if q in self._owners:
             add(q, "exact")
+        for key in sorted(self._stemmed.get(_stem_all(q), ())):  # "map of content" = "Maps of..."
+            add(key, "exact")
         i = bisect_left(self._sorted, q)
         prefixed: list[str] = []
         while i < len(self._sorted) and self._sorted[i].startswith(q) and len(prefixed) < limit * 4:
@@ -72,13 +76,17 @@ class TitleIndex:
             add(key, "prefix")
         content = [w for w in query.terms if w not in STOPWORDS] or list(query.terms)
         if content:
-            sets = [self._word_index.get(w, set()) for w in content]
+            sets = [self._word_index.get(light_stem(w), set()) for w in content]
             common = set.intersection(*sets) if sets else set()
             for key in sorted(common, key=lambda k: (len(k.split()), k)):
                 add(key, "covers")
         inside = {m.phrase for m in self._matcher.find(query.text)}
         for key in sorted(inside, key=lambda k: (-len(k.split()), k)):
-            rare_word = len(self._word_index.get(key, ())) <= 1 and len(key) >= 6
+            rare_word = len(self._word_index.get(light_stem(key), ())) <= 1 and len(key) >= 6
             if len(key.split()) >= 2 or rare_word:
                 add(key, "inside")
         return out[:limit]
+
+
+def _stem_all(name: str) -> str:
+    return " ".join(light_stem(w) for w in name.split())
