@@ -1,5 +1,10 @@
 """Command line: ``zettel-lsp`` (serve LSP over stdio), ``graph``, ``index``, ``search``,
-``eval``."""
+``ask``, ``suggest``, ``eval``, ``eval-links``.
+
+``ask`` (and ``search --expand/--llm-rerank``) use a local Ollama (see docs/llm.md). Exit codes
+of ``ask``: 0 answered; 3 no answer because the LLM was unavailable or failed (the one-line
+reason is on stderr, the retrieved cards on stdout); 1 the vault could not be opened; 2 bad
+arguments; 130 interrupted."""
 
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from typing import Any
 from zettel_lsp import __version__
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
-from zettel_lsp.index.embedder import DEFAULT_MODEL, EmbedderError
+from zettel_lsp.index.embedder import DEFAULT_MODEL, EmbedderError, configure_ollama
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
     Indexer,
@@ -25,6 +30,7 @@ from zettel_lsp.index.sync import (
     SyncReport,
     default_index_dir,
 )
+from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.progress import TerminalProgress
@@ -76,7 +82,27 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("query", nargs="?", default="")
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--json", action="store_true")
+    _add_llm_options(search)
     _add_search_options(search)
+
+    ask = sub.add_parser(
+        "ask", help="answer a question from the notes with a local Ollama model, with sources"
+    )
+    ask.add_argument("vault", type=Path)
+    ask.add_argument("question")
+    ask.add_argument(
+        "--limit", type=int, default=10, help="cards to retrieve before choosing the context"
+    )
+    ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    ask.add_argument(
+        "--max-context-chunks",
+        type=int,
+        default=LLMSettings().max_context_chunks,
+        help="at most this many chunks in the prompt (default %(default)s; fewer when "
+        "ceil(sqrt(cards)) or the model's context window says so)",
+    )
+    _add_llm_options(ask)
+    _add_search_options(ask)
 
     sg = sub.add_parser("suggest", help="link suggestions for one card")
     sg.add_argument("vault", type=Path)
@@ -114,6 +140,24 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
     _add_vault_options(p)
 
 
+def _add_llm_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--chat-model",
+        default=DEFAULT_CHAT_MODEL,
+        help=f"Ollama chat model (default {DEFAULT_CHAT_MODEL})",
+    )
+    p.add_argument(
+        "--llm-timeout",
+        type=float,
+        default=LLMSettings().timeout,
+        help="seconds to wait for Ollama (default %(default)s)",
+    )
+    p.add_argument("--expand", action="store_true", help="let the model rewrite or split the query")
+    p.add_argument(
+        "--llm-rerank", action="store_true", help="let the model rate the top candidates"
+    )
+
+
 def _add_index_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--index-dir",
@@ -129,6 +173,12 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
         "--threads", type=int, default=None, help="embedding threads (default: all cores)"
     )
     p.add_argument("--cache-dir", type=Path, default=None, help="models and indexes cache folder")
+    p.add_argument(
+        "--ollama-host",
+        default=None,
+        help="Ollama URL for 'ollama:' models, ask, --expand and --llm-rerank (default "
+        "http://127.0.0.1:11434, or OLLAMA_HOST when it names this machine)",
+    )
 
 
 def _add_vault_options(p: argparse.ArgumentParser) -> None:
@@ -159,9 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_graph(args)
     if args.command == "index":
         return cmd_index(args)
-    if args.command in ("search", "eval", "suggest", "eval-links"):
+    if args.command in ("search", "ask", "eval", "suggest", "eval-links"):
         handlers = {
             "search": cmd_search,
+            "ask": cmd_ask,
             "eval": cmd_eval,
             "suggest": cmd_suggest,
             "eval-links": cmd_eval_links,
@@ -234,7 +285,21 @@ def format_card(c: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _llm_settings(args: argparse.Namespace) -> LLMSettings:
+    defaults = LLMSettings()
+    return LLMSettings(
+        host=getattr(args, "ollama_host", None),
+        chat_model=getattr(args, "chat_model", defaults.chat_model),
+        timeout=getattr(args, "llm_timeout", defaults.timeout),
+        max_context_chunks=getattr(args, "max_context_chunks", defaults.max_context_chunks),
+        expand_query=getattr(args, "expand", False),
+        llm_rerank=getattr(args, "llm_rerank", False),
+    )
+
+
 def _index_settings(args: argparse.Namespace) -> IndexSettings:
+    llm = _llm_settings(args)
+    configure_ollama(llm.host, connect_timeout=llm.connect_timeout, timeout=llm.timeout)
     return IndexSettings(
         model=args.model,
         threads=args.threads,
@@ -257,7 +322,13 @@ def _open_vault(args: argparse.Namespace) -> Vault | None:
     except (IndexLockedError, StoreError, EmbedderError) as exc:
         print(f"zettel-lsp: {exc}", file=sys.stderr)
         return None
-    vault.open()
+    try:
+        vault.open()
+    except EmbedderError as exc:  # e.g. an 'ollama:' model while Ollama is down
+        progress.finish()
+        print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
+        vault.engine.dense_available = False
+        return vault
     progress.finish()
     return vault
 
@@ -276,7 +347,23 @@ def cmd_search(args: argparse.Namespace) -> int:
     if vault is None:
         return 1
     with vault:
-        results = vault.engine.search(args.query, opts)
+        if args.expand or args.llm_rerank:
+            from zettel_lsp.llm import Ollama, search_llm
+
+            llm = Ollama(_llm_settings(args))
+            results, messages = search_llm(
+                vault.engine, llm, args.query, opts, expand=args.expand, rerank=args.llm_rerank
+            )
+            llm.close()
+            for m in messages:
+                print(f"zettel-lsp: {m}", file=sys.stderr)
+        else:
+            try:
+                results = vault.engine.search(args.query, opts)
+            except EmbedderError as exc:  # an 'ollama:' model while Ollama is down
+                print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
+                vault.engine.dense_available = False
+                results = vault.engine.search(args.query, opts)
         words = parse_query(args.query).terms
         rows = [result_dict(r, words) for r in results]
     if args.json:
@@ -289,6 +376,58 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"{i:>2}. {r['title']}  ({r['path']}:{r['line_start'] + 1})  [{legs}]")
         print(f"    {r['excerpt']}")
     return 0
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    if args.max_context_chunks < 1 or args.limit < 1:
+        print("zettel-lsp: --limit and --max-context-chunks must be at least 1", file=sys.stderr)
+        return 2
+    opts = _search_options(args, args.limit)
+    from zettel_lsp.llm import Ollama, ask
+
+    vault = _open_vault(args)
+    if vault is None:
+        return 1
+    streamed = False
+
+    def show(delta: str) -> None:
+        nonlocal streamed
+        streamed = True
+        sys.stdout.write(delta)
+        sys.stdout.flush()
+
+    with vault:
+        llm = Ollama(_llm_settings(args))
+        try:
+            result = ask(
+                vault.engine,
+                llm,
+                args.question,
+                on_delta=None if args.json else show,
+                options=opts,
+            )
+        except KeyboardInterrupt:
+            print("", file=sys.stderr)
+            return 130
+        finally:
+            llm.close()
+    for m in result.messages:
+        print(f"zettel-lsp: {m}", file=sys.stderr)
+    if result.fallback:
+        print(f"zettel-lsp: {result.fallback}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+        return 3 if result.fallback else 0
+    if streamed:
+        print("\n")
+    if result.sources:
+        label = "Sources" if result.answer else "Retrieved cards (no answer)"
+        print(f"{label} ({result.model}):" if result.answer else f"{label}:")
+    for i, src in enumerate(result.sources, start=1):
+        lines = f"{src['line_start'] + 1}-{src['line_end'] + 1}"
+        print(f"{i:>2}. {src['title']}  ({src['path']}:{lines})  score {src['score']:.4f}")
+        print(f"    {src['excerpt']}")
+    return 3 if result.fallback else 0
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:

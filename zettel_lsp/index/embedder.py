@@ -12,18 +12,34 @@ embedded sorted by token count in small batches (at most 16 texts and 1,024 padd
 truncation is at 256 tokens, the length the model
 was trained at (2.3x faster than 512 on long texts). The ONNX session loads lazily: lexical
 indexing needs only the tokenizer.
+
+**Ollama embeddings.** A model named ``ollama:<name>`` (e.g. ``ollama:nomic-embed-text``) is
+embedded by a local Ollama server through ``/api/embed``, in batches of ``batch_size`` texts.
+Its ``model_id`` is ``ollama:<name>:<tag>`` (``:latest`` when no tag is given) and does not
+contain the host, so moving Ollama to another port does not re-embed. The dimension comes from
+a probe (one request) and is remembered in ``<cache_dir>/ollama-dims.json``, so an index can
+open (lexical legs) while Ollama is down. Token counting for chunking keeps using the default
+model's tokenizer (offline). The host is, in order: ``Embedder(ollama_host=...)``, the process
+default set with :func:`configure_ollama` (the CLI and the server call it from their LLM
+settings), then :func:`resolve_ollama_host` (see there: ``OLLAMA_HOST`` only when it points at
+this machine). When Ollama does not answer, calls raise :class:`EmbedderError` with a one-line
+message, and for ``OLLAMA_RETRY_SECONDS`` afterwards fail at once instead of waiting again.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
+import ipaddress
 import json
 import logging
 import os
 import shutil
 import threading
-from collections.abc import Callable, Sequence
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +85,116 @@ _TOKENIZER_CONFIG = {
 }
 
 
+OLLAMA_PREFIX = "ollama:"
+OLLAMA_DEFAULT_HOST = "http://127.0.0.1:11434"
+OLLAMA_DEFAULT_PORT = 11434
+OLLAMA_RETRY_SECONDS = 10.0  # after a failed connection, fail at once for this long
+_OLLAMA_DIMS_FILE = "ollama-dims.json"
+# Task prefixes the model cards ask for: (documents, queries). Keyed by the name without tag.
+_OLLAMA_PREFIXES: dict[str, tuple[str, str]] = {
+    "nomic-embed-text": ("search_document: ", "search_query: "),
+    "mxbai-embed-large": ("", "Represent this sentence for searching relevant passages: "),
+}
+_LOOPBACK_NAMES = {"localhost", "ip6-localhost", "ip6-loopback"}
+
+
 class EmbedderError(RuntimeError):
     """The embedding model cannot be loaded; the message says why and what to do."""
+
+
+def _split_ollama_url(value: str) -> tuple[str, str, int, str]:
+    """(scheme, host, port, path) the way the ``ollama`` client reads a host setting:
+    no scheme means http and port 11434; a scheme without a port means 80/443."""
+    raw = value.strip()
+    has_scheme = "://" in raw
+    parts = urllib.parse.urlsplit(raw if has_scheme else f"http://{raw}")
+    scheme = parts.scheme or "http"
+    host = parts.hostname or "127.0.0.1"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = (443 if scheme == "https" else 80) if has_scheme else OLLAMA_DEFAULT_PORT
+    return scheme, host, port, parts.path.rstrip("/")
+
+
+def ollama_url(value: str) -> str:
+    """A host setting as a full URL (``localhost:8080`` -> ``http://localhost:8080``)."""
+    scheme, host, port, path = _split_ollama_url(value)
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}{path}"
+
+
+def _is_local(host: str) -> bool:
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
+
+
+def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """Which Ollama to talk to, as a URL.
+
+    1. ``setting`` (``ollamaHost`` / ``--ollama-host``), when given: any host, remote included;
+    2. else ``OLLAMA_HOST`` from the environment, but only when it names this machine
+       (``127.x``, ``::1``, ``localhost``, or the bind-all ``0.0.0.0`` / ``::``, which servers
+       use to listen and which are reached through ``127.0.0.1``). A remote ``OLLAMA_HOST`` is
+       ignored (logged): notes are sent to another machine only when zettel-lsp's own setting
+       says so;
+    3. else ``http://127.0.0.1:11434``.
+    """
+    if setting and setting.strip():
+        return ollama_url(setting)
+    env = os.environ if environ is None else environ
+    value = (env.get("OLLAMA_HOST") or "").strip()
+    if not value:
+        return OLLAMA_DEFAULT_HOST
+    scheme, host, port, path = _split_ollama_url(value)
+    if not _is_local(host):
+        log.info(
+            "OLLAMA_HOST=%s points at another machine; zettel-lsp uses %s unless its own "
+            "ollamaHost setting (--ollama-host) names a host",
+            value,
+            OLLAMA_DEFAULT_HOST,
+        )
+        return OLLAMA_DEFAULT_HOST
+    try:
+        if ipaddress.ip_address(host).is_unspecified:
+            host = "127.0.0.1"
+    except ValueError:
+        pass
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}{path}"
+
+
+@dataclass(slots=True)
+class OllamaDefaults:
+    host: str | None = None  # None: resolve_ollama_host(None)
+    connect_timeout: float = 2.0
+    timeout: float = 60.0
+
+
+_ollama_defaults = OllamaDefaults()
+
+
+def configure_ollama(
+    host: str | None = None, *, connect_timeout: float = 2.0, timeout: float = 60.0
+) -> None:
+    """Process-wide Ollama connection for ``ollama:`` embedding models (the Indexer builds its
+    Embedder from a model name only). The CLI and the server call this from their settings."""
+    global _ollama_defaults
+    _ollama_defaults = OllamaDefaults(host, connect_timeout, timeout)
+
+
+def ollama_model_name(name: str) -> str:
+    """``nomic-embed-text`` -> ``nomic-embed-text:latest`` (how Ollama itself names it)."""
+    name = name.strip()
+    last = name.rsplit("/", 1)[-1]
+    return name if ":" in last else f"{name}:latest"
 
 
 def _package_file(package: str, relative: str) -> Path:
@@ -134,9 +258,11 @@ class Embedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_length: int = DEFAULT_MAX_LENGTH,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        ollama_host: str | None = None,
     ) -> None:
         self.model_name = model
         self.is_default = model in (DEFAULT_MODEL, "default", _DEFAULT_LOCAL_NAME)
+        self.is_ollama = model.startswith(OLLAMA_PREFIX)
         self.cache_dir = cache_dir
         self.threads = threads
         self.batch_size = batch_size
@@ -145,25 +271,73 @@ class Embedder:
         self.tokens_processed = 0  # model tokens embedded so far (specials included, truncated)
         self._lock = threading.Lock()
         self._model: Any = None
+        # Ollama models count tokens with the default model's tokenizer (offline)
         self._model_dir: Path | None = (
-            assemble_default_model(cache_dir) if self.is_default else None
+            assemble_default_model(cache_dir) if self.is_default or self.is_ollama else None
         )
         self._tokenizer: Any = None
         self._dim: int | None = _DEFAULT_DIM if self.is_default else None
+        self._ollama: _OllamaEmbeddings | None = None
+        if self.is_ollama:
+            name = model[len(OLLAMA_PREFIX) :].strip()
+            if not name:
+                raise EmbedderError(
+                    "give an Ollama model after 'ollama:', e.g. 'ollama:nomic-embed-text'"
+                )
+            defaults = _ollama_defaults
+            self._ollama = _OllamaEmbeddings(
+                ollama_model_name(name),
+                resolve_ollama_host(ollama_host or defaults.host),
+                defaults.connect_timeout,
+                defaults.timeout,
+            )
 
     @property
     def model_id(self) -> str:
         """What the index records: changing it re-embeds every chunk."""
         if self.is_default:
             return f"{DEFAULT_MODEL}@int8-onnx:max{self.max_length}"
+        if self._ollama is not None:
+            return f"{OLLAMA_PREFIX}{self._ollama.model}"  # host-independent
         return f"{self.model_name}:max{self.max_length}"
 
     @property
     def dim(self) -> int:
         if self._dim is None:
-            self._load()
-            self._dim = len(self.embed_query("dimension probe"))
+            if self._ollama is not None:
+                self._dim = self._ollama_dim(self._ollama)
+            else:
+                self._load()
+                self._dim = len(self.embed_query("dimension probe"))
         return self._dim
+
+    def _ollama_dim(self, client: _OllamaEmbeddings) -> int:
+        """Probe the dimension; remember it so the index opens while Ollama is down."""
+        cache = self.cache_dir / _OLLAMA_DIMS_FILE
+        try:
+            known = json.loads(cache.read_text(encoding="utf-8"))
+            if not isinstance(known, dict):
+                known = {}
+        except (OSError, ValueError):
+            known = {}
+        try:
+            dim = len(client.embed(["dimension probe"])[0])
+        except EmbedderError as exc:
+            cached = known.get(self.model_id)
+            if isinstance(cached, int) and cached > 0:
+                log.warning("%s; using the remembered dimension %d", exc, cached)
+                return cached
+            raise
+        if known.get(self.model_id) != dim:
+            known[self.model_id] = dim
+            try:
+                self.cache_dir.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_name(f"{cache.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+                tmp.write_text(json.dumps(known, indent=2, sort_keys=True), encoding="utf-8")
+                tmp.replace(cache)
+            except OSError as exc:  # a read-only cache only costs a probe next time
+                log.info("could not remember the embedding dimension in %s: %s", cache, exc)
+        return dim
 
     # ----------------------------------------------------------------- tokens
 
@@ -199,6 +373,8 @@ class Embedder:
     # ----------------------------------------------------------------- vectors
 
     def _load(self) -> None:
+        if self._ollama is not None:
+            return  # nothing to load: the Ollama server holds the model
         with self._lock:
             if self._model is not None:
                 return
@@ -252,6 +428,8 @@ class Embedder:
         self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if self._ollama is not None:
+            return self._embed_ollama(self._ollama, texts, progress)
         counts = [min(c + 2, self.max_length) for c in self.count_tokens(texts)]
         order = sorted(range(len(texts)), key=counts.__getitem__)
         rows: list[Any] = [None] * len(texts)
@@ -277,5 +455,97 @@ class Embedder:
         return np.vstack(rows).astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> np.ndarray:
+        if self._ollama is not None:
+            row = self._ollama.embed([self._ollama.query_prefix + text])[0]
+            return np.asarray(row, dtype=np.float32)
         self._load()
         return np.asarray(next(iter(self._model.query_embed(text))), dtype=np.float32)
+
+    def _embed_ollama(
+        self,
+        client: _OllamaEmbeddings,
+        texts: Sequence[str],
+        progress: Callable[[int], None] | None,
+    ) -> np.ndarray:
+        """``/api/embed`` in batches of ``batch_size`` texts, rows in input order."""
+        dim = self.dim
+        counts = [min(c + 2, self.max_length) for c in self.count_tokens(texts)]
+        rows: list[list[float]] = []
+        for i in range(0, len(texts), self.batch_size):
+            batch = [client.document_prefix + t for t in texts[i : i + self.batch_size]]
+            vectors = client.embed(batch)
+            if any(len(v) != dim for v in vectors):
+                raise EmbedderError(
+                    f"embedding model '{OLLAMA_PREFIX}{client.model}' now returns vectors of "
+                    f"another size than {dim} (was it replaced?); restart to re-embed"
+                )
+            rows.extend(vectors)
+            self.tokens_processed += sum(counts[i : i + self.batch_size])
+            if progress is not None:
+                progress(len(rows))
+        return np.asarray(rows, dtype=np.float32)
+
+
+class _OllamaEmbeddings:
+    """``/api/embed`` through the official client, errors as one-line EmbedderErrors."""
+
+    def __init__(self, model: str, host: str, connect_timeout: float, timeout: float) -> None:
+        self.model = model
+        self.host = host
+        self.connect_timeout = connect_timeout
+        self.timeout = timeout
+        base = model.rsplit("/", 1)[-1].split(":", 1)[0]
+        self.document_prefix, self.query_prefix = _OLLAMA_PREFIXES.get(base, ("", ""))
+        self._client: Any = None
+        self._down_until = 0.0
+        self._down_message = ""
+        self._lock = threading.Lock()
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import httpx
+                import ollama
+
+                self._client = ollama.Client(
+                    host=self.host,
+                    timeout=httpx.Timeout(self.timeout, connect=self.connect_timeout),
+                )
+            return self._client
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if time.monotonic() < self._down_until:
+            raise EmbedderError(self._down_message)
+        import httpx
+        import ollama
+
+        where = f"embedding model '{OLLAMA_PREFIX}{self.model}' at {self.host}"
+        try:
+            response = self._get_client().embed(model=self.model, input=list(texts))
+            vectors = [[float(x) for x in row] for row in response.embeddings]
+        except ollama.ResponseError as exc:
+            error = " ".join(str(exc.error).split())[:200]
+            if exc.status_code == 404:
+                raise EmbedderError(
+                    f"{where}: {error}; pull it with 'ollama pull {self.model}'"
+                ) from exc
+            raise EmbedderError(f"{where}: {error} (HTTP {exc.status_code})") from exc
+        except (ConnectionError, httpx.TransportError) as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                why = f"no connection within {self.connect_timeout:g} s"
+            elif isinstance(exc, httpx.TimeoutException):
+                why = f"no answer within {self.timeout:g} s"
+            else:
+                why = "not reachable"
+            self._down_message = (
+                f"{where}: {why}; start Ollama ('ollama serve') or choose another model"
+            )
+            self._down_until = time.monotonic() + OLLAMA_RETRY_SECONDS
+            raise EmbedderError(self._down_message) from exc
+        except (ValueError, TypeError, KeyError) as exc:  # JSON or schema errors
+            raise EmbedderError(f"{where}: malformed answer ({type(exc).__name__})") from exc
+        if len(vectors) != len(texts) or not all(vectors):
+            raise EmbedderError(
+                f"{where}: malformed answer ({len(vectors)} vectors for {len(texts)} texts)"
+            )
+        return vectors

@@ -1,0 +1,79 @@
+"""Optional LLM features through a local Ollama server (the official ``ollama`` client).
+
+Nothing else in zettel-lsp needs this package or a running Ollama. Every function here falls
+back to the non-LLM result with a one-line message when Ollama does not answer.
+
+API (see docs/llm.md):
+
+- :class:`LLMSettings`, :func:`parse` (camelCase keys in :data:`LLM_KEYS`) -> (settings,
+  problems);
+- :class:`Ollama` (settings): ``status()``, ``chat_stream(messages, cancel)``,
+  ``chat(messages, cancel, format=)``, ``embed(texts)``, ``context_window()``,
+  ``first_time(message)``;
+- :func:`ask` (engine, llm, question, on_delta=, cancel=, options=) -> :class:`AskResult`;
+- :func:`search_llm` (engine, llm, text, options, expand=, rerank=, cancel=) ->
+  (results, messages);
+- errors :class:`LLMError` (``.message``), :class:`LLMUnavailable`, :class:`LLMCancelled`.
+
+Ollama embeddings for the index are an :class:`~zettel_lsp.index.embedder.Embedder` model named
+``ollama:<name>`` (see there), configured with
+:func:`~zettel_lsp.index.embedder.configure_ollama`.
+
+The names below load on first use: importing ``zettel_lsp.llm.settings`` (the CLI and the server
+do at start) does not import the ``ollama`` client (about 0.3 s).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zettel_lsp.llm.ask import AskResult, ask
+    from zettel_lsp.llm.client import Cancel, Ollama
+    from zettel_lsp.llm.errors import LLMCancelled, LLMError, LLMUnavailable
+    from zettel_lsp.llm.expand import expand_query
+    from zettel_lsp.llm.rerank import llm_rerank
+    from zettel_lsp.llm.search import search_llm
+    from zettel_lsp.llm.settings import LLM_KEYS, LLMSettings, parse
+
+_EXPORTS = {
+    "AskResult": "ask",
+    "ask": "ask",
+    "Cancel": "client",
+    "Ollama": "client",
+    "LLMCancelled": "errors",
+    "LLMError": "errors",
+    "LLMUnavailable": "errors",
+    "expand_query": "expand",
+    "llm_rerank": "rerank",
+    "search_llm": "search",
+    "LLM_KEYS": "settings",
+    "LLMSettings": "settings",
+    "parse": "settings",
+}
+
+__all__ = [
+    "LLM_KEYS",
+    "AskResult",
+    "Cancel",
+    "LLMCancelled",
+    "LLMError",
+    "LLMSettings",
+    "LLMUnavailable",
+    "Ollama",
+    "ask",
+    "expand_query",
+    "llm_rerank",
+    "parse",
+    "search_llm",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zettel_lsp.llm' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"zettel_lsp.llm.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,322 @@
+"""A small wrapper over the official ``ollama`` client: timeouts, cancellation, one-line errors.
+
+Every call is bounded by the HTTP timeouts (``connect_timeout`` to connect, ``timeout`` without a
+byte from the server). Calls that take ``cancel`` (a ``threading.Event`` or a callable returning
+True when the caller gave up) run the request on a daemon thread and poll ``cancel`` every
+``POLL_SECONDS``: the caller gets control back within that time even while the socket is
+silent, and the thread stops reading at the next chunk (or at the timeout). Every failure is
+raised as :class:`LLMUnavailable` (no server, unknown model, timeout) or :class:`LLMError`
+(server error, malformed answer), never as a client or socket exception.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from typing import Any, Literal, TypeVar, cast
+
+import httpx
+import ollama
+import pydantic
+
+from zettel_lsp.index.embedder import ollama_model_name
+from zettel_lsp.llm.errors import LLMCancelled, LLMError, LLMUnavailable, one_line
+from zettel_lsp.llm.settings import LLMSettings
+
+log = logging.getLogger(__name__)
+
+Cancel = threading.Event | Callable[[], bool]
+Message = Mapping[str, str]  # {"role": "system" | "user" | "assistant", "content": ...}
+T = TypeVar("T")
+
+POLL_SECONDS = 0.05
+STATUS_TTL_SECONDS = 10.0
+STATUS_TIMEOUT_SECONDS = 2.0
+DEFAULT_CONTEXT_LENGTH = 4096  # when /api/show does not say
+
+
+def is_cancelled(cancel: Cancel | None) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def same_model(a: str, b: str) -> bool:
+    return ollama_model_name(a) == ollama_model_name(b)
+
+
+class Ollama:
+    """One Ollama server and the models the settings name. Thread-safe."""
+
+    def __init__(self, settings: LLMSettings | None = None) -> None:
+        self.settings = settings or LLMSettings()
+        self.host = self.settings.base_url
+        s = self.settings
+        self._client = ollama.Client(
+            host=self.host, timeout=httpx.Timeout(s.timeout, connect=s.connect_timeout)
+        )
+        quick = min(s.connect_timeout, STATUS_TIMEOUT_SECONDS)
+        self._status_client = ollama.Client(
+            host=self.host, timeout=httpx.Timeout(STATUS_TIMEOUT_SECONDS, connect=quick)
+        )
+        self._lock = threading.Lock()
+        self._status: tuple[float, dict[str, Any]] | None = None
+        self._context: dict[str, int] = {}
+        self._notified: set[str] = set()
+
+    def close(self) -> None:
+        self._client.close()  # type: ignore[no-untyped-call]
+        self._status_client.close()  # type: ignore[no-untyped-call]
+
+    def first_time(self, message: str) -> bool:
+        """True the first time ``message`` is seen: show a failure once, not on every request."""
+        with self._lock:
+            if message in self._notified:
+                return False
+            self._notified.add(message)
+            return True
+
+    # ------------------------------------------------------------------ errors
+
+    def translate(self, exc: BaseException, model: str | None = None) -> LLMError:
+        """Any exception of a call as one :class:`LLMError` with a one-line message."""
+        if isinstance(exc, LLMError):
+            return exc
+        at = f"Ollama at {self.host}"
+        s = self.settings
+        if isinstance(exc, ollama.ResponseError):
+            error = one_line(str(exc.error), 200)
+            if exc.status_code == 404:
+                hint = f"; pull it with 'ollama pull {model}'" if model else ""
+                return LLMUnavailable(f"{at}: {error}{hint}")
+            code = f" (HTTP {exc.status_code})" if exc.status_code > 0 else ""
+            return LLMError(f"{at} answered with an error: {error}{code}")
+        if isinstance(exc, httpx.ConnectTimeout):
+            return LLMUnavailable(
+                f"{at} did not accept a connection within {s.connect_timeout:g} s"
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return LLMUnavailable(f"{at} did not answer within {s.timeout:g} s (llmTimeout)")
+        if isinstance(exc, ConnectionError | httpx.ConnectError):
+            return LLMUnavailable(
+                f"{at} is not reachable; start it with 'ollama serve' or set ollamaHost"
+            )
+        if isinstance(exc, httpx.HTTPError):
+            return LLMUnavailable(f"{at} could not be reached: {type(exc).__name__}: {exc}")
+        if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | ValueError):
+            return LLMError(f"{at} sent a malformed answer ({type(exc).__name__})")
+        return LLMError(f"{at}: request failed ({type(exc).__name__}: {exc})")
+
+    def _run(self, fn: Callable[[], T], cancel: Cancel | None, model: str | None) -> T:
+        """``fn()`` with errors translated; with ``cancel``, on a thread the caller can leave."""
+        if cancel is None:
+            try:
+                return fn()
+            except Exception as exc:
+                raise self.translate(exc, model) from exc
+        box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+
+        def work() -> None:
+            try:
+                box.put((True, fn()))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box.put((False, exc))
+
+        threading.Thread(target=work, name="zettel-ollama", daemon=True).start()
+        while True:
+            if is_cancelled(cancel):
+                raise LLMCancelled("cancelled")
+            try:
+                ok, value = box.get(timeout=POLL_SECONDS)
+            except queue.Empty:
+                continue
+            if ok:
+                return value  # type: ignore[no-any-return]
+            raise self.translate(value, model) from value
+
+    # ------------------------------------------------------------------ calls
+
+    def status(self, *, refresh: bool = False) -> dict[str, Any]:
+        """Whether Ollama answers and which models it has (``/api/tags``), cached briefly.
+
+        ``{reachable, host, models, chat_model, chat_model_available, embed_model,
+        embed_model_available, message}``; ``message`` is None when all is well."""
+        now = time.monotonic()
+        with self._lock:
+            if not refresh and self._status and now - self._status[0] < STATUS_TTL_SECONDS:
+                return dict(self._status[1])
+        s = self.settings
+        out: dict[str, Any] = {
+            "reachable": False,
+            "host": self.host,
+            "models": [],
+            "chat_model": s.chat_model,
+            "chat_model_available": False,
+            "embed_model": s.embed_model,
+            "embed_model_available": False,
+            "message": None,
+        }
+        try:
+            listed = self._status_client.list()
+            models = sorted({m.model for m in listed.models if m.model})
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            err = self.translate(exc)
+            if isinstance(exc, httpx.TimeoutException):
+                err = LLMUnavailable(
+                    f"Ollama at {self.host} did not answer within {STATUS_TIMEOUT_SECONDS:g} s"
+                )
+            out["message"] = err.message
+        else:
+            out["reachable"] = True
+            out["models"] = models
+            out["chat_model_available"] = any(same_model(m, s.chat_model) for m in models)
+            out["embed_model_available"] = any(same_model(m, s.embed_model) for m in models)
+            if not out["chat_model_available"]:
+                out["message"] = (
+                    f"Ollama at {self.host} has no model '{s.chat_model}'; "
+                    f"pull it with 'ollama pull {s.chat_model}'"
+                )
+        with self._lock:
+            self._status = (time.monotonic(), out)
+        return dict(out)
+
+    def context_length(self, model: str | None = None, cancel: Cancel | None = None) -> int:
+        """The model's context length from ``/api/show`` (``model_info``'s
+        ``<arch>.context_length``), or DEFAULT_CONTEXT_LENGTH when it does not say. Cached.
+        Raises LLMUnavailable for an unknown model or no server."""
+        name = model or self.settings.chat_model
+        with self._lock:
+            if name in self._context:
+                return self._context[name]
+        shown = self._run(lambda: self._client.show(name), cancel, name)
+        length = DEFAULT_CONTEXT_LENGTH
+        for key, value in (shown.modelinfo or {}).items():
+            if key.endswith(".context_length") and isinstance(value, int) and value > 0:
+                length = value
+                break
+        with self._lock:
+            self._context[name] = length
+        return length
+
+    def context_window(self, model: str | None = None, cancel: Cancel | None = None) -> int:
+        """The window an answer gets: the model's context length capped by ``context_window``
+        (sent to Ollama as ``num_ctx``)."""
+        return min(self.context_length(model, cancel), self.settings.context_window)
+
+    def _options(self, extra: Mapping[str, Any] | None, cancel: Cancel | None) -> dict[str, Any]:
+        """Temperature and ``num_ctx`` (the same window for every call: Ollama reloads a model
+        whose ``num_ctx`` changes), then ``extra``."""
+        opts = {"temperature": self.settings.temperature, **(extra or {})}
+        if "num_ctx" not in opts:
+            opts["num_ctx"] = self.context_window(cancel=cancel)
+        return opts
+
+    def chat(
+        self,
+        messages: Sequence[Message],
+        cancel: Cancel | None = None,
+        *,
+        model: str | None = None,
+        format: Literal["json"] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> str:
+        """One non-streaming ``/api/chat`` call; the assistant's text. ``format="json"`` asks
+        Ollama to constrain the answer to JSON."""
+        name = model or self.settings.chat_model
+        opts = self._options(options, cancel)
+        response = self._run(
+            lambda: self._client.chat(
+                model=name,
+                messages=[dict(m) for m in messages],
+                stream=False,
+                format=format,
+                options=opts,
+            ),
+            cancel,
+            name,
+        )
+        return response.message.content or ""
+
+    def chat_stream(
+        self,
+        messages: Sequence[Message],
+        cancel: Cancel | None = None,
+        *,
+        model: str | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Iterator[str]:
+        """Stream ``/api/chat``: yields pieces of the answer as they arrive.
+
+        Stops (the iterator ends) within ``POLL_SECONDS`` of ``cancel`` firing, even while the
+        server is silent; the reading thread then closes the response at its next chunk or
+        at the read timeout. Raises LLMError / LLMUnavailable on failure (also mid-stream)."""
+        name = model or self.settings.chat_model
+        chunks: queue.Queue[tuple[str, Any]] = queue.Queue()
+        stop = threading.Event()
+        payload = [dict(m) for m in messages]
+        opts = self._options(options, cancel)
+
+        def work() -> None:
+            try:
+                stream = cast(
+                    Generator[ollama.ChatResponse, None, None],
+                    self._client.chat(model=name, messages=payload, stream=True, options=opts),
+                )
+                try:
+                    for part in stream:
+                        if stop.is_set():
+                            return
+                        if part.message.content:
+                            chunks.put(("text", part.message.content))
+                        if part.done:
+                            chunks.put(("done", part.done_reason))
+                            return
+                finally:
+                    stream.close()  # closes the HTTP response
+                chunks.put(("error", LLMError(f"Ollama at {self.host} ended the answer early")))
+            except BaseException as exc:  # noqa: BLE001 - handed to the reader
+                chunks.put(("error", exc))
+
+        thread = threading.Thread(target=work, name="zettel-ollama-stream", daemon=True)
+        thread.start()
+        try:
+            while True:
+                if is_cancelled(cancel):
+                    return
+                try:
+                    kind, value = chunks.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                if kind == "text":
+                    yield str(value)
+                elif kind == "done":
+                    if value == "length":
+                        log.info("the answer reached the model's length limit")
+                    return
+                else:
+                    raise self.translate(value, name) from value
+        finally:
+            stop.set()
+
+    def embed(
+        self, texts: Sequence[str], cancel: Cancel | None = None, *, model: str | None = None
+    ) -> list[list[float]]:
+        """``/api/embed`` for ``texts`` with the embedding model (one request)."""
+        name = model or self.settings.embed_model
+        if not texts:
+            return []
+        response = self._run(
+            lambda: self._client.embed(model=name, input=list(texts)), cancel, name
+        )
+        vectors = [[float(x) for x in row] for row in response.embeddings]
+        if len(vectors) != len(texts):
+            raise LLMError(
+                f"Ollama at {self.host} sent {len(vectors)} vectors for {len(texts)} texts"
+            )
+        return vectors

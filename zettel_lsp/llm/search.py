@@ -1,0 +1,131 @@
+"""Search with optional LLM steps: query expansion and LLM rerank, then the graph rerank.
+
+    query ──(expand?)──▶ [query, sub-query 1, ...] ──legs each──▶ RRF over all legs
+          ──(LLM rerank?)──▶ graph rerank ──▶ results
+
+The original query's legs keep their names (``dense``, ``bm25``, ...); sub-query ``i``'s legs
+are named ``q<i>:<leg>`` and weighted like the leg they come from (``SearchOptions.weights``).
+Title matches of every query can make a card a graph-rerank target (a sub-query that is
+exactly a card's title makes that card one), and the rerank counts the words of every query.
+Each LLM step that fails is skipped with a one-line message; with both failing (or both off)
+the result is exactly ``engine.search``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from zettel_lsp.index.embedder import EmbedderError
+from zettel_lsp.llm.client import Cancel, Ollama
+from zettel_lsp.llm.errors import LLMError
+from zettel_lsp.llm.expand import expand_query
+from zettel_lsp.llm.rerank import llm_rerank
+from zettel_lsp.search.engine import SearchEngine, SearchOptions
+from zettel_lsp.search.fusion import CardResult, LegHit, fuse
+from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.rerank import graph_rerank
+
+
+def search_llm(
+    engine: SearchEngine,
+    llm: Ollama | None,
+    text: str,
+    options: SearchOptions | None = None,
+    *,
+    expand: bool = False,
+    rerank: bool = False,
+    cancel: Cancel | None = None,
+) -> tuple[list[CardResult], list[str]]:
+    """Results (as ``engine.search`` returns them) and one message per LLM step skipped.
+
+    Also when the query embedding fails (an ``ollama:`` embedding model while Ollama is down):
+    the search runs again without the dense leg, with a message."""
+    opts = options or SearchOptions()
+    query = parse_query(text)
+    messages: list[str] = []
+    subqueries: list[str] = []
+    if llm is not None and not query.empty and expand:
+        try:
+            subqueries = expand_query(llm, query.text, cancel)
+        except LLMError as exc:
+            messages.append(f"query expansion skipped: {exc.message}")
+    plain = llm is None or query.empty or not (subqueries or rerank)
+    try:
+        return _search(engine, llm, query.text, subqueries, opts, rerank, plain, cancel, messages)
+    except EmbedderError as exc:
+        if "dense" not in opts.legs:
+            raise
+        messages.append(f"dense leg skipped: {exc}")
+        lexical = replace(opts, legs=tuple(leg for leg in opts.legs if leg != "dense"))
+        if not lexical.legs:
+            return [], messages
+        return _search(
+            engine, llm, query.text, subqueries, lexical, rerank, plain, cancel, messages
+        )
+
+
+def _search(
+    engine: SearchEngine,
+    llm: Ollama | None,
+    text: str,
+    subqueries: list[str],
+    opts: SearchOptions,
+    rerank: bool,
+    plain: bool,
+    cancel: Cancel | None,
+    messages: list[str],
+) -> tuple[list[CardResult], list[str]]:
+    if plain or llm is None:
+        return engine.search(text, opts), messages
+    fused, title_matches, words = fused_candidates(engine, [text, *subqueries], opts)
+    if rerank:
+        try:
+            terms = parse_query(text).terms
+            fused = llm_rerank(llm, text, fused, terms, k=opts.rrf_k, cancel=cancel)
+        except LLMError as exc:
+            messages.append(f"LLM rerank skipped: {exc.message}")
+    if opts.graph:
+        fused = graph_rerank(
+            fused,
+            engine.graph,
+            words,
+            title_matches=title_matches,
+            first_chunk=engine.first_chunk,
+            params=opts.rerank,
+        )
+    return fused[: opts.limit], messages
+
+
+_KINDS = ("exact", "prefix", "covers", "inside")  # search/titles.py, strongest first
+
+
+def _strength(kind: str) -> int:
+    return _KINDS.index(kind) if kind in _KINDS else len(_KINDS)
+
+
+def fused_candidates(
+    engine: SearchEngine, queries: Sequence[str], opts: SearchOptions
+) -> tuple[list[CardResult], dict[str, str], list[str]]:
+    """RRF over the legs of every query (before any rerank), the title matches of all queries
+    (path -> the strongest kind any query gave it) and all their words (deduplicated)."""
+    legs: dict[str, list[LegHit]] = {}
+    weights: dict[str, float] = {}
+    title_matches: dict[str, str] = {}
+    words: list[str] = []
+    for i, text in enumerate(queries):
+        query = parse_query(text)
+        if query.empty:
+            continue
+        matches = engine.titles.search(query, opts.limit * opts.overfetch)
+        for m in matches:
+            old = title_matches.get(m.path)
+            if old is None or _strength(m.kind) < _strength(old):
+                title_matches[m.path] = m.kind
+        words.extend(w for w in query.terms if w not in words)
+        for leg, hits in engine.run_legs(query, opts, matches).items():
+            name = leg if i == 0 else f"q{i}:{leg}"
+            legs[name] = hits
+            weights[name] = (opts.weights or {}).get(leg, 1.0)
+    fused = fuse(legs, k=opts.rrf_k, weights=weights)
+    return fused, title_matches, words
