@@ -52,7 +52,6 @@ class RerankParams:
 _stem = light_stem
 
 
-
 @dataclass(frozen=True, slots=True)
 class Evidence:
     own: float

@@ -155,9 +155,7 @@ def related_suggestions(
     return out
 
 
-def chunk_vectors(
-    engine: SearchEngine, path: str, chunks: Sequence[Chunk]
-) -> list[list[float]]:
+def chunk_vectors(engine: SearchEngine, path: str, chunks: Sequence[Chunk]) -> list[list[float]]:
     """Vectors for a card's chunks: the index's where the text is unchanged, else embedded
     now (unsaved edits). Measured: re-embedding every chunk made "Add related links" take up
     to 1-2 s on long cards."""
