@@ -10,17 +10,20 @@ Legs (each over-fetches ``overfetch`` x the limit):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.index.embedder import Embedder
+from zettel_lsp.index.embedder import Embedder, EmbedderError
 from zettel_lsp.index.store_api import Hit, VectorStore
 from zettel_lsp.index.sync import point_id, text_hash
 from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch
+
+log = logging.getLogger(__name__)
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
 QUERY_CACHE_SIZE = 256
@@ -82,7 +85,12 @@ class SearchEngine:
         for leg in opts.legs:
             if leg == "dense":
                 if self.dense_available:
-                    legs[leg] = _hits(self.store.dense_search(self.query_vector(query.text), n))
+                    try:
+                        vec = self.query_vector(query.text)
+                    except EmbedderError as exc:  # e.g. an ollama: model while Ollama is down
+                        log.warning("dense leg skipped: %s", exc)
+                        continue
+                    legs[leg] = _hits(self.store.dense_search(vec, n))
             elif leg == "bm25":
                 legs[leg] = _hits(self.store.bm25_search(query.text, n))
             elif leg == "keyword":

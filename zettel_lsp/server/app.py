@@ -15,13 +15,14 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from zettel_lsp import __version__
+from zettel_lsp.index.embedder import configure_ollama
 from zettel_lsp.notes.scan import is_note_path
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.rerank import RerankParams
@@ -30,6 +31,9 @@ from zettel_lsp.server.features import Doc
 from zettel_lsp.server.logging_bridge import LspLogHandler
 from zettel_lsp.server.service import Operation, VaultService
 from zettel_lsp.server.settings import ServerSettings, parse_settings
+
+if TYPE_CHECKING:
+    from zettel_lsp.llm import Ollama
 
 log = logging.getLogger("zettel_lsp")
 
@@ -41,6 +45,7 @@ COMMANDS = (
     "zettel.suggestLinks",
     "zettel.reindex",
     "zettel.status",
+    "zettel.ask",
 )
 
 
@@ -55,11 +60,38 @@ class ZettelLanguageServer(LanguageServer):
         self._settings_problems: list[str] = []
         self._services_lock = threading.Lock()
         self._partial_logged: set[tuple[str, str]] = set()
+        self._llm: Ollama | None = None
+        self._llm_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ optional LLM
+
+    @property
+    def llm(self) -> Ollama:
+        """The Ollama client for the current settings (made on first use: nothing talks to
+        Ollama unless a feature that needs it is used)."""
+        with self._llm_lock:
+            if self._llm is None or self._llm.settings != self.settings.llm:
+                from zettel_lsp.llm import Ollama
+
+                if self._llm is not None:
+                    self._llm.close()
+                self._llm = Ollama(self.settings.llm)
+            return self._llm
+
+    def llm_messages(self, messages: list[str]) -> None:
+        """Show an LLM fallback once (then only log it): a missing Ollama is not an emergency."""
+        for m in messages:
+            if self.llm.first_time(m):
+                self.show("warning", f"zettel-lsp: {m}")
+            else:
+                log.info("%s", m)
 
     # ------------------------------------------------------------------ vaults
 
     def start_vaults(self, roots: list[Path]) -> None:
         settings = self.settings
+        llm = settings.llm
+        configure_ollama(llm.host, connect_timeout=llm.connect_timeout, timeout=llm.timeout)
         if settings.index_dir and len(roots) > 1:
             self.show("warning", "zettel-lsp: 'indexDir' applies to one vault only; ignored")
             from dataclasses import replace
@@ -283,11 +315,10 @@ def create_server() -> ZettelLanguageServer:
         def run() -> list[types.SymbolInformation]:
             per_vault = []
             for s in list(ls.services):
-                rows, complete, note = features.search_rows(
-                    s, params.query, ls.search_options(limit)
-                )
-                if not complete:
-                    ls.note_partial(s, note)
+                # no LLM steps here: editors send this on every keystroke
+                rows, answer = features.search_rows(s, params.query, ls.search_options(limit))
+                if not answer.complete:
+                    ls.note_partial(s, answer.note)
                 per_vault.append(rows)
             return features.symbols(features.merge_rows(per_vault, limit))
 
@@ -413,24 +444,101 @@ def create_server() -> ZettelLanguageServer:
     async def cmd_search(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
         query = str(_arg(args, "query", 0, "") or "")
         limit = _int(_arg(args, "limit", 1), ls.settings.symbol_limit)
+        use_llm = _arg(args, "llm", 2, True) is not False
+        cancelled = threading.Event()
 
         def run() -> dict[str, Any]:
-            per_vault, notes, complete = [], [], True
+            llm_settings = ls.settings.llm
+            expand = use_llm and llm_settings.expand_query
+            rerank = use_llm and llm_settings.llm_rerank
+            llm = ls.llm if expand or rerank else None
+            per_vault: list[list[dict[str, Any]]] = []
+            notes: list[str] = []
+            messages: list[str] = []
+            complete = True
             for s in list(ls.services):
-                rows, done, note = features.search_rows(s, query, ls.search_options(limit))
+                rows, answer = features.search_rows(
+                    s,
+                    query,
+                    ls.search_options(limit),
+                    llm=llm,
+                    expand=expand,
+                    rerank=rerank,
+                    cancel=cancelled.is_set,
+                )
                 per_vault.append(rows)
-                complete = complete and done
-                if note:
-                    notes.append(f"{s.root.name}: {note}")
+                complete = complete and answer.complete
+                messages.extend(m for m in answer.llm_messages if m not in messages)
+                if answer.note:
+                    notes.append(f"{s.root.name}: {answer.note}")
+            ls.llm_messages(messages)
             return {
                 "query": query,
                 "results": features.merge_rows(per_vault, limit),
                 "complete": complete,
-                "note": "; ".join(notes),
+                "note": "; ".join(notes + messages),
             }
 
         empty: dict[str, Any] = {"query": query, "results": [], "complete": False, "note": ""}
-        return await ls.off_loop(run, empty)
+        try:
+            return await ls.off_loop(run, empty)
+        except asyncio.CancelledError:
+            cancelled.set()  # stops the LLM steps of a superseded search
+            raise
+
+    @server.command("zettel.ask")
+    async def cmd_ask(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
+        """Answer a question from the notes with Ollama: {question, token?, limit?}. With a
+        ``token``, the answer streams as ``zettel/askDelta`` {token, delta} notifications."""
+        question = str(_arg(args, "question", 0, "") or "")
+        token = _arg(args, "token", 1)
+        cancelled = threading.Event()
+
+        def run() -> dict[str, Any]:
+            from zettel_lsp.llm import ask
+
+            services = list(ls.services)
+            if not question.strip() or not services:
+                return {"question": question, "answer": "", "sources": [], "fallback": None}
+            service = services[0]
+            if len(services) > 1 and (doc_uri := _arg(args, "uri", 2)):
+                fs = to_fs_path(str(doc_uri))
+                service = (ls.service_for(Path(fs).resolve()) if fs else None) or service
+            engine = service.engine
+            if engine is None:
+                return {
+                    "question": question,
+                    "answer": "",
+                    "sources": [],
+                    "fallback": service.status_note() or "the index is not open",
+                }
+
+            def delta(text: str) -> None:
+                if token is not None:
+                    ls.protocol.notify("zettel/askDelta", {"token": token, "delta": text})
+
+            result = ask(
+                engine,
+                ls.llm,
+                question,
+                on_delta=delta,
+                cancel=cancelled.is_set,
+                options=ls.search_options(ls.settings.llm.max_context_chunks),
+            )
+            if result.fallback:
+                ls.llm_messages([result.fallback])
+            out = result.as_dict()
+            for src in out.get("sources", []):
+                src["uri"] = features.card_uri(service.root, str(src["path"]))
+            out["vault"] = str(service.root)
+            return out
+
+        empty: dict[str, Any] = {"question": question, "answer": "", "sources": []}
+        try:
+            return await ls.off_loop(run, empty)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
 
     @server.command("zettel.related")
     async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, Any]]:
@@ -474,11 +582,21 @@ def create_server() -> ZettelLanguageServer:
         return {"started": [str(s.root) for s in ls.services]}
 
     @server.command("zettel.status")
-    def cmd_status(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
-        return {
-            "version": __version__,
-            "vaults": [s.status() for s in list(ls.services)],
-        }
+    async def cmd_status(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
+        with_llm = _arg(args, "ollama", 0, False) is True
+
+        def run() -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "version": __version__,
+                "vaults": [s.status() for s in list(ls.services)],
+            }
+            # Ollama's state: asked for, or when a feature uses it (a quick, cached request)
+            s = ls.settings
+            if with_llm or s.llm.expand_query or s.llm.llm_rerank or s.model.startswith("ollama:"):
+                out["ollama"] = ls.llm.status()
+            return out
+
+        return await ls.off_loop(run, {"version": __version__, "vaults": []})
 
     return server
 

@@ -8,10 +8,10 @@ results into responses. Internal positions are code points (Python ``str`` indic
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
@@ -33,7 +33,10 @@ from zettel_lsp.search.suggest import (
     mention_suggestions,
     related_suggestions,
 )
-from zettel_lsp.server.service import VaultService
+from zettel_lsp.server.service import SearchAnswer, VaultService
+
+if TYPE_CHECKING:
+    from zettel_lsp.llm import Ollama
 
 PREVIEW_CHARS = 400
 RELATED_EXCERPT_CHARS = 100
@@ -91,10 +94,17 @@ def lines_range(line_start: int, line_end: int) -> types.Range:
 
 
 def search_rows(
-    service: VaultService, query: str, options: SearchOptions
-) -> tuple[list[dict[str, Any]], bool, str]:
-    """CLI-shaped result rows (plus ``uri`` and ``vault``), completeness, and a note."""
-    answer = service.search(query, options)
+    service: VaultService,
+    query: str,
+    options: SearchOptions,
+    *,
+    llm: Ollama | None = None,
+    expand: bool = False,
+    rerank: bool = False,
+    cancel: Callable[[], bool] | None = None,
+) -> tuple[list[dict[str, Any]], SearchAnswer]:
+    """CLI-shaped result rows (plus ``uri`` and ``vault``) and the answer's status."""
+    answer = service.search(query, options, llm=llm, expand=expand, rerank=rerank, cancel=cancel)
     words = parse_query(query).terms
     rows = []
     for r in answer.results:
@@ -102,7 +112,7 @@ def search_rows(
         row["uri"] = card_uri(service.root, r.path)
         row["vault"] = str(service.root)
         rows.append(row)
-    return rows, answer.complete, answer.note
+    return rows, answer
 
 
 def symbols(rows: Sequence[dict[str, Any]]) -> list[types.SymbolInformation]:

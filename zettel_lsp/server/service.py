@@ -22,10 +22,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedder import EmbedderError
@@ -39,6 +39,9 @@ from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.server.settings import ServerSettings
 from zettel_lsp.vault import Vault
+
+if TYPE_CHECKING:
+    from zettel_lsp.llm import Ollama
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +83,7 @@ class SearchAnswer:
     results: list[CardResult]
     complete: bool  # False while start-up is still improving the answers
     note: str  # what is missing, for the user ("" when complete)
+    llm_messages: list[str] = field(default_factory=list)  # optional LLM steps that fell back
 
 
 class VaultService:
@@ -163,7 +167,35 @@ class VaultService:
             return f"embedding ({done}/{total} chunks): meaning-based results are partial"
         return f"{self.phase.value}: {self.reason}"
 
-    def search(self, text: str, options: SearchOptions) -> SearchAnswer:
+    def search(
+        self,
+        text: str,
+        options: SearchOptions,
+        *,
+        llm: Ollama | None = None,
+        expand: bool = False,
+        rerank: bool = False,
+        cancel: Callable[[], bool] | None = None,
+    ) -> SearchAnswer:
+        """Search from what is ready. With ``llm`` and ``expand``/``rerank``, the optional
+        Ollama steps run (each falls back with a message in ``SearchAnswer.llm_messages``)."""
+        if llm is not None and (expand or rerank) and self.vault is not None:
+            from zettel_lsp.llm import search_llm
+
+            with self.lock:
+                current = self.vault
+                if current is not None:
+                    current.engine.dense_available = self._dense_usable(current)
+                    results, messages = search_llm(
+                        current.engine,
+                        llm,
+                        text,
+                        options,
+                        expand=expand,
+                        rerank=rerank,
+                        cancel=cancel,
+                    )
+                    return SearchAnswer(results, self.complete, self.status_note(), messages)
         with self.lock:
             vault = self.vault
             if vault is None:

@@ -8,12 +8,14 @@ so a typo does not silently do nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from zettel_lsp.index.embedder import DEFAULT_MODEL
 from zettel_lsp.index.sync import IndexSettings
+from zettel_lsp.llm.settings import LLM_KEYS, LLMSettings
+from zettel_lsp.llm.settings import parse as parse_llm
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.search.engine import ALL_LEGS
 
@@ -39,6 +41,8 @@ class ServerSettings:
     hover_limit: int = 5
     related_limit: int = 5
     related_heading: str = "## Related"
+    # optional Ollama features (docs/llm.md); their keys are parsed by zettel_lsp.llm.settings
+    llm: LLMSettings = field(default_factory=LLMSettings)
 
     def index_settings(self) -> IndexSettings:
         return IndexSettings(
@@ -52,8 +56,10 @@ class ServerSettings:
 
     def index_key(self) -> tuple[object, ...]:
         """What the running vaults depend on: a change here means re-opening them."""
+        ollama = (self.llm.base_url, self.llm.timeout) if self.model.startswith("ollama:") else None
         return (
             self.index_settings(),
+            ollama,
             self.cache_dir,
             self.index_dir,
             self.watch,
@@ -89,7 +95,7 @@ _KEYS: dict[str, str] = {
     "relatedLimit": "related_limit",
     "relatedHeading": "related_heading",
 }
-_FIELDS = {f.name for f in fields(ServerSettings)}
+_FIELDS = {f.name for f in fields(ServerSettings)} - {"llm"}
 assert set(_KEYS.values()) == _FIELDS
 
 
@@ -109,12 +115,15 @@ def parse_settings(
     if raw == []:
         return settings, []
     assert isinstance(raw, dict)
-    problems: list[str] = []
-    changes: dict[str, Any] = {}
+    llm, problems = parse_llm(raw, settings.llm)
+    changes: dict[str, Any] = {"llm": llm}
     for key, value in raw.items():
+        if key in LLM_KEYS:
+            continue
         name = _KEYS.get(key)
         if name is None:
-            problems.append(f"unknown setting {key!r} (known: {', '.join(sorted(_KEYS))})")
+            known = ", ".join(sorted([*_KEYS, *LLM_KEYS]))
+            problems.append(f"unknown setting {key!r} (known: {known})")
             continue
         ok, converted, why = _convert(name, value)
         if ok:
