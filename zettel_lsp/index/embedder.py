@@ -271,6 +271,7 @@ class Embedder:
         self.tokens_processed = 0  # model tokens embedded so far (specials included, truncated)
         self._lock = threading.Lock()
         self._model: Any = None
+        self._query_model: Any = None  # one-thread session for queries (see _load_query_model)
         # Ollama models count tokens with the default model's tokenizer (offline)
         self._model_dir: Path | None = (
             assemble_default_model(cache_dir) if self.is_default or self.is_ollama else None
@@ -376,44 +377,57 @@ class Embedder:
         if self._ollama is not None:
             return  # nothing to load: the Ollama server holds the model
         with self._lock:
-            if self._model is not None:
-                return
-            try:
-                from fastembed import TextEmbedding
-                from fastembed.common.model_description import ModelSource, PoolingType
-            except ImportError as exc:  # pragma: no cover - a broken installation
-                raise EmbedderError(
-                    f"fastembed is not installed ({exc}); reinstall zettel-lsp"
-                ) from exc
-            kwargs: dict[str, Any] = {
-                "threads": self.threads,
-                "cache_dir": str(self.cache_dir / "fastembed"),
-            }
-            if self.is_default:
-                known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
-                if _DEFAULT_LOCAL_NAME.lower() not in known:
-                    TextEmbedding.add_custom_model(
-                        model=_DEFAULT_LOCAL_NAME,
-                        pooling=PoolingType.MEAN,
-                        normalization=True,
-                        sources=ModelSource(hf=DEFAULT_MODEL),  # required; never contacted
-                        dim=_DEFAULT_DIM,
-                        model_file="model.onnx",
-                    )
-                name = _DEFAULT_LOCAL_NAME
-                kwargs["specific_model_path"] = str(self._model_dir)
-            else:
-                name = self.model_name
-            try:
-                model = TextEmbedding(model_name=name, **kwargs)
-            except Exception as exc:
-                raise EmbedderError(
-                    f"embedding model '{self.model_name}' could not be loaded: {exc}. Other models "
-                    "download from the model hub on first use, which needs a network; the default "
-                    f"model ('{DEFAULT_MODEL}') works offline."
-                ) from exc
-            self._model = model
-            log.info("embedding model %s loaded", self.model_id)
+            if self._model is None:
+                self._model = self._make_model(self.threads)
+                log.info("embedding model %s loaded", self.model_id)
+
+    def _load_query_model(self) -> Any:
+        """A second session with one thread for queries. Measured in the server: a query on
+        the bulk session (one ONNX thread per core) left its worker threads spinning, ~0.6 of
+        2 cores burned between requests, and pushed p95 latencies over budget under load; one
+        thread costs ~2 ms on a short query and never spins."""
+        with self._lock:
+            if self._query_model is None:
+                self._query_model = (
+                    self._model if self.threads == 1 and self._model else self._make_model(1)
+                )
+            return self._query_model
+
+    def _make_model(self, threads: int | None) -> Any:
+        try:
+            from fastembed import TextEmbedding
+            from fastembed.common.model_description import ModelSource, PoolingType
+        except ImportError as exc:  # pragma: no cover - a broken installation
+            raise EmbedderError(
+                f"fastembed is not installed ({exc}); reinstall zettel-lsp"
+            ) from exc
+        kwargs: dict[str, Any] = {
+            "threads": threads,
+            "cache_dir": str(self.cache_dir / "fastembed"),
+        }
+        if self.is_default:
+            known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
+            if _DEFAULT_LOCAL_NAME.lower() not in known:
+                TextEmbedding.add_custom_model(
+                    model=_DEFAULT_LOCAL_NAME,
+                    pooling=PoolingType.MEAN,
+                    normalization=True,
+                    sources=ModelSource(hf=DEFAULT_MODEL),  # required; never contacted
+                    dim=_DEFAULT_DIM,
+                    model_file="model.onnx",
+                )
+            name = _DEFAULT_LOCAL_NAME
+            kwargs["specific_model_path"] = str(self._model_dir)
+        else:
+            name = self.model_name
+        try:
+            return TextEmbedding(model_name=name, **kwargs)
+        except Exception as exc:
+            raise EmbedderError(
+                f"embedding model '{self.model_name}' could not be loaded: {exc}. Other models "
+                "download from the model hub on first use, which needs a network; the default "
+                f"model ('{DEFAULT_MODEL}') works offline."
+            ) from exc
 
     def embed(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
@@ -458,8 +472,8 @@ class Embedder:
         if self._ollama is not None:
             row = self._ollama.embed([self._ollama.query_prefix + text])[0]
             return np.asarray(row, dtype=np.float32)
-        self._load()
-        return np.asarray(next(iter(self._model.query_embed(text))), dtype=np.float32)
+        model = self._query_model or self._load_query_model()
+        return np.asarray(next(iter(model.query_embed(text))), dtype=np.float32)
 
     def _embed_ollama(
         self,
