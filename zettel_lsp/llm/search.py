@@ -41,7 +41,8 @@ def search_llm(
 
     Also when the query embedding fails (an ``ollama:`` embedding model while Ollama is down):
     the search runs again without the dense leg, with a message."""
-    opts = options or SearchOptions()
+    # this function reports a failing query embedding itself (a message, then lexical legs)
+    opts = replace(options or SearchOptions(), dense_fallback=False)
     query = parse_query(text)
     messages: list[str] = []
     subqueries: list[str] = []

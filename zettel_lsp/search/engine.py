@@ -40,6 +40,8 @@ class SearchOptions:
     rrf_k: int = RRF_K
     # RRF weight per leg; measured on obsidian-help's golden set (docs/evaluation.md)
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    # a failing query embedding skips the dense leg (logged); False: raise EmbedderError
+    dense_fallback: bool = True
 
 
 class SearchEngine:
@@ -88,6 +90,8 @@ class SearchEngine:
                     try:
                         vec = self.query_vector(query.text)
                     except EmbedderError as exc:  # e.g. an ollama: model while Ollama is down
+                        if not opts.dense_fallback:
+                            raise
                         log.warning("dense leg skipped: %s", exc)
                         continue
                     legs[leg] = _hits(self.store.dense_search(vec, n))
