@@ -169,22 +169,28 @@ local function stop_clients()
 end
 
 local scenarios = {}
+local extra_handlers = {} -- method -> lsp-handler, added to the client's handlers by scenarios
 """
 
 LUA_MAIN = r"""
 local function main()
   vim.cmd("filetype on")
   zettel = require("zettel_lsp")
-  zettel.setup({
+  local handlers = {
+    ["window/showMessage"] = function(_, result)
+      table.insert(out.server_messages, result)
+    end,
+  }
+  for method, handler in pairs(extra_handlers) do
+    handlers[method] = handler
+  end
+  -- P.setup: more options for setup() (settings, ask_window, ...)
+  zettel.setup(vim.tbl_extend("force", {
     cmd = P.cmd,
     init_options = { cacheDir = P.cache_dir, indexDir = P.index_dir },
     hover_suggestions = P.hover_suggestions or false,
-    handlers = {
-      ["window/showMessage"] = function(_, result)
-        table.insert(out.server_messages, result)
-      end,
-    },
-  })
+    handlers = handlers,
+  }, P.setup or {}))
   step("setup")
   scenarios[P.scenario]()
   step("done")
@@ -374,12 +380,16 @@ def find_line(text: str, needle: str) -> int:
     raise AssertionError(f"{needle!r} not found")
 
 
-def run_session(work: Path, params: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """Run one scenario in headless Neovim; (its report, a diagnostic text for failures)."""
+def run_session(
+    work: Path, params: dict[str, Any], scenarios: str = ""
+) -> tuple[dict[str, Any], str]:
+    """Run one scenario in headless Neovim; (its report, a diagnostic text for failures).
+
+    ``scenarios``: more Lua scenario definitions (``scenarios.name = function() ... end``)."""
     assert NVIM is not None
     script = work / "zettel_plugin_test.lua"
     script.write_text(
-        LUA_HARNESS + SEARCH_SCENARIO + SUGGEST_SCENARIO + RELATED_SCENARIO + LUA_MAIN,
+        LUA_HARNESS + SEARCH_SCENARIO + SUGGEST_SCENARIO + RELATED_SCENARIO + scenarios + LUA_MAIN,
         encoding="utf-8",
     )
     params = {
@@ -634,8 +644,8 @@ def test_help_file_tags_are_valid(tmp_path: Path) -> None:
     messages = proc.stdout + proc.stderr
     assert proc.returncode == 0 and not re.search(r"E\d+:", messages), messages
     tags = {line.split("\t", 1)[0] for line in (doc / "tags").read_text().splitlines()}
-    for name in ("ZettelSearch", "ZettelRelated", "ZettelSuggestLinks"):
+    for name in ("ZettelSearch", "ZettelRelated", "ZettelSuggestLinks", "ZettelAsk"):
         assert f":{name}" in tags, tags
     for tag in ("zettel_lsp", ":ZettelReindex", ":ZettelStatus", "zettel_lsp-setup"):
         assert tag in tags, tags
-    assert "zettel_lsp-troubleshooting" in tags
+    assert "zettel_lsp-troubleshooting" in tags and "zettel_lsp-ollama" in tags

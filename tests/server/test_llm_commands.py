@@ -3,6 +3,7 @@ stand-in of the Ollama HTTP API (no Ollama server can run in the tests)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 import pytest_lsp
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 from pytest_lsp import LanguageClient
 
 from tests.llm.stub import OllamaStub, free_port
@@ -106,3 +108,51 @@ async def test_status_reports_ollama(client: LanguageClient, host: str, stub: Ol
         assert "llama3.2:latest" in ollama["models"]
     else:
         assert ollama["reachable"] is False and ollama["message"]
+
+
+@pytest.mark.parametrize("kind", ["visual_studio_code"])
+async def test_cancelling_an_ask_stops_the_stream(
+    kind: str, stub: OllamaStub, shared_vault: Path, server_cache: Path
+) -> None:
+    stub.token_delay = 0.05  # a slow model: a long answer takes seconds
+    stub.answer_chat = lambda body: " ".join(["word"] * 200)
+    client = await SERVER.start()
+    deltas: list[str] = []
+
+    @client.feature("zettel/askDelta")
+    def on_delta(params: Any) -> None:
+        deltas.append(params.delta)
+
+    try:
+        init = options(server_cache, shared_vault.parent / "index", ollamaHost=stub.url)
+        await start_session(client, kind, shared_vault, init)
+        await wait_ready(client)
+        pending = asyncio.ensure_future(
+            client.protocol.send_request_async(
+                types.WORKSPACE_EXECUTE_COMMAND,
+                types.ExecuteCommandParams(
+                    command="zettel.ask", arguments=[{"question": "what is BM25", "token": "c"}]
+                ),
+                msg_id="ask-1",
+            )
+        )
+        deadline = asyncio.get_running_loop().time() + 30
+        while len(deltas) < 3:
+            assert asyncio.get_running_loop().time() < deadline, "no streaming"
+            await asyncio.sleep(0.02)
+        client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="ask-1"))
+        with pytest.raises(JsonRpcRequestCancelled):
+            await pending
+        await asyncio.sleep(0.5)  # anything still in flight arrives
+        settled = len(deltas)
+        await asyncio.sleep(1.0)
+        assert len(deltas) == settled  # the stream stopped
+        assert settled < 100  # far from the 200-word answer
+        # and the server answers the next request
+        st = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="zettel.status", arguments=[])
+        )
+        assert st["vaults"][0]["phase"] == "ready"
+    finally:
+        await client.shutdown_session()
+        await client.stop()

@@ -69,10 +69,13 @@ async def test_cancelled_requests_leave_the_server_answering(client: LanguageCli
     futures = []
     for i, q in enumerate(queries):
         futures.append(
-            client.protocol.send_request_async(
-                types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query=q), msg_id=f"q{i}"
+            asyncio.ensure_future(
+                client.protocol.send_request_async(
+                    types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query=q), msg_id=f"q{i}"
+                )
             )
         )
+        await asyncio.sleep(0)  # let the request go out before its cancel
         if i:
             client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=f"q{i - 1}"))
     outcomes = await asyncio.gather(*futures, return_exceptions=True)

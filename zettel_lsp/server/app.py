@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from zettel_lsp import __version__
@@ -49,11 +50,34 @@ COMMANDS = (
 )
 
 
+class ZettelProtocol(LanguageServerProtocol):
+    """pygls' protocol, with cancellation that reaches our commands.
+
+    pygls runs ``workspace/executeCommand`` through a generator that starts the command under a
+    new internal id, so a client's ``$/cancelRequest`` cancels only the outer step while the
+    command (a streaming ``zettel.ask``, an LLM search) runs on. Commands register a
+    :class:`threading.Event` under the request's id (:meth:`ZettelLanguageServer.cancel_event`);
+    a cancel sets it. A cancel for a request already answered is normal while a user types:
+    it is ignored quietly instead of logging a warning each time.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cancel_events: dict[Any, threading.Event] = {}
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        event = self.cancel_events.pop(msg_id, None)
+        if event is not None:
+            event.set()
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
+
+
 class ZettelLanguageServer(LanguageServer):
     """The zettel-lsp server: one instance per editor session."""
 
     def __init__(self) -> None:
-        super().__init__("zettel-lsp", __version__, max_workers=4)
+        super().__init__("zettel-lsp", __version__, max_workers=4, protocol_cls=ZettelProtocol)
         self.settings = ServerSettings()
         self.services: list[VaultService] = []
         self.requests = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zettel-request")
@@ -62,6 +86,30 @@ class ZettelLanguageServer(LanguageServer):
         self._partial_logged: set[tuple[str, str]] = set()
         self._llm: Ollama | None = None
         self._llm_lock = threading.Lock()
+
+    def cancel_event(self) -> threading.Event:
+        """An event set when the client cancels the request being handled (see ZettelProtocol).
+        Call it in the handler itself (it reads the request's id from the context)."""
+        event = threading.Event()
+        protocol = self.protocol
+        msg_id = protocol.msg_id
+        if isinstance(protocol, ZettelProtocol) and msg_id is not None:
+            protocol.cancel_events[msg_id] = event
+        return event
+
+    def forget_cancel(self, event: threading.Event) -> None:
+        protocol = self.protocol
+        if isinstance(protocol, ZettelProtocol):
+            for key in [k for k, v in protocol.cancel_events.items() if v is event]:
+                protocol.cancel_events.pop(key, None)
+
+    def cancel_all(self) -> None:
+        """At shutdown: stop every running command (a stream must not outlive stdout)."""
+        protocol = self.protocol
+        if isinstance(protocol, ZettelProtocol):
+            for event in list(protocol.cancel_events.values()):
+                event.set()
+            protocol.cancel_events.clear()
 
     # ------------------------------------------------------------------ optional LLM
 
@@ -303,6 +351,7 @@ def create_server() -> ZettelLanguageServer:
     async def on_shutdown(ls: ZettelLanguageServer, *args: Any) -> None:
         # Flush and close every shard before answering. Off the event loop: a vault still
         # starting may be waiting for the client's answer to a progress request.
+        ls.cancel_all()
         await asyncio.get_running_loop().run_in_executor(None, ls.stop_vaults)
         ls.requests.shutdown(wait=False, cancel_futures=True)
 
@@ -445,7 +494,7 @@ def create_server() -> ZettelLanguageServer:
         query = str(_arg(args, "query", 0, "") or "")
         limit = _int(_arg(args, "limit", 1), ls.settings.symbol_limit)
         use_llm = _arg(args, "llm", 2, True) is not False
-        cancelled = threading.Event()
+        cancelled = ls.cancel_event()
 
         def run() -> dict[str, Any]:
             llm_settings = ls.settings.llm
@@ -482,9 +531,9 @@ def create_server() -> ZettelLanguageServer:
         empty: dict[str, Any] = {"query": query, "results": [], "complete": False, "note": ""}
         try:
             return await ls.off_loop(run, empty)
-        except asyncio.CancelledError:
-            cancelled.set()  # stops the LLM steps of a superseded search
-            raise
+        finally:
+            cancelled.set()  # a superseded search stops its LLM steps
+            ls.forget_cancel(cancelled)
 
     @server.command("zettel.ask")
     async def cmd_ask(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
@@ -492,7 +541,7 @@ def create_server() -> ZettelLanguageServer:
         ``token``, the answer streams as ``zettel/askDelta`` {token, delta} notifications."""
         question = str(_arg(args, "question", 0, "") or "")
         token = _arg(args, "token", 1)
-        cancelled = threading.Event()
+        cancelled = ls.cancel_event()
 
         def run() -> dict[str, Any]:
             from zettel_lsp.llm import ask
@@ -536,9 +585,9 @@ def create_server() -> ZettelLanguageServer:
         empty: dict[str, Any] = {"question": question, "answer": "", "sources": []}
         try:
             return await ls.off_loop(run, empty)
-        except asyncio.CancelledError:
+        finally:
             cancelled.set()
-            raise
+            ls.forget_cancel(cancelled)
 
     @server.command("zettel.related")
     async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, Any]]:

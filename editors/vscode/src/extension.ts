@@ -1,0 +1,93 @@
+/**
+ * Entry point: wires the client, the views, the status bar item and the palette commands.
+ *
+ * Command ids avoid the server's own (`zettel.search`, `zettel.related`, `zettel.suggestLinks`,
+ * `zettel.reindex`, `zettel.status`): vscode-languageclient registers those as VS Code commands
+ * that forward to the server, so they stay available to other extensions and keybindings.
+ */
+
+import * as vscode from "vscode";
+import { ZettelClient } from "./client";
+import { RELATED_VIEW_ID, RelatedProvider, isNote } from "./relatedView";
+import { SEARCH_VIEW_ID, SearchViewProvider } from "./searchView";
+import { StatusController } from "./status";
+import { suggestLinks } from "./suggest";
+import { openAt } from "./open";
+
+let client: ZettelClient | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel("Zettel");
+  client = new ZettelClient(output);
+  const zettel = client;
+  const status = new StatusController(zettel);
+  const search = new SearchViewProvider(context.extensionUri, zettel);
+  const related = new RelatedProvider(zettel);
+
+  context.subscriptions.push(
+    output,
+    zettel,
+    status,
+    search,
+    related,
+    vscode.window.registerWebviewViewProvider(SEARCH_VIEW_ID, search),
+    // Complete answers from now on: redo what was answered from a partial index.
+    status.onDidBecomeReady(() => {
+      related.refresh();
+      search.refresh();
+    }),
+
+    vscode.commands.registerCommand("zettel.openSearch", () => {
+      // A one-line selection in the editor becomes the query.
+      const editor = vscode.window.activeTextEditor;
+      const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : "";
+      return search.focus(selected && !selected.includes("\n") ? selected.trim() : undefined);
+    }),
+    vscode.commands.registerCommand("zettel.openRelated", async () => {
+      await vscode.commands.executeCommand(`${RELATED_VIEW_ID}.focus`);
+      related.refresh();
+    }),
+    vscode.commands.registerCommand("zettel.refreshRelated", () => related.refresh()),
+    vscode.commands.registerCommand("zettel.suggestLinksForNote", (arg?: unknown) => {
+      const active = vscode.window.activeTextEditor?.document;
+      const uri = arg instanceof vscode.Uri ? arg : isNote(active) ? active.uri : related.currentUri;
+      return suggestLinks(zettel, uri);
+    }),
+    vscode.commands.registerCommand("zettel.reindexVaults", async () => {
+      try {
+        const answer = await zettel.executeCommand("zettel.reindex");
+        const started =
+          typeof answer === "object" && answer !== null && "started" in answer && Array.isArray(answer.started)
+            ? answer.started.length
+            : 0;
+        status.kick();
+        void vscode.window.showInformationMessage(
+          started
+            ? `Zettel: reindexing ${started} vault${started === 1 ? "" : "s"} in the background.`
+            : "Zettel: no vault to reindex (open a folder of notes).",
+        );
+      } catch (err) {
+        void vscode.window.showErrorMessage(`Zettel: reindex failed: ${errorText(err)}`);
+      }
+    }),
+    vscode.commands.registerCommand("zettel.showOutput", () => output.show(true)),
+    vscode.commands.registerCommand("zettel.showStatus", () => status.show()),
+    vscode.commands.registerCommand("zettel.restartServer", () => zettel.restart()),
+    // The Related view's items: (uri, first line, last line).
+    vscode.commands.registerCommand("zettel.openLocation", (uri: unknown, start: unknown, end: unknown) => {
+      if (typeof uri !== "string") return undefined;
+      const first = typeof start === "number" ? start : 0;
+      return openAt(vscode.Uri.parse(uri, true), first, typeof end === "number" ? end : first);
+    }),
+  );
+
+  void zettel.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await client?.stop();
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

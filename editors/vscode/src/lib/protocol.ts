@@ -1,0 +1,193 @@
+/**
+ * The JSON that zettel-lsp's `zettel.*` commands return (see docs/server.md), with defensive
+ * parsers: the answer crosses a process boundary, so every field is checked before a view uses
+ * it and anything malformed is dropped rather than rendered as "undefined".
+ *
+ * No `vscode` import here: this module is shared by the extension host, the webview and tests.
+ */
+
+/** One search hit (`zettel.search`) or related note (`zettel.related`, which adds `relation`). */
+export interface SearchRow {
+  path: string;
+  uri: string;
+  vault: string;
+  title: string;
+  score: number;
+  /** 0-based first line of the best chunk. */
+  line_start: number;
+  /** 0-based last line of the best chunk (inclusive). */
+  line_end: number;
+  heading: string;
+  excerpt: string;
+  /** Which search legs found the card, and at which rank (1 = best). */
+  legs: Record<string, number>;
+  /** What the graph rerank did (`credit`, `discount`, `mention_share`), when it did something. */
+  graph?: Record<string, number>;
+  /** `zettel.related` only: linked, backlink, 2 hops, not linked. */
+  relation?: string;
+}
+
+export interface SearchAnswer {
+  query: string;
+  results: SearchRow[];
+  /** False until every vault is `ready`; `note` then says what is missing. */
+  complete: boolean;
+  note: string;
+}
+
+export type Phase =
+  | "starting"
+  | "syncing"
+  | "graph"
+  | "embedding"
+  | "ready"
+  | "read-only"
+  | "failed";
+
+export const PHASES: readonly Phase[] = [
+  "starting",
+  "syncing",
+  "graph",
+  "embedding",
+  "ready",
+  "read-only",
+  "failed",
+];
+
+export interface VaultStatus {
+  root: string;
+  phase: Phase;
+  complete: boolean;
+  note: string;
+  cards_in_graph: number;
+  problems: string[];
+  // Present once the index is open:
+  cards?: number;
+  chunks?: number;
+  cards_embedded?: number;
+  chunks_waiting_for_vectors?: number;
+  model?: string;
+  index_dir?: string;
+  backend?: string;
+  skipped?: Record<string, string>;
+}
+
+export interface ServerStatus {
+  version: string;
+  vaults: VaultStatus[];
+}
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown, fallback = ""): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+function num(value: unknown, fallback = 0): number {
+  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+}
+
+function optNum(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) ? value : undefined;
+}
+
+function numberMap(value: unknown): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      if (typeof v === "number" && Number.isFinite(v)) out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** A result row, or undefined when it lacks what a view needs (a uri and a title). */
+export function parseRow(value: unknown): SearchRow | undefined {
+  if (!isObject(value)) return undefined;
+  const uri = str(value.uri);
+  const path = str(value.path);
+  const title = str(value.title) || path;
+  if (!uri || !title) return undefined;
+  const lineStart = Math.max(0, Math.trunc(num(value.line_start)));
+  const row: SearchRow = {
+    path,
+    uri,
+    vault: str(value.vault),
+    title,
+    score: num(value.score),
+    line_start: lineStart,
+    line_end: Math.max(lineStart, Math.trunc(num(value.line_end, lineStart))),
+    heading: str(value.heading),
+    excerpt: str(value.excerpt),
+    legs: numberMap(value.legs),
+  };
+  if (isObject(value.graph)) row.graph = numberMap(value.graph);
+  if (typeof value.relation === "string" && value.relation) row.relation = value.relation;
+  return row;
+}
+
+export function parseRows(value: unknown): SearchRow[] {
+  if (!Array.isArray(value)) return [];
+  return value.map(parseRow).filter((r): r is SearchRow => r !== undefined);
+}
+
+export function parseSearchAnswer(value: unknown, query: string): SearchAnswer {
+  if (!isObject(value)) {
+    return { query, results: [], complete: false, note: "the server gave no answer" };
+  }
+  return {
+    query: str(value.query, query),
+    results: parseRows(value.results),
+    complete: value.complete === true,
+    note: str(value.note),
+  };
+}
+
+function parsePhase(value: unknown): Phase {
+  return PHASES.find((p) => p === value) ?? "starting";
+}
+
+export function parseVaultStatus(value: unknown): VaultStatus | undefined {
+  if (!isObject(value) || typeof value.root !== "string") return undefined;
+  const out: VaultStatus = {
+    root: value.root,
+    phase: parsePhase(value.phase),
+    complete: value.complete === true,
+    note: str(value.note),
+    cards_in_graph: num(value.cards_in_graph),
+    problems: Array.isArray(value.problems)
+      ? value.problems.filter((p): p is string => typeof p === "string")
+      : [],
+  };
+  const cards = optNum(value.cards);
+  if (cards !== undefined) out.cards = cards;
+  const chunks = optNum(value.chunks);
+  if (chunks !== undefined) out.chunks = chunks;
+  const embedded = optNum(value.cards_embedded);
+  if (embedded !== undefined) out.cards_embedded = embedded;
+  const waiting = optNum(value.chunks_waiting_for_vectors);
+  if (waiting !== undefined) out.chunks_waiting_for_vectors = waiting;
+  if (typeof value.model === "string") out.model = value.model;
+  if (typeof value.index_dir === "string") out.index_dir = value.index_dir;
+  if (typeof value.backend === "string") out.backend = value.backend;
+  if (isObject(value.skipped)) {
+    out.skipped = Object.fromEntries(
+      Object.entries(value.skipped).map(([k, v]) => [k, String(v)]),
+    );
+  }
+  return out;
+}
+
+export function parseStatus(value: unknown): ServerStatus | undefined {
+  if (!isObject(value) || !Array.isArray(value.vaults)) return undefined;
+  return {
+    version: str(value.version),
+    vaults: value.vaults
+      .map(parseVaultStatus)
+      .filter((v): v is VaultStatus => v !== undefined),
+  };
+}

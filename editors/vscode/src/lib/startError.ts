@@ -1,0 +1,46 @@
+/** The message shown when the server cannot start: what went wrong, and how to fix it. */
+
+import { formatCommand, type ServerCommand } from "./serverCommand";
+
+// Plain text: VS Code's notifications do not render Markdown.
+export const INSTALL_HINT =
+  "Install it with 'pip install zettel-lsp' (or run 'bash scripts/setup.sh' in a zettel-lsp " +
+  "checkout, which creates .venv/bin/zettel-lsp), then set 'zettel.server.command' to the " +
+  "zettel-lsp program or 'zettel.server.python' to the Python that has it.";
+
+/** The most telling line of what the server printed before it died (Python's last error). */
+export function lastErrorLine(stderr: string): string | undefined {
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i] as string;
+    if (/(Error|Exception|error:|No module named)/.test(line)) return line;
+  }
+  return lines[lines.length - 1];
+}
+
+/**
+ * Why the server did not start, in one sentence: a missing program, a Python without the
+ * package, or the last error line it printed.
+ */
+export function startFailureReason(
+  cmd: ServerCommand,
+  opts: { missing?: string; spawnError?: string; stderr?: string; exitCode?: number | null },
+): string {
+  const line = formatCommand(cmd);
+  if (opts.missing) return cmd.args.length ? `${opts.missing} (command: ${line})` : opts.missing;
+  if (opts.spawnError) return `'${line}' failed to run: ${opts.spawnError}`;
+  const stderr = opts.stderr ?? "";
+  if (/No module named '?zettel_lsp/.test(stderr)) {
+    return `${cmd.command} has no zettel_lsp package installed`;
+  }
+  const last = lastErrorLine(stderr);
+  const code = opts.exitCode !== undefined && opts.exitCode !== null ? ` (exit code ${opts.exitCode})` : "";
+  return last ? `'${line}' stopped${code}: ${last}` : `'${line}' stopped${code} before it answered`;
+}
+
+export function startFailureMessage(reason: string): string {
+  return `Zettel: the zettel-lsp server could not start: ${reason}. ${INSTALL_HINT}`;
+}

@@ -1,0 +1,148 @@
+/**
+ * `zettel.status` -> the status bar item's text and tooltip, and the lines of "Show Status".
+ * Several vaults are summed up: the least advanced phase wins, cards add up.
+ */
+
+import type { Phase, ServerStatus, VaultStatus } from "./protocol";
+
+/** The client's side of things, before or instead of a status answer. */
+export type ClientState = "starting" | "running" | "stopped" | "failed";
+
+export interface StatusView {
+  /** Status bar text, with a `$(codicon)`. */
+  text: string;
+  /** Plain text tooltip. */
+  tooltip: string;
+  /** Everything is ready: polling may slow down. */
+  ready: boolean;
+  /** Work in progress (spinner): poll often. */
+  busy: boolean;
+  /** Something needs the user's attention (warning colour). */
+  problem: boolean;
+}
+
+/** Lower = further from done; read-only/failed sort before the ones still working. */
+const ORDER: Record<Phase, number> = {
+  failed: 0,
+  "read-only": 1,
+  starting: 2,
+  syncing: 3,
+  graph: 4,
+  embedding: 5,
+  ready: 6,
+};
+
+export function basename(path: string): string {
+  const parts = path.split(/[\\/]/).filter(Boolean);
+  return parts[parts.length - 1] ?? path;
+}
+
+export function cardsOf(v: VaultStatus): number {
+  return v.cards ?? v.cards_in_graph;
+}
+
+/** "embedding 12/45 cards (27%)" and friends, for one vault. */
+export function phaseText(v: VaultStatus): string {
+  switch (v.phase) {
+    case "embedding": {
+      const total = v.cards ?? 0;
+      const done = Math.min(v.cards_embedded ?? 0, total);
+      const pct = total > 0 ? ` (${Math.floor((100 * done) / total)}%)` : "";
+      return `embedding ${done}/${total} cards${pct}`;
+    }
+    case "graph":
+      return "linking";
+    case "read-only":
+      return "read-only";
+    case "failed":
+      return "index failed";
+    default:
+      return v.phase;
+  }
+}
+
+export function statusView(status: ServerStatus | undefined, client: ClientState): StatusView {
+  if (client === "failed") {
+    return {
+      text: "$(error) Zettel: server not running",
+      tooltip: "The zettel-lsp server could not start. Click for details.",
+      ready: false,
+      busy: false,
+      problem: true,
+    };
+  }
+  if (client === "stopped") {
+    return {
+      text: "$(circle-slash) Zettel: stopped",
+      tooltip: "The zettel-lsp server is stopped. Run 'Zettel: Restart Server' to start it.",
+      ready: false,
+      busy: false,
+      problem: false,
+    };
+  }
+  if (client === "starting" || status === undefined) {
+    return {
+      text: "$(loading~spin) Zettel: starting",
+      tooltip: "Starting the zettel-lsp server…",
+      ready: false,
+      busy: true,
+      problem: false,
+    };
+  }
+  const vaults = status.vaults;
+  if (vaults.length === 0) {
+    return {
+      text: "$(circle-slash) Zettel: no folder",
+      tooltip: "Open a folder of Markdown notes (a vault) to search it.",
+      ready: true,
+      busy: false,
+      problem: false,
+    };
+  }
+  const worst = [...vaults].sort((a, b) => ORDER[a.phase] - ORDER[b.phase])[0] as VaultStatus;
+  const cards = vaults.reduce((n, v) => n + cardsOf(v), 0);
+  const tooltip = vaults.map(vaultLine).join("\n") + "\nClick for details.";
+  const cardText = `${cards} card${cards === 1 ? "" : "s"}`;
+  if (worst.phase === "ready") {
+    return { text: `$(notebook) Zettel: ${cardText}`, tooltip, ready: true, busy: false, problem: false };
+  }
+  if (worst.phase === "read-only" || worst.phase === "failed") {
+    const icon = worst.phase === "failed" ? "$(error)" : "$(lock)";
+    return {
+      text: `${icon} Zettel: ${phaseText(worst)}`,
+      tooltip,
+      ready: false,
+      busy: false,
+      problem: true,
+    };
+  }
+  const progress = worst.phase === "embedding" ? phaseText(worst) : `${phaseText(worst)} (${cardText})`;
+  return { text: `$(sync~spin) Zettel: ${progress}`, tooltip, ready: false, busy: true, problem: false };
+}
+
+/** One line per vault: "notes: ready, 45 cards, 120 chunks". */
+export function vaultLine(v: VaultStatus): string {
+  const parts = [`${basename(v.root)}: ${phaseText(v)}`, `${cardsOf(v)} cards`];
+  if (v.chunks !== undefined) parts.push(`${v.chunks} chunks`);
+  if (v.chunks_waiting_for_vectors) parts.push(`${v.chunks_waiting_for_vectors} chunks waiting for vectors`);
+  let line = parts.join(", ");
+  if (v.note) line += ` (${v.note})`;
+  return line;
+}
+
+/** The details of a vault for "Show Status" (one entry per line). */
+export function vaultDetails(v: VaultStatus): string[] {
+  const out = [
+    `folder: ${v.root}`,
+    `phase: ${v.phase}${v.note ? ` (${v.note})` : ""}`,
+    `cards: ${cardsOf(v)}${v.chunks !== undefined ? `, chunks: ${v.chunks}` : ""}`,
+  ];
+  if (v.cards_embedded !== undefined) out.push(`cards with vectors: ${v.cards_embedded}`);
+  if (v.model) out.push(`model: ${v.model}`);
+  if (v.backend) out.push(`backend: ${v.backend}`);
+  if (v.index_dir) out.push(`index: ${v.index_dir}`);
+  const skipped = Object.keys(v.skipped ?? {}).length;
+  if (skipped) out.push(`skipped files: ${skipped}`);
+  if (v.problems.length) out.push(`problems: ${v.problems.length}`);
+  return out;
+}

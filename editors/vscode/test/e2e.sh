@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# End-to-end test of the packaged extension in real VS Code: code-server on 127.0.0.1 with the
+# .vsix installed and a temporary copy of examples/vault open, driven by Debian's Chromium
+# through playwright-core (test/e2e.mjs). It searches, opens the top result and saves a
+# screenshot to docs/images/vscode-search.png.
+#
+#   bash editors/vscode/test/e2e.sh
+#
+# Environment:
+#   ZETTEL_LSP_COMMAND  the server to use (default: <repo>/.venv/bin/zettel-lsp, else
+#                       /tmp/venv/bin/zettel-lsp, else zettel-lsp on PATH)
+#   ZETTEL_E2E_DIR      cache for Node 24 and code-server (default ~/.cache/zettel-lsp-e2e;
+#                       ~700 MB, first run ~3 min, later runs reuse it)
+#   ZETTEL_E2E_KEEP=1   keep the run folder (logs, user data) for a look afterwards
+#
+# Needs root (or the packages already installed) for: chromium, and the headers code-server's
+# native modules build against (libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev
+# pkg-config). Exits non-zero on any failure.
+set -euo pipefail
+
+ext_dir="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$ext_dir/../.." && pwd)"
+WORK="${ZETTEL_E2E_DIR:-$HOME/.cache/zettel-lsp-e2e}"
+CODE_SERVER_VERSION="4.139.1"
+NODE_VERSION="24"
+t0=$(date +%s)
+
+step() { echo "== e2e [$(($(date +%s) - t0))s]: $*" >&2; }
+die() { echo "e2e: FAILED: $*" >&2; exit 1; }
+
+# ------------------------------------------------------------------ the server
+server="${ZETTEL_LSP_COMMAND:-}"
+if [ -z "$server" ]; then
+  for cand in "$repo/.venv/bin/zettel-lsp" /tmp/venv/bin/zettel-lsp "$(command -v zettel-lsp || true)"; do
+    if [ -n "$cand" ] && [ -x "$cand" ]; then server="$cand"; break; fi
+  done
+fi
+[ -n "$server" ] && [ -x "$server" ] \
+  || die "no zettel-lsp server found: run 'bash scripts/setup.sh' (creates .venv/bin/zettel-lsp) or set ZETTEL_LSP_COMMAND"
+step "server: $server ($("$server" --version 2>&1))"
+
+# ------------------------------------------------------------------ system packages
+need_pkgs=()
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+for p in libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev pkg-config; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+if [ "${#need_pkgs[@]}" -gt 0 ]; then
+  command -v apt-get >/dev/null 2>&1 || die "missing ${need_pkgs[*]} and no apt-get"
+  SUDO=()
+  if [ "$(id -u)" -ne 0 ]; then
+    sudo -n true 2>/dev/null || die "missing ${need_pkgs[*]}: install them (needs root)"
+    SUDO=(sudo -n)
+  fi
+  step "apt-get install ${need_pkgs[*]}"
+  "${SUDO[@]}" apt-get update -qq >/dev/null
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+CHROMIUM="$(command -v chromium)"
+
+# ------------------------------------------------------------------ Node 24 and code-server
+mkdir -p "$WORK"
+node24="$WORK/node24/node_modules/node/bin/node"
+if [ ! -x "$node24" ] || ! "$node24" --version | grep -q "^v$NODE_VERSION\."; then
+  step "installing Node $NODE_VERSION (npm package 'node') into $WORK/node24"
+  rm -rf "$WORK/node24" && mkdir -p "$WORK/node24"
+  echo '{"private": true}' > "$WORK/node24/package.json"
+  (cd "$WORK/node24" && npm install --no-audit --no-fund --loglevel=error "node@$NODE_VERSION" >/dev/null)
+  [ -x "$node24" ] || die "Node $NODE_VERSION did not install"
+fi
+node24_bin="$(dirname "$node24")"
+node24_version="$("$node24" --version)"
+
+cs_root="$WORK/code-server/node_modules/code-server"
+cs_stamp="$cs_root/.zettel-e2e-installed"
+if [ ! -f "$cs_stamp" ]; then
+  step "installing code-server $CODE_SERVER_VERSION with Node $node24_version (~2 min)"
+  rm -rf "$WORK/code-server" && mkdir -p "$WORK/code-server"
+  echo '{"private": true}' > "$WORK/code-server/package.json"
+  (cd "$WORK/code-server" && PATH="$node24_bin:$PATH" \
+    npm install --no-audit --no-fund --loglevel=error "code-server@$CODE_SERVER_VERSION" >/dev/null)
+  # npm 11 does not run install scripts by default: run code-server's own, with the user agent
+  # it reads the Node version from.
+  (cd "$cs_root" && PATH="$node24_bin:$PATH" \
+    npm_config_user_agent="npm/11 node/$node24_version linux x64" sh ./postinstall.sh >"$WORK/postinstall.log" 2>&1) \
+    || { tail -n 30 "$WORK/postinstall.log" >&2; die "code-server's postinstall failed"; }
+  touch "$cs_stamp"
+fi
+# XDG_DATA_HOME: code-server keeps logs and a heartbeat file there (not in --user-data-dir).
+code_server=(env XDG_DATA_HOME="$WORK/xdg-data" "$node24" "$cs_root/out/node/entry.js")
+# (Not `--version`: without --config, code-server writes ~/.config/code-server/config.yaml.)
+step "code-server $("$node24" -p "require('$cs_root/package.json').version")"
+
+# ------------------------------------------------------------------ the extension
+cd "$ext_dir"
+if [ ! -d node_modules ] || [ ! -x node_modules/.bin/vsce ]; then
+  step "npm ci (editors/vscode)"
+  npm ci --no-audit --no-fund --loglevel=error >/dev/null
+fi
+step "packaging the extension"
+rm -f zettel.vsix
+npx --no-install vsce package --no-dependencies --out zettel.vsix >"$WORK/vsce.log" 2>&1 \
+  || { cat "$WORK/vsce.log" >&2; die "vsce package failed"; }
+
+# ------------------------------------------------------------------ a fresh VS Code profile
+run="$(mktemp -d "${TMPDIR:-/tmp}/zettel-e2e.XXXXXX")"
+cs_pid=""
+cleanup() {
+  local rc=$?
+  if [ -n "$cs_pid" ] && kill -0 "$cs_pid" 2>/dev/null; then
+    # code-server runs in its own process group (setsid): stop it with its children (the
+    # extension host, the language server). Only that group, and only if it is its own.
+    local target="$cs_pid"
+    [ "$(ps -o pgid= -p "$cs_pid" | tr -d ' ')" = "$cs_pid" ] && target="-$cs_pid"
+    kill -TERM -- "$target" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$cs_pid" 2>/dev/null || break; sleep 0.5; done
+    kill -KILL -- "$target" 2>/dev/null || true
+  fi
+  if [ "$rc" -ne 0 ]; then
+    echo "---- code-server log (last 40 lines) ----" >&2
+    tail -n 40 "$run/code-server.log" >&2 2>/dev/null || true
+    for f in "$run"/user-data/logs/*/exthost*/output_logging_*/*Zettel*.log; do
+      [ -f "$f" ] && { echo "---- $f ----" >&2; tail -n 40 "$f" >&2; }
+    done
+  fi
+  if [ "${ZETTEL_E2E_KEEP:-}" = "1" ] || [ "$rc" -ne 0 ]; then
+    echo "e2e: run folder kept: $run" >&2
+  else
+    rm -rf "$run"
+  fi
+}
+trap cleanup EXIT
+
+vault="$run/vault"
+cp -r "$repo/examples/vault" "$vault"
+mkdir -p "$run/user-data/User" "$run/extensions" "$run/index"
+"$node24" - "$run/user-data/User/settings.json" "$server" "$run/index" <<'EOF'
+const [file, server, index] = process.argv.slice(2);
+const settings = {
+  "zettel.server.command": [server],
+  "zettel.indexDir": index,
+  "security.workspace.trust.enabled": false,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.welcomePage.walkthroughs.openOnInstall": false,
+  "workbench.colorTheme": "Dark Modern",
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+  "telemetry.telemetryLevel": "off",
+  "update.mode": "none",
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": "off",
+  "extensions.ignoreRecommendations": true,
+  "chat.disableAIFeatures": true,
+  "git.enabled": false,
+  "files.autoSave": "off",
+  "window.restoreWindows": "none",
+};
+require("node:fs").writeFileSync(file, JSON.stringify(settings, null, 2));
+EOF
+printf 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n' > "$run/config.yaml"
+
+step "installing zettel.vsix into code-server"
+"${code_server[@]}" --config "$run/config.yaml" --user-data-dir "$run/user-data" \
+  --extensions-dir "$run/extensions" --install-extension "$ext_dir/zettel.vsix" >"$run/install.log" 2>&1 \
+  || { cat "$run/install.log" >&2; die "code-server --install-extension failed"; }
+ls "$run/extensions" | grep -q "^zettel-lsp.zettel-" || { cat "$run/install.log" >&2; die "the extension is not installed"; }
+
+port="$("$node24" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+step "starting code-server on 127.0.0.1:$port"
+# No extension gallery (there is no network here; this also keeps it from trying).
+EXTENSIONS_GALLERY='{"serviceUrl": "http://127.0.0.1:9/gallery"}' \
+  setsid "${code_server[@]}" --config "$run/config.yaml" --bind-addr "127.0.0.1:$port" --auth none \
+  --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" \
+  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+  "$vault" >"$run/code-server.log" 2>&1 &
+cs_pid=$!
+for _ in $(seq 1 120); do
+  if "$node24" -e 'fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))' \
+    "http://127.0.0.1:$port/healthz" 2>/dev/null; then
+    break
+  fi
+  kill -0 "$cs_pid" 2>/dev/null || die "code-server exited"
+  sleep 0.5
+done
+
+# ------------------------------------------------------------------ drive it
+step "driving VS Code in headless Chromium (test/e2e.mjs)"
+mkdir -p "$repo/docs/images"
+# XDG_CONFIG_HOME: Chromium's crash-report folder goes to the run folder, not ~/.config.
+XDG_CONFIG_HOME="$run/xdg-config" \
+E2E_URL="http://127.0.0.1:$port/?folder=$vault" \
+E2E_CHROMIUM="$CHROMIUM" \
+E2E_SCREENSHOT="$repo/docs/images/vscode-search.png" \
+E2E_ARTIFACTS="$run" \
+E2E_VAULT="$vault" \
+E2E_CODE_SERVER_PID="$cs_pid" \
+  node test/e2e.mjs
+
+step "PASSED in $(($(date +%s) - t0))s; screenshot: docs/images/vscode-search.png"

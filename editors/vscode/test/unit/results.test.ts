@@ -1,0 +1,157 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { parseSearchAnswer, type SearchRow } from "../../src/lib/protocol";
+import { badgesOf, folderOf, renderItemsHtml, summaryText, toResultsModel } from "../../src/lib/results";
+
+// As the server answers `zettel.search` for the e2e query on examples/vault.
+const ANSWER = {
+  query: "fusing ranked lists from BM25 and embeddings",
+  results: [
+    {
+      path: "retrieval/Reciprocal rank fusion.md",
+      uri: "file:///v/retrieval/Reciprocal%20rank%20fusion.md",
+      vault: "/v",
+      title: "Reciprocal rank fusion",
+      score: 0.04918,
+      line_start: 18,
+      line_end: 20,
+      heading: "Why ranks instead of scores",
+      excerpt: "Why ranks instead of scores BM25 scores are unbounded; cosine similarities of embeddings…",
+      legs: { bm25: 1, dense: 1 },
+    },
+    {
+      path: "Information retrieval index.md",
+      uri: "file:///v/Information%20retrieval%20index.md",
+      vault: "/home/me/v",
+      title: "Information retrieval index",
+      score: 0.045,
+      line_start: 4,
+      line_end: 21,
+      heading: "",
+      excerpt: "<b>not bold</b>",
+      legs: { title: 3 },
+      graph: { credit: 0.001 },
+    },
+  ],
+  complete: true,
+  note: "",
+};
+
+describe("toResultsModel", () => {
+  const model = toResultsModel(parseSearchAnswer(ANSWER, ANSWER.query));
+
+  it("keeps order, titles, folders and lines", () => {
+    assert.deepEqual(
+      model.items.map((i) => [i.title, i.folder, i.lineStart, i.lineEnd]),
+      [
+        ["Reciprocal rank fusion", "retrieval", 18, 20],
+        ["Information retrieval index", "v", 4, 21],
+      ],
+    );
+    assert.equal(model.partial, false);
+    assert.equal(model.note, "");
+  });
+
+  it("highlights the query's words in the excerpt", () => {
+    const html = model.items[0]?.excerptHtml ?? "";
+    assert.ok(html.includes("<mark>BM25</mark>"), html);
+    assert.ok(html.includes("<mark>embeddings</mark>"), html);
+    assert.ok(html.includes("<mark>ranks</mark>"), html);
+  });
+
+  it("escapes excerpts", () => {
+    assert.equal(model.items[1]?.excerptHtml, "&lt;b&gt;not bold&lt;/b&gt;");
+  });
+
+  it("shows the note of a partial answer", () => {
+    const partial = toResultsModel({ ...ANSWER, results: [], complete: false, note: "v: embedding (3/9 chunks)" });
+    assert.equal(partial.partial, true);
+    assert.equal(partial.note, "v: embedding (3/9 chunks)");
+    const noNote = toResultsModel({ ...ANSWER, results: [], complete: false, note: "" });
+    assert.match(noNote.note, /partial/);
+  });
+});
+
+describe("badgesOf", () => {
+  const row = (extra: Partial<SearchRow>): SearchRow => ({
+    path: "a.md",
+    uri: "file:///a.md",
+    vault: "/v",
+    title: "A",
+    score: 1,
+    line_start: 0,
+    line_end: 0,
+    heading: "",
+    excerpt: "",
+    legs: {},
+    ...extra,
+  });
+
+  it("lists legs by rank with readable names", () => {
+    assert.deepEqual(
+      badgesOf(row({ legs: { keyword: 4, dense: 1, bm25: 2 } })).map((b) => b.label),
+      ["meaning", "BM25", "keyword"],
+    );
+  });
+  it("puts the relation first and adds graph effects", () => {
+    const badges = badgesOf(
+      row({ legs: { title: 1 }, relation: "backlink", graph: { credit: 0.01, discount: 0.5 } }),
+    );
+    assert.deepEqual(
+      badges.map((b) => [b.kind, b.label]),
+      [
+        ["relation", "backlink"],
+        ["leg", "title"],
+        ["graph", "links ↑"],
+        ["graph", "mentions ↓"],
+      ],
+    );
+    assert.match(badges[1]?.title ?? "", /rank 1/);
+  });
+  it("says nothing about a graph that changed nothing", () => {
+    assert.deepEqual(badgesOf(row({ graph: { discount: 1 } })), []);
+  });
+});
+
+describe("folderOf", () => {
+  it("is the folder inside the vault, or the vault's name at the top", () => {
+    assert.equal(folderOf({ path: "a/b/c.md", vault: "/v" }), "a/b");
+    assert.equal(folderOf({ path: "c.md", vault: "/home/me/notes/" }), "notes");
+    assert.equal(folderOf({ path: "c.md", vault: "C:\\Users\\me\\notes" }), "notes");
+    assert.equal(folderOf({ path: "c.md", vault: "" }), "");
+  });
+});
+
+describe("renderItemsHtml", () => {
+  it("renders options with escaped titles and attributes, one selected", () => {
+    const model = toResultsModel(
+      parseSearchAnswer(
+        {
+          ...ANSWER,
+          results: [{ ...ANSWER.results[0], title: `"><img src=x onerror=alert(1)>`, path: `x"y/z.md` }],
+        },
+        "x",
+      ),
+    );
+    const html = renderItemsHtml(model.items, 0);
+    assert.ok(!html.includes("<img"), html);
+    assert.ok(html.includes("&lt;img src=x onerror=alert(1)&gt;"));
+    assert.ok(html.includes('class="result selected"'));
+    assert.ok(html.includes('aria-selected="true"'));
+    assert.ok(html.includes('data-index="0"'));
+    assert.ok(html.includes('<span class="folder">x&quot;y</span>'));
+  });
+  it("is empty for no items", () => {
+    assert.equal(renderItemsHtml([], -1), "");
+  });
+});
+
+describe("summaryText", () => {
+  it("counts results and stays empty for an empty query", () => {
+    const m = toResultsModel(parseSearchAnswer(ANSWER, "q"), "q");
+    assert.equal(summaryText(m), "2 results");
+    assert.equal(summaryText({ ...m, items: [] }), "No results");
+    assert.equal(summaryText({ ...m, items: m.items.slice(0, 1) }), "1 result");
+    assert.equal(summaryText({ ...m, query: "  " }), "");
+  });
+});

@@ -1,0 +1,137 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import {
+  changedKeys,
+  didChangeConfigurationParams,
+  expandPath,
+  INDEX_KEYS,
+  sameSettings,
+  SERVER_KEYS,
+  serverSettings,
+  type ServerKey,
+} from "../../src/lib/settings";
+import { assertLike } from "./like";
+
+/** VS Code's defaults for the `zettel.*` keys as package.json declares them. */
+function packageDefaults(): Record<string, unknown> {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    contributes: { configuration: { properties: Record<string, { default: unknown }> } };
+  };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(pkg.contributes.configuration.properties)) {
+    out[k.replace(/^zettel\./, "")] = v.default;
+  }
+  return out;
+}
+
+describe("serverSettings", () => {
+  it("sends every server key and only server keys", () => {
+    const defaults = packageDefaults();
+    const settings = serverSettings((k) => defaults[k]);
+    assert.deepEqual(Object.keys(settings).sort(), [...SERVER_KEYS].sort());
+    for (const clientOnly of ["server.command", "server.python", "trace.server", "relatedView.limit"]) {
+      assert.ok(!(clientOnly in settings), clientOnly);
+    }
+  });
+
+  it("package.json declares every server key, with the server's defaults", () => {
+    const defaults = packageDefaults();
+    for (const key of [...SERVER_KEYS, "server.command", "server.python"]) {
+      assert.ok(key in defaults, `package.json lacks zettel.${key}`);
+    }
+    assertLike(defaults, {
+      model: "sentence-transformers/all-MiniLM-L6-v2",
+      threads: null,
+      ignore: [],
+      maxFileBytes: 5242880,
+      watch: true,
+      debounceMs: 500,
+      legs: ["dense", "bm25", "keyword", "title"],
+      graph: true,
+      graphStrength: 1,
+      symbolLimit: 20,
+      hoverLimit: 5,
+      relatedLimit: 5,
+      relatedHeading: "## Related",
+    });
+  });
+
+  it("turns empty optional strings into null (the server's default) and trims", () => {
+    const values: Partial<Record<ServerKey, unknown>> = {
+      model: "  ",
+      indexDir: "",
+      qdrantUrl: " http://localhost:6333 ",
+      cacheDir: undefined,
+    };
+    assert.deepEqual(serverSettings((k) => values[k]), {
+      model: null,
+      indexDir: null,
+      qdrantUrl: "http://localhost:6333",
+    });
+  });
+
+  it("expands ~ and ${workspaceFolder} in paths only", () => {
+    const values: Partial<Record<ServerKey, unknown>> = {
+      indexDir: "${workspaceFolder}/.zettel-index",
+      cacheDir: "~/cache",
+      model: "~/model",
+    };
+    assert.deepEqual(serverSettings((k) => values[k], { workspaceFolder: "/notes", home: "/home/me" }), {
+      indexDir: "/notes/.zettel-index",
+      cacheDir: "/home/me/cache",
+      model: "~/model",
+    });
+  });
+
+  it("normalises threads, ignore and legs", () => {
+    const values: Partial<Record<ServerKey, unknown>> = { threads: 0, ignore: ["templates/**", "", 3], legs: [] };
+    assert.deepEqual(serverSettings((k) => values[k]), { threads: null, ignore: ["templates/**"] });
+    const more: Partial<Record<ServerKey, unknown>> = { threads: 2.7, legs: ["bm25"] };
+    assert.deepEqual(serverSettings((k) => more[k]), { threads: 2, legs: ["bm25"] });
+  });
+
+  it("passes numbers and booleans through", () => {
+    const values: Partial<Record<ServerKey, unknown>> = { graph: false, graphStrength: 0.5, symbolLimit: 7 };
+    assert.deepEqual(serverSettings((k) => values[k]), { graph: false, graphStrength: 0.5, symbolLimit: 7 });
+  });
+});
+
+describe("SERVER_KEYS", () => {
+  // The server's list of keys (zettel_lsp/server/settings.py, `_KEYS`): a key added there must be
+  // added here and in package.json, or VS Code users cannot set it.
+  const serverSource = new URL("../../../../zettel_lsp/server/settings.py", import.meta.url);
+  it("matches the server's keys", { skip: !existsSync(serverSource) && "not inside the zettel-lsp repo" }, () => {
+    const source = readFileSync(serverSource, "utf8");
+    const block = /_KEYS: dict\[str, str\] = \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? "";
+    const keys = [...block.matchAll(/^\s*"(\w+)":/gm)].map((m) => m[1]);
+    assert.ok(keys.length > 10, "could not read _KEYS from settings.py");
+    assert.deepEqual([...SERVER_KEYS].sort(), keys.sort());
+  });
+});
+
+describe("didChangeConfigurationParams", () => {
+  it("nests the settings under zettel", () => {
+    assert.deepEqual(didChangeConfigurationParams({ graph: false }), { settings: { zettel: { graph: false } } });
+  });
+});
+
+describe("changedKeys / sameSettings", () => {
+  it("finds what changed and whether the server re-indexes", () => {
+    const a = { model: null, graph: true, ignore: [] as string[] };
+    const b = { model: "other", graph: true, ignore: ["x"] };
+    assert.deepEqual(changedKeys(a, b), ["model", "ignore"]);
+    assert.equal(changedKeys(a, b).some((k) => INDEX_KEYS.has(k)), true);
+    assert.equal(changedKeys({ graph: true }, { graph: false }).some((k) => INDEX_KEYS.has(k)), false);
+    assert.equal(sameSettings(a, { ...a }), true);
+    assert.equal(sameSettings(a, b), false);
+  });
+});
+
+describe("expandPath", () => {
+  it("expands only a leading ~", () => {
+    assert.equal(expandPath("~", { home: "/h" }), "/h");
+    assert.equal(expandPath("a/~/b", { home: "/h" }), "a/~/b");
+    assert.equal(expandPath("~other", { home: "/h" }), "~other");
+  });
+});
