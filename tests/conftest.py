@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.llm.stub import OllamaStub
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_VAULT = ROOT / "examples" / "vault"
@@ -30,3 +33,12 @@ def example_vault(tmp_path: Path) -> Path:
     dst = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, dst)
     return dst
+
+
+@pytest.fixture
+def stub() -> Iterator[OllamaStub]:
+    """A stand-in for an Ollama server on 127.0.0.1 (tests/llm/stub.py)."""
+    s = OllamaStub()
+    s.start()
+    yield s
+    s.close()

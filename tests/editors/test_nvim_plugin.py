@@ -30,15 +30,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT, ROOT
+from tests.nvim import NVIM, run_headless
 
 PLUGIN = ROOT / "editors" / "nvim"
-NVIM = os.environ.get("ZETTEL_TEST_NVIM") or shutil.which("nvim")
 pytestmark = pytest.mark.skipif(
     NVIM is None,
     reason="nvim not on PATH (bash scripts/setup-neovim.sh installs Debian's neovim)",
 )
 
-NVIM_TIMEOUT = 240.0  # one editor session: server start, indexing and the scenario
 READY_TIMEOUT_MS = 180_000
 STEP_TIMEOUT_MS = 30_000
 QUERY = "fusing ranked lists from BM25 and embeddings"
@@ -386,12 +385,7 @@ def run_session(
     """Run one scenario in headless Neovim; (its report, a diagnostic text for failures).
 
     ``scenarios``: more Lua scenario definitions (``scenarios.name = function() ... end``)."""
-    assert NVIM is not None
-    script = work / "zettel_plugin_test.lua"
-    script.write_text(
-        LUA_HARNESS + SEARCH_SCENARIO + SUGGEST_SCENARIO + RELATED_SCENARIO + scenarios + LUA_MAIN,
-        encoding="utf-8",
-    )
+    script = LUA_HARNESS + SEARCH_SCENARIO + SUGGEST_SCENARIO + RELATED_SCENARIO + scenarios
     params = {
         "cmd": [sys.executable, "-m", "zettel_lsp"],
         "cache_dir": str(work / "cache"),
@@ -401,44 +395,8 @@ def run_session(
         "step_timeout_ms": STEP_TIMEOUT_MS,
         **params,
     }
-    params_file = work / "params.json"
-    params_file.write_text(json.dumps(params), encoding="utf-8")
-    env = dict(os.environ)
-    env["ZETTEL_NVIM_PARAMS"] = str(params_file)
-    env["ZETTEL_NVIM_SCRIPT"] = str(script)
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
-        env[var] = str(work / var.lower())  # keeps lsp.log and shada out of $HOME
-    # -u NONE: no user config or plugins; -i NONE: no shada; -n: no swap files
-    command = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
-    command += ["--cmd", f"set rtp+={PLUGIN}"]
-    command += ["-c", "lua dofile(os.getenv('ZETTEL_NVIM_SCRIPT'))", "-c", "qa!"]
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=work,
-        env=env,
-        start_new_session=True,  # so a timeout can kill the server with the editor
-    )
-    try:
-        output, _ = proc.communicate(timeout=NVIM_TIMEOUT)
-        ended = f"nvim exited with {proc.returncode}"
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        ended = f"nvim killed after {NVIM_TIMEOUT} s"
-    with contextlib.suppress(ProcessLookupError):  # a server the editor left behind
-        os.killpg(proc.pid, signal.SIGTERM)
-    lsp_log = work / "xdg_state_home" / "nvim" / "lsp.log"
-    if not lsp_log.is_file():
-        lsp_log = work / "xdg_cache_home" / "nvim" / "lsp.log"  # Neovim < 0.8
-    log_tail = lsp_log.read_text(errors="replace")[-4000:] if lsp_log.is_file() else ""
-    diagnostic = f"{ended}\n--- nvim output:\n{output.decode(errors='replace')[-4000:]}"
-    diagnostic += f"\n--- lsp.log (tail):\n{log_tail}"
-    out_file = Path(params["output"])
-    assert out_file.is_file(), f"the Lua script wrote no report\n{diagnostic}"
-    report = json.loads(out_file.read_text(encoding="utf-8"))
+    report, diagnostic = run_headless(script + LUA_MAIN, params, work, rtp=PLUGIN)
+    assert report is not None, f"the Lua script wrote no report\n{diagnostic}"
     diagnostic = f"report: {json.dumps(report, indent=1, ensure_ascii=False)[-6000:]}\n{diagnostic}"
     assert "error" not in report, f"Lua error: {report['error']}\n{diagnostic}"
     assert report["steps"][-1] == "done", diagnostic

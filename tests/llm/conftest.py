@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from tests.llm.stub import OllamaStub
 from zettel_lsp.index.embedder import configure_ollama
 from zettel_lsp.llm import LLMSettings, Ollama
 from zettel_lsp.vault import Vault
@@ -32,14 +31,6 @@ def vault(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator
     v.open()
     yield v
     v.close()
-
-
-@pytest.fixture
-def stub() -> Iterator[OllamaStub]:
-    s = OllamaStub()
-    s.start()
-    yield s
-    s.close()
 
 
 @pytest.fixture(autouse=True)

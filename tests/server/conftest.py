@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
@@ -37,6 +38,29 @@ def shared_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dst = tmp_path_factory.mktemp("shared") / "vault"
     shutil.copytree(EXAMPLE_VAULT, dst)
     return dst
+
+
+@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
+async def client(
+    request: pytest.FixtureRequest,
+    lsp_client: LanguageClient,
+    shared_vault: Path,
+    server_cache: Path,
+):
+    """A ready server on the shared vault, per client kind, for a module's read-only tests
+    (modules using it run in a module-scoped event loop). The client carries ``encoding`` (the
+    negotiated position encoding) and ``init_result``."""
+    result = await start_session(
+        lsp_client,
+        request.param,
+        shared_vault,
+        options(server_cache, shared_vault.parent / "index"),
+    )
+    lsp_client.init_result = result  # type: ignore[attr-defined]
+    lsp_client.encoding = encoding_of(result)  # type: ignore[attr-defined]
+    await wait_ready(lsp_client)
+    yield
+    await lsp_client.shutdown_session()
 
 
 def options(cache: Path, index_dir: Path, **extra: Any) -> dict[str, Any]:

@@ -5,42 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.server.conftest import (
-    CLIENTS,
-    SERVER,
     client_column,
-    encoding_of,
     find,
     open_doc,
-    options,
-    start_session,
-    wait_ready,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
-async def client(
-    request: pytest.FixtureRequest,
-    lsp_client: LanguageClient,
-    shared_vault: Path,
-    server_cache: Path,
-):
-    result = await start_session(
-        lsp_client,
-        request.param,
-        shared_vault,
-        options(server_cache, shared_vault.parent / "index"),
-    )
-    lsp_client.encoding = encoding_of(result)  # type: ignore[attr-defined]
-    await wait_ready(lsp_client)
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def hover_at(client: LanguageClient, path: Path, pos: types.Position) -> types.Hover | None:

@@ -4,7 +4,6 @@ stand-in of the Ollama HTTP API (no Ollama server can run in the tests)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,6 @@ from pytest_lsp import LanguageClient
 
 from tests.llm.stub import OllamaStub, free_port
 from tests.server.conftest import CLIENTS, SERVER, options, start_session, wait_ready
-
-
-@pytest.fixture
-def stub() -> Iterator[OllamaStub]:
-    s = OllamaStub()
-    s.start()
-    yield s
-    s.close()
 
 
 @pytest.fixture(params=["answering", "absent"])

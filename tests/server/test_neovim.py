@@ -9,12 +9,7 @@ installs Neovim in the test set-up; without ``nvim`` on PATH the module is skipp
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
 import shutil
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,14 +18,13 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
+from tests.nvim import NVIM, run_headless
 
-NVIM = shutil.which("nvim")
 pytestmark = pytest.mark.skipif(
     NVIM is None,
     reason="nvim not on PATH (bash scripts/setup-neovim.sh installs Debian's neovim)",
 )
 
-NVIM_TIMEOUT = 240.0  # the whole editor session, server start and indexing included
 READY_TIMEOUT_MS = 180_000
 QUERY = "fusing ranked lists from BM25 and embeddings"
 LINK_CARD = "retrieval/TF-IDF.md"
@@ -192,45 +186,7 @@ def uri_path(uri: str) -> Path:
 
 def run_nvim(params: dict[str, Any], work: Path) -> tuple[dict[str, Any] | None, str]:
     """Run the Lua script in headless Neovim; (its JSON output or None, a diagnostic text)."""
-    assert NVIM is not None
-    script = work / "zettel_test.lua"
-    script.write_text(LUA_SCRIPT, encoding="utf-8")
-    params_file = work / "params.json"
-    params_file.write_text(json.dumps(params), encoding="utf-8")
-    env = dict(os.environ)
-    env["ZETTEL_NVIM_PARAMS"] = str(params_file)
-    env["ZETTEL_NVIM_SCRIPT"] = str(script)
-    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
-        env[var] = str(work / var.lower())  # keeps lsp.log and shada out of $HOME
-    # -u NONE: no user config or plugins; -i NONE: no shada; -n: no swap files
-    command = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
-    command += ["-c", "lua dofile(os.getenv('ZETTEL_NVIM_SCRIPT'))", "-c", "qa!"]
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=work,
-        env=env,
-        start_new_session=True,  # so a timeout can kill the server with the editor
-    )
-    try:
-        output, _ = proc.communicate(timeout=NVIM_TIMEOUT)
-        ended = f"nvim exited with {proc.returncode}"
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        ended = f"nvim killed after {NVIM_TIMEOUT} s"
-    with contextlib.suppress(ProcessLookupError):  # a server the editor left behind
-        os.killpg(proc.pid, signal.SIGTERM)
-    lsp_log = work / "xdg_cache_home" / "nvim" / "lsp.log"
-    log_tail = lsp_log.read_text(errors="replace")[-4000:] if lsp_log.is_file() else ""
-    diagnostic = f"{ended}\n--- nvim output:\n{output.decode(errors='replace')[-4000:]}"
-    diagnostic += f"\n--- lsp.log (tail):\n{log_tail}"
-    out_file = Path(params["output"])
-    if not out_file.is_file():
-        return None, diagnostic
-    return json.loads(out_file.read_text(encoding="utf-8")), diagnostic
+    return run_headless(LUA_SCRIPT, params, work)
 
 
 @pytest.fixture(scope="module")

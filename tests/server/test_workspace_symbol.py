@@ -6,32 +6,11 @@ import asyncio
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 from pytest_lsp import LanguageClient
 
-from tests.server.conftest import CLIENTS, SERVER, options, start_session, wait_ready
-
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
-@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
-async def client(
-    request: pytest.FixtureRequest,
-    lsp_client: LanguageClient,
-    shared_vault: Path,
-    server_cache: Path,
-):
-    await start_session(
-        lsp_client,
-        request.param,
-        shared_vault,
-        options(server_cache, shared_vault.parent / "index"),
-    )
-    await wait_ready(lsp_client)
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def symbols(client: LanguageClient, query: str) -> list[types.SymbolInformation]:
