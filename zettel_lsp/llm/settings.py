@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from zettel_lsp.editor_settings import settings_object
 from zettel_lsp.index.embedder import resolve_ollama_host
 
 DEFAULT_CHAT_MODEL = "llama3.2"
@@ -55,15 +56,10 @@ LLM_KEYS: dict[str, str] = {
 def parse(raw: object, base: LLMSettings | None = None) -> tuple[LLMSettings, list[str]]:
     """Settings from an editor's JSON, plus one message per rejected key."""
     settings = base or LLMSettings()
-    if raw is None:
-        return settings, []
-    if not isinstance(raw, dict):
-        return settings, [f"settings must be an object, got {type(raw).__name__}"]
-    if isinstance(raw.get("zettel"), dict):
-        raw = raw["zettel"]
-    elif isinstance(raw.get("zettel-lsp"), dict):
-        raw = raw["zettel-lsp"]
-    assert isinstance(raw, dict)
+    obj = settings_object(raw)
+    if isinstance(obj, str):
+        return settings, [obj]
+    raw = obj
     problems: list[str] = []
     changes: dict[str, Any] = {}
     for key, name in LLM_KEYS.items():

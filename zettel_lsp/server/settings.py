@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from zettel_lsp.editor_settings import settings_object
 from zettel_lsp.index.embedder import DEFAULT_MODEL
 from zettel_lsp.index.sync import IndexSettings
 from zettel_lsp.llm.settings import LLM_KEYS, LLMSettings
@@ -104,17 +105,10 @@ def parse_settings(
 ) -> tuple[ServerSettings, list[str]]:
     """Settings from an editor's JSON, plus one message per rejected key."""
     settings = base or ServerSettings()
-    if raw is None or raw == []:  # Lua clients encode an empty table as []
-        return settings, []
-    if not isinstance(raw, dict):
-        return settings, [f"settings must be an object, got {type(raw).__name__}"]
-    for section in ("zettel", "zettel-lsp"):
-        if section in raw and isinstance(raw[section], dict | list):
-            raw = raw[section] or {}
-            break
-    if raw == []:
-        return settings, []
-    assert isinstance(raw, dict)
+    obj = settings_object(raw)
+    if isinstance(obj, str):
+        return settings, [obj]
+    raw = obj
     llm, problems = parse_llm(raw, settings.llm)
     changes: dict[str, Any] = {"llm": llm}
     for key, value in raw.items():

@@ -371,21 +371,32 @@ end
 
 -- ---------------------------------------------------------------------------- commands
 
---- :ZettelSearch [query]
-function M.search(query)
+--- The client for the current buffer (or any zettel-lsp client) and the text to send; asks for
+--- the text with vim.ui.input (then calls `again`) when `text` is empty. nil: nothing to do now.
+local function client_and_text(text, prompt, again)
   local bufnr = vim.api.nvim_get_current_buf()
   local client = M.get_client(bufnr) or M.clients()[1]
   if client == nil then
     notify("no zettel-lsp server is running: open a note in your vault first "
       .. "(see :help zettel_lsp-troubleshooting)", vim.log.levels.ERROR)
-    return
+    return nil
   end
-  if query == nil or vim.trim(query) == "" then
-    vim.ui.input({ prompt = "Zettel search: " }, function(input)
+  if text == nil or vim.trim(text) == "" then
+    vim.ui.input({ prompt = prompt }, function(input)
       if input and vim.trim(input) ~= "" then
-        M.search(input)
+        again(input)
       end
     end)
+    return nil
+  end
+  return client, bufnr
+end
+
+
+--- :ZettelSearch [query]
+function M.search(query)
+  local client, bufnr = client_and_text(query, "Zettel search: ", M.search)
+  if client == nil then
     return
   end
   M.execute(client, bufnr, "zettel.search", { query = query }, function(result)
@@ -1074,19 +1085,8 @@ end
 --- a local Ollama), streamed into a floating window (or a split, `ask_window`), then the
 --- sources. Without a question it asks for one with vim.ui.input.
 function M.ask(question)
-  local bufnr = vim.api.nvim_get_current_buf()
-  local client = M.get_client(bufnr) or M.clients()[1]
+  local client, bufnr = client_and_text(question, "Zettel ask: ", M.ask)
   if client == nil then
-    notify("no zettel-lsp server is running: open a note in your vault first "
-      .. "(see :help zettel_lsp-troubleshooting)", vim.log.levels.ERROR)
-    return
-  end
-  if question == nil or vim.trim(question) == "" then
-    vim.ui.input({ prompt = "Zettel ask: " }, function(input)
-      if input and vim.trim(input) ~= "" then
-        M.ask(input)
-      end
-    end)
     return
   end
   local provider = (client.server_capabilities or {}).executeCommandProvider
