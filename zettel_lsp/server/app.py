@@ -537,8 +537,10 @@ def create_server() -> ZettelLanguageServer:
 
     @server.command("zettel.ask")
     async def cmd_ask(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
-        """Answer a question from the notes with Ollama: {question, token?, limit?}. With a
-        ``token``, the answer streams as ``zettel/askDelta`` {token, delta} notifications."""
+        """Answer a question from the notes with Ollama: {question, token?, uri?} (``uri`` picks
+        the vault when several are open). With a ``token``, the answer streams as
+        ``zettel/askDelta`` {token, delta} notifications. A cancel stops the stream; the reply
+        is then pygls' RequestCancelled error."""
         question = str(_arg(args, "question", 0, "") or "")
         token = _arg(args, "token", 1)
         cancelled = ls.cancel_event()

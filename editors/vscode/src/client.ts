@@ -20,8 +20,8 @@ import {
 } from "vscode-languageclient/node";
 import {
   didChangeConfigurationParams,
-  INDEX_KEYS,
   changedKeys,
+  reindexes,
   sameSettings,
   serverSettings,
   type Expand,
@@ -35,6 +35,7 @@ import {
   type Env,
   type ServerCommand,
 } from "./lib/serverCommand";
+import { ASK_DELTA_METHOD, AskStreams } from "./lib/ask";
 import { startFailureMessage, startFailureReason } from "./lib/startError";
 import type { ClientState } from "./lib/status";
 
@@ -106,6 +107,11 @@ export class ZettelClient implements vscode.Disposable {
   private restarting = false;
   private startQueue: Promise<void> = Promise.resolve();
   private readonly disposables: vscode.Disposable[] = [];
+  /**
+   * Streamed answers of `zettel.ask`: each request listens for its own token; the client's one
+   * `zettel/askDelta` handler (registered on every LanguageClient this class makes) feeds it.
+   */
+  readonly askStreams = new AskStreams();
 
   constructor(readonly output: vscode.OutputChannel) {
     this.disposables.push(
@@ -207,6 +213,10 @@ export class ZettelClient implements vscode.Disposable {
     };
     const client = new ZettelLanguageClient(CLIENT_ID, "Zettel", serverOptions, clientOptions);
     this.client = client;
+    // Kept by the client across its own restarts after a crash.
+    client.onNotification(ASK_DELTA_METHOD, (params: unknown) => {
+      this.askStreams.deliver(params);
+    });
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
       if (e.newState === State.Running) {
@@ -319,7 +329,7 @@ export class ZettelClient implements vscode.Disposable {
       DidChangeConfigurationNotification.type,
       didChangeConfigurationParams(settings),
     );
-    this.settingsEmitter.fire({ reindex: keys.some((k) => INDEX_KEYS.has(k)) });
+    this.settingsEmitter.fire({ reindex: reindexes(before, settings) });
   }
 
   log(line: string): void {

@@ -30,7 +30,11 @@ export function activate(context: vscode.ExtensionContext): void {
     status,
     search,
     related,
-    vscode.window.registerWebviewViewProvider(SEARCH_VIEW_ID, search),
+    // Kept alive while hidden: an answer that is still streaming (or on screen) is not lost
+    // when the user looks at another view.
+    vscode.window.registerWebviewViewProvider(SEARCH_VIEW_ID, search, {
+      webviewOptions: { retainContextWhenHidden: true },
+    }),
     // Complete answers from now on: redo what was answered from a partial index.
     status.onDidBecomeReady(() => {
       related.refresh();
@@ -42,6 +46,12 @@ export function activate(context: vscode.ExtensionContext): void {
       const editor = vscode.window.activeTextEditor;
       const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : "";
       return search.focus(selected && !selected.includes("\n") ? selected.trim() : undefined);
+    }),
+    vscode.commands.registerCommand("zettel.openAsk", () => {
+      // A selection in the editor becomes the question (not sent: the user may edit it first).
+      const editor = vscode.window.activeTextEditor;
+      const selected = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection).trim() : "";
+      return search.focusAsk(selected || undefined);
     }),
     vscode.commands.registerCommand("zettel.openRelated", async () => {
       await vscode.commands.executeCommand(`${RELATED_VIEW_ID}.focus`);

@@ -1,15 +1,22 @@
 /**
- * The Search view (a webview in the Zettel activity-bar container): the webview debounces typing
- * and sends numbered queries; the host runs `zettel.search`, cancels the request before it
- * (`$/cancelRequest`) and answers only the newest one. Results open at their chunk's line.
+ * The Search view (a webview in the Zettel activity-bar container), with two modes:
+ *
+ * - **Search**: the webview debounces typing and sends numbered queries; the host runs
+ *   `zettel.search` (with `llm: false` while typing, so the optional LLM steps never slow it
+ *   down; Enter runs them), cancels the request before it (`$/cancelRequest`) and answers only
+ *   the newest one. Results open at their chunk's line.
+ * - **Ask**: the host runs `zettel.ask` with a fresh token and the active note's uri, forwards
+ *   the `zettel/askDelta` pieces of that token as they arrive, then the answer with its
+ *   sources; Stop cancels the request (the server stops the stream).
  */
 
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import * as vscode from "vscode";
 import { NotRunningError, type ZettelClient } from "./client";
+import { askToken, toAskModel, type SourceItem } from "./lib/ask";
 import { LatestGate } from "./lib/latest";
 import { parseFromWebview, type ToWebview } from "./lib/messages";
-import { parseSearchAnswer } from "./lib/protocol";
+import { parseAskAnswer, parseSearchAnswer } from "./lib/protocol";
 import { toResultsModel, type ResultItem } from "./lib/results";
 import { openAt } from "./open";
 
@@ -23,8 +30,16 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
   });
   /** The answer on screen, by request number: `open` messages name an item in it. */
   private shown: { seq: number; items: ResultItem[] } | undefined;
+  /** Only one question is answered at a time: a new one cancels the one before. */
+  private readonly askGate = new LatestGate<vscode.CancellationTokenSource>((cts) => {
+    cts.cancel();
+  });
+  /** The question being answered (Stop names it). */
+  private asking: { seq: number; cts: vscode.CancellationTokenSource } | undefined;
+  /** The sources on screen, by question number: `openSource` names one. */
+  private shownSources: { seq: number; items: SourceItem[] } | undefined;
   /** A focus request that came before the webview was ready. */
-  private pendingFocus: { query?: string } | undefined;
+  private pendingFocus: ToWebview | undefined;
   private ready = false;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -36,6 +51,11 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
       client.onDidChangeState((state) => {
         this.postServerLine();
         if (state === "running") this.refresh();
+      }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration("zettel.expandQuery") || e.affectsConfiguration("zettel.llmRerank")) {
+          this.postConfig();
+        }
       }),
     );
   }
@@ -56,6 +76,7 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
       webview.onDidReceiveMessage((raw: unknown) => void this.onMessage(raw)),
       view.onDidDispose(() => {
         this.gate.cancelAll();
+        this.askGate.cancelAll();
         this.view = undefined;
         for (const s of subs) s.dispose();
       }),
@@ -63,10 +84,18 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
   }
 
   /** "Zettel: Search": show the view and put the cursor in the box (with `query`, if given). */
-  async focus(query?: string): Promise<void> {
+  focus(query?: string): Promise<void> {
+    return this.reveal(query !== undefined ? { type: "focus", query } : { type: "focus" });
+  }
+
+  /** "Zettel: Ask": show the Ask box and put the cursor in it (with `question`, if given). */
+  focusAsk(question?: string): Promise<void> {
+    return this.reveal(question !== undefined ? { type: "focusAsk", question } : { type: "focusAsk" });
+  }
+
+  private async reveal(msg: ToWebview): Promise<void> {
     await vscode.commands.executeCommand(`${SEARCH_VIEW_ID}.focus`);
-    const msg = query !== undefined ? { query } : {};
-    if (this.view && this.ready) this.post({ type: "focus", ...msg });
+    if (this.view && this.ready) this.post(msg);
     else this.pendingFocus = msg;
   }
 
@@ -90,6 +119,13 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
     this.post({ type: "server", message });
   }
 
+  /** Tell the webview whether Enter in the search box has LLM steps to run. */
+  private postConfig(): void {
+    const config = vscode.workspace.getConfiguration("zettel");
+    const llmSearch = config.get<boolean>("expandQuery") === true || config.get<boolean>("llmRerank") === true;
+    this.post({ type: "config", llmSearch });
+  }
+
   private async onMessage(raw: unknown): Promise<void> {
     const msg = parseFromWebview(raw);
     if (!msg) return;
@@ -97,13 +133,31 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
       case "ready":
         this.ready = true;
         this.postServerLine();
+        this.postConfig();
         if (this.pendingFocus) {
-          this.post({ type: "focus", ...this.pendingFocus });
+          this.post(this.pendingFocus);
           this.pendingFocus = undefined;
         }
         return;
       case "search":
-        return this.search(msg.seq, msg.query);
+        return this.search(msg.seq, msg.query, msg.llm);
+      case "ask":
+        return this.ask(msg.seq, msg.question);
+      case "askStop":
+        if (this.asking?.seq === msg.seq) this.asking.cts.cancel();
+        return;
+      case "openSource": {
+        const item = this.shownSources?.seq === msg.seq ? this.shownSources.items[msg.index] : undefined;
+        if (!item) return;
+        try {
+          await openAt(vscode.Uri.parse(item.uri, true), item.lineStart, item.lineEnd, {
+            preserveFocus: msg.preserveFocus,
+          });
+        } catch (err) {
+          void vscode.window.showErrorMessage(`Zettel: could not open ${item.title}: ${String(err)}`);
+        }
+        return;
+      }
       case "open": {
         const item = this.shown?.seq === msg.seq ? this.shown.items[msg.index] : undefined;
         if (!item) return;
@@ -119,16 +173,15 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
     }
   }
 
-  private async search(seq: number, query: string): Promise<void> {
+  private async search(seq: number, query: string, llm: boolean): Promise<void> {
     const cts = new vscode.CancellationTokenSource();
     const ticket = this.gate.begin(cts);
     const limit = vscode.workspace.getConfiguration("zettel").get<number>("symbolLimit");
+    const args: { query: string; limit?: number; llm?: boolean } = { query };
+    if (limit) args.limit = limit;
+    if (!llm) args.llm = false; // typing: skip the optional (slow) LLM steps
     try {
-      const raw = await this.client.executeCommand(
-        "zettel.search",
-        limit ? { query, limit } : { query },
-        cts.token,
-      );
+      const raw = await this.client.executeCommand("zettel.search", args, cts.token);
       if (!this.gate.finish(ticket)) return; // a newer query is running: drop this answer
       const model = toResultsModel(parseSearchAnswer(raw, query), query);
       this.shown = { seq, items: model.items };
@@ -139,6 +192,49 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
         err instanceof NotRunningError ? err.message : `Search failed: ${errorText(err)}`;
       this.post({ type: "error", seq, message });
     } finally {
+      cts.dispose();
+    }
+  }
+
+  /**
+   * Answer `question`: pieces of the answer go to the webview as they stream (routed by a fresh
+   * token), then the whole answer and its sources. A newer question or Stop cancels it.
+   */
+  private async ask(seq: number, question: string): Promise<void> {
+    const cts = new vscode.CancellationTokenSource();
+    const ticket = this.askGate.begin(cts);
+    this.asking = { seq, cts };
+    const token = askToken(randomUUID);
+    const stopListening = this.client.askStreams.listen(token, (delta) =>
+      this.post({ type: "askDelta", seq, delta }),
+    );
+    // The server answers from the vault of the active note (when there are several).
+    const doc = vscode.window.activeTextEditor?.document;
+    const uri = doc && doc.uri.scheme === "file" ? doc.uri.toString() : undefined;
+    try {
+      const raw = await this.client.executeCommand(
+        "zettel.ask",
+        uri ? { question, token, uri } : { question, token },
+        cts.token,
+      );
+      if (!this.askGate.finish(ticket)) return; // a newer question: drop this answer
+      const model = toAskModel(parseAskAnswer(raw, question));
+      if (cts.token.isCancellationRequested) model.cancelled = true;
+      this.shownSources = { seq, items: model.sources };
+      this.post({ type: "askDone", seq, model });
+    } catch (err) {
+      if (!this.askGate.finish(ticket)) return; // cancelled by a newer question
+      if (cts.token.isCancellationRequested) {
+        // Stopped: the server answers the cancel at once (without sources); what streamed stays.
+        this.post({ type: "askStopped", seq });
+        return;
+      }
+      const message =
+        err instanceof NotRunningError ? err.message : `Ask failed: ${errorText(err)}`;
+      this.post({ type: "askError", seq, message });
+    } finally {
+      stopListening(); // pieces that come after the answer (or the cancel) are dropped
+      if (this.asking?.seq === seq) this.asking = undefined;
       cts.dispose();
     }
   }
@@ -166,18 +262,40 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
   <title>Zettel Search</title>
 </head>
 <body>
-  <section class="search" aria-label="Search notes">
+  <div class="modes" role="tablist" aria-label="Search or ask">
+    <button id="tab-search" class="mode" type="button" role="tab" aria-selected="true"
+      aria-controls="search-panel" tabindex="0">Search</button>
+    <button id="tab-ask" class="mode" type="button" role="tab" aria-selected="false"
+      aria-controls="ask-panel" tabindex="-1">Ask</button>
+  </div>
+  <div id="server" class="server" role="status" hidden></div>
+  <section id="search-panel" class="search" role="tabpanel" aria-labelledby="tab-search">
     <div id="box" class="box">
       <input id="query" type="text" role="combobox" aria-expanded="false" aria-autocomplete="list"
         aria-controls="results" aria-label="Search notes" placeholder="Search notes (meaning, words, titles)"
         spellcheck="false" autocomplete="off">
     </div>
-    <div id="server" class="server" role="status" hidden></div>
     <div id="summary" class="summary" aria-live="polite"></div>
     <div id="note" class="note" role="status" hidden></div>
     <ul id="results" class="results" role="listbox" aria-label="Search results"></ul>
   </section>
-  <!-- Room for the "Ask" box (zettel.ask, a later issue): a second <section> goes here. -->
+  <section id="ask-panel" class="ask" role="tabpanel" aria-labelledby="tab-ask" hidden>
+    <div id="ask-box" class="box ask-box">
+      <textarea id="question" rows="2" aria-label="Ask a question about your notes"
+        aria-describedby="ask-hint" placeholder="Ask your notes a question" spellcheck="true"></textarea>
+      <div class="ask-actions">
+        <button id="ask-button" class="button" type="button">Ask</button>
+        <button id="stop-button" class="button secondary" type="button" hidden>Stop</button>
+      </div>
+    </div>
+    <div id="ask-hint" class="hint">Enter asks, Shift+Enter adds a line, Esc stops. Answers come
+      from your notes through a local Ollama (see the zettel.ollamaHost and zettel.chatModel settings).</div>
+    <div id="ask-status" class="summary" role="status" aria-live="polite"></div>
+    <div id="ask-notice" class="note warning" role="alert" hidden></div>
+    <div id="answer" class="answer" aria-live="off" aria-busy="false" hidden></div>
+    <div id="sources-heading" class="sources-heading" hidden>Sources</div>
+    <ul id="sources" class="sources" role="listbox" aria-labelledby="sources-heading"></ul>
+  </section>
   <script nonce="${nonce}" src="${js.toString()}"></script>
 </body>
 </html>`;
@@ -185,6 +303,7 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
 
   dispose(): void {
     this.gate.cancelAll();
+    this.askGate.cancelAll();
     for (const d of this.disposables) d.dispose();
   }
 }

@@ -7,7 +7,7 @@
 import * as vscode from "vscode";
 import type { ZettelClient } from "./client";
 import { parseStatus, type ServerStatus } from "./lib/protocol";
-import { basename, phaseText, statusView, vaultDetails, type StatusView } from "./lib/status";
+import { basename, ollamaEntry, phaseText, statusView, vaultDetails, type StatusView } from "./lib/status";
 
 const FAST_MS = 2_000;
 const SLOW_MS = 20_000;
@@ -56,17 +56,24 @@ export class StatusController implements vscode.Disposable {
     this.timer = setTimeout(() => void this.poll(), ms);
   }
 
-  private async poll(): Promise<void> {
+  /**
+   * Ask for the status now. `ollama`: also Ollama's state ("Show Status" only: the regular polls
+   * leave Ollama alone). Returns the answer, or undefined if there was none.
+   */
+  private async poll(ollama = false): Promise<ServerStatus | undefined> {
     this.timer = undefined;
-    if (this.polling) return;
+    if (this.polling && !ollama) return undefined;
     if (!this.client.running) {
       this.render();
-      return; // the next state change kicks again
+      return undefined; // the next state change kicks again
     }
     this.polling = true;
+    let status: ServerStatus | undefined;
     try {
       const wasReady = this.view.ready;
-      const status = parseStatus(await this.client.executeCommand("zettel.status"));
+      status = parseStatus(
+        await this.client.executeCommand("zettel.status", ollama ? { ollama: true } : undefined),
+      );
       if (status) this.status = status;
       this.render();
       if (this.view.ready && !wasReady && this.status) this.readyEmitter.fire(this.status);
@@ -76,6 +83,7 @@ export class StatusController implements vscode.Disposable {
       this.polling = false;
     }
     if (this.client.running) this.schedule(this.view.ready ? SLOW_MS : FAST_MS);
+    return status;
   }
 
   private render(): void {
@@ -90,9 +98,7 @@ export class StatusController implements vscode.Disposable {
 
   /** "Zettel: Show Status": the vaults, their problems, and what can be done about them. */
   async show(): Promise<void> {
-    if (this.client.running) {
-      await this.poll();
-    }
+    const fresh = this.client.running ? await this.poll(true) : undefined;
     type Item = vscode.QuickPickItem & { run?: () => unknown };
     const items: Item[] = [];
     const status = this.status;
@@ -117,6 +123,13 @@ export class StatusController implements vscode.Disposable {
           items.push({ label: `$(warning) ${p}` });
         }
       }
+      // Ollama is optional (Ask, and the LLM search steps when turned on).
+      const ollama = ollamaEntry(fresh?.ollama);
+      items.push({ label: "Ollama (optional)", kind: vscode.QuickPickItemKind.Separator });
+      items.push({
+        ...ollama,
+        run: () => vscode.commands.executeCommand("workbench.action.openSettings", "zettel.ollamaHost"),
+      });
     }
     items.push({ label: "Actions", kind: vscode.QuickPickItemKind.Separator });
     if (this.client.running) {

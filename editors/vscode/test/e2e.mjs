@@ -3,15 +3,23 @@
 // Related view, save a screenshot. Every step is logged with its time; any failure exits 1
 // after saving a screenshot of the moment (failure.png in E2E_ARTIFACTS).
 //
+// Ask (Ollama is the stand-in of tests/llm/stub.py at E2E_OLLAMA_URL, set as zettel.ollamaHost
+// in the vault's .vscode/settings.json): "Show Status" reports it reachable; "Zettel: Ask"
+// focuses the Ask box; the answer streams, cites the first source, the source opens; a
+// screenshot; Escape stops a second answer mid-stream; an unreachable host gives the fallback
+// notice and still lists sources; with zettel.expandQuery on, typing searches without the LLM
+// and Enter runs the expansion.
+//
 // Then it points `zettel.server.command` at a missing program (the extension restarts the
 // server, fails and explains with buttons), at a Python without the package, and back (it
 // recovers); last, it kills the server and waits for the client to restart it.
 //
 // Env: E2E_URL (code-server URL with ?folder=), E2E_VAULT (that folder), E2E_CODE_SERVER_PID,
-// E2E_CHROMIUM, E2E_SCREENSHOT, E2E_ARTIFACTS.
+// E2E_CHROMIUM, E2E_SCREENSHOT, E2E_ASK_SCREENSHOT, E2E_OLLAMA_URL, E2E_ARTIFACTS.
 
 import { chromium } from "playwright-core";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 
 const URL = need("E2E_URL");
@@ -20,7 +28,12 @@ const SCREENSHOT = need("E2E_SCREENSHOT");
 const ARTIFACTS = process.env.E2E_ARTIFACTS || ".";
 const VAULT = need("E2E_VAULT");
 const CODE_SERVER_PID = Number(need("E2E_CODE_SERVER_PID"));
+const ASK_SCREENSHOT = need("E2E_ASK_SCREENSHOT");
+const OLLAMA_URL = need("E2E_OLLAMA_URL");
 const QUERY = "fusing ranked lists from BM25 and embeddings";
+const QUESTION = "how does reciprocal rank fusion combine result lists";
+// The stand-in's answer cites the first note of the prompt.
+const EXPECTED_ANSWER = `According to [${"Reciprocal rank fusion"}]`;
 const EXPECTED = "Reciprocal rank fusion";
 const READY_TIMEOUT = 240_000;
 
@@ -99,6 +112,28 @@ function serverPids() {
       return false;
     }
   });
+}
+
+/** A port nothing listens on (bound, then closed): connections to it are refused. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Run a command from the palette by its title. */
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  const palette = page.locator(".quick-input-widget input");
+  await palette.waitFor({ timeout: 10_000 });
+  await palette.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: title }).first().waitFor();
+  await palette.press("Enter");
 }
 
 async function statusText(page) {
@@ -271,11 +306,175 @@ try {
   }
   log(`applied "Add related links" and saved: appended ${JSON.stringify(added)}`);
 
+  // ---------------------------------------------------------------- Ask (Ollama stand-in)
+  // "Show Status" asks the server about Ollama ({ollama: true}).
+  await runCommand(page, "Zettel: Show Status");
+  const ollamaRow = page.locator(".quick-input-list .monaco-list-row", { hasText: "Ollama: reachable" });
+  await ollamaRow.first().waitFor({ timeout: 20_000 });
+  log(`Show Status: ${JSON.stringify((await ollamaRow.first().innerText()).split("\n").filter(Boolean))}`);
+  await page.keyboard.press("Escape");
+
+  // A fresh editor area, so that opening a source is seen.
+  await runCommand(page, "View: Close All Editors");
+  await until("no open editor", async () => (await page.locator('.tabs-container [role="tab"]').count()) === 0, 10_000);
+
+  await runCommand(page, "Zettel: Ask");
+  const question = frame.locator("#question");
+  await until("the Ask box to take the focus", () =>
+    frame.evaluate(() => document.activeElement?.id === "question"),
+  );
+  if ((await frame.locator("#tab-ask").getAttribute("aria-selected")) !== "true") {
+    throw new Error("the Ask tab is not selected after 'Zettel: Ask'");
+  }
+  log("'Zettel: Ask' opened the Ask box with the cursor in it");
+
+  // Record every text the answer shows, to see it grow piece by piece.
+  await frame.evaluate(() => {
+    const answer = document.getElementById("answer");
+    window.__answerTexts = [];
+    new MutationObserver(() => window.__answerTexts.push(answer.textContent)).observe(answer, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
+  });
+  await question.pressSequentially(QUESTION, { delay: 5 });
+  await question.press("Enter");
+  const t1 = Date.now();
+  await until("the Stop button while the answer streams", () => frame.locator("#stop-button").isVisible(), 10_000);
+  const answered = await until(
+    "the answer",
+    async () => {
+      const status = (await frame.locator("#ask-status").innerText()).trim();
+      if (!status.startsWith("Answered")) return undefined;
+      return { status, text: (await frame.locator("#answer").innerText()).trim() };
+    },
+    60_000,
+    100,
+  );
+  const texts = await frame.evaluate(() => window.__answerTexts);
+  const growing = [...new Set(texts.filter((t) => t && answered.text.startsWith(t.replace(/▍$/, ""))))];
+  log(`answer after ${((Date.now() - t1) / 1000).toFixed(1)}s (${answered.status}): ${JSON.stringify(answered.text)}; it grew through ${growing.length} texts`);
+  if (!answered.text.includes(EXPECTED_ANSWER)) throw new Error(`the answer lacks "${EXPECTED_ANSWER}"`);
+  if (growing.length < 3) throw new Error(`the answer did not stream (texts seen: ${JSON.stringify(texts)})`);
+  if (await frame.locator("#stop-button").isVisible()) throw new Error("Stop is still shown after the answer");
+
+  const sources = frame.locator("li.source");
+  const sourceTitles = (await sources.locator(".title").allInnerTexts()).map((t) => t.trim());
+  log(`sources (${await frame.locator("#sources-heading").innerText()}): ${JSON.stringify(sourceTitles)}`);
+  if (sourceTitles[0] !== EXPECTED) throw new Error(`the first source is not "${EXPECTED}"`);
+  const cite = frame.locator("#answer button.cite", { hasText: EXPECTED });
+  if ((await cite.count()) === 0) throw new Error("the citation in the answer is not a link to its source");
+
+  await sources.first().click();
+  const askTab = page.locator('.tabs-container [role="tab"]', { hasText: `${EXPECTED}.md` });
+  await askTab.first().waitFor({ timeout: 20_000 });
+  await until("the source to be the active tab", async () => (await askTab.first().getAttribute("aria-selected")) === "true");
+  const askPosition = await page.locator(".statusbar-item", { hasText: /^Ln \d+/ }).first().innerText();
+  log(`clicked the first source: "${EXPECTED}.md" is open at ${askPosition.trim()}`);
+
+  // Room for the sources in the picture: fold the Related view.
+  const relatedHeader = page.locator('.pane-header:has([aria-label^="Related"]), .pane-header[aria-label^="Related"]').first();
+  try {
+    if ((await relatedHeader.getAttribute("aria-expanded", { timeout: 2_000 })) === "true") {
+      await relatedHeader.click({ position: { x: 40, y: 10 } });
+      await until("the Related view to fold", async () => (await relatedHeader.getAttribute("aria-expanded")) === "false", 5_000);
+    }
+  } catch (err) {
+    log(`note: could not fold the Related view for the picture (${err.message})`);
+  }
+  await page.mouse.move(5, 890);
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: ASK_SCREENSHOT });
+  log(`screenshot: ${ASK_SCREENSHOT}`);
+
+  // Escape stops an answer mid-stream ($/cancelRequest; the server stops the stream).
+  await question.click();
+  await question.fill("what does reciprocal rank fusion use instead of scores");
+  await question.press("Enter");
+  await until("the first piece of the second answer", async () => (await frame.locator("#answer").innerText()).trim().length > 0, 20_000, 50);
+  await question.press("Escape");
+  const stopped = await until("the answer to stop", async () => {
+    const status = (await frame.locator("#ask-status").innerText()).trim();
+    return status === "Stopped." ? (await frame.locator("#answer").innerText()).trim() : undefined;
+  }, 10_000, 50);
+  await page.waitForTimeout(1_000);
+  const later = (await frame.locator("#answer").innerText()).trim();
+  if (await frame.locator("#stop-button").isVisible()) throw new Error("Stop is still shown after stopping");
+  if (later !== stopped || later.endsWith("question.")) {
+    throw new Error(`the answer went on after Stop: ${JSON.stringify(stopped)} -> ${JSON.stringify(later)}`);
+  }
+  log(`Escape stopped the answer at ${JSON.stringify(later)}`);
+  await page.screenshot({ path: path.join(ARTIFACTS, "ask-stopped.png") });
+
+  // No Ollama: the notice says why, and the retrieved notes are still listed.
+  const workspaceSettings = path.join(VAULT, ".vscode", "settings.json");
+  const deadUrl = `http://127.0.0.1:${await freePort()}`;
+  writeFileSync(workspaceSettings, JSON.stringify({ "zettel.ollamaHost": deadUrl }, null, 2));
+  const fallback = await until(
+    "the fallback notice for an unreachable Ollama",
+    async () => {
+      await question.click();
+      await question.fill(QUESTION);
+      await question.press("Enter");
+      const done = await until("the answer", async () => {
+        const status = (await frame.locator("#ask-status").innerText()).trim();
+        return status && status !== "Asking…" ? status : undefined;
+      }, 20_000, 100);
+      const notice = frame.locator("#ask-notice");
+      if (!(await notice.isVisible())) return undefined; // the new setting has not arrived yet
+      return { status: done, notice: (await notice.innerText()).trim(), sources: await sources.count() };
+    },
+    30_000,
+    500,
+  );
+  log(`unreachable Ollama: ${JSON.stringify(fallback)}`);
+  await page.screenshot({ path: path.join(ARTIFACTS, "ask-fallback.png") });
+  if (!fallback.notice.includes("not reachable") || !fallback.notice.includes(deadUrl)) {
+    throw new Error("the notice does not say that Ollama is not reachable");
+  }
+  if (fallback.sources === 0) throw new Error("no sources listed without Ollama");
+  if ((await frame.locator("#sources-heading").innerText()).trim().toLowerCase() !== "retrieved notes") {
+    throw new Error("the sources are not headed 'Retrieved notes' without an answer");
+  }
+
+  // Search with query expansion on: typing searches without the LLM steps, Enter runs them.
+  writeFileSync(
+    workspaceSettings,
+    JSON.stringify({ "zettel.ollamaHost": OLLAMA_URL, "zettel.expandQuery": true }, null, 2),
+  );
+  await frame.locator("#tab-search").click();
+  const summary = frame.locator("#summary");
+  const typed = await until(
+    "results typed without the LLM steps",
+    async () => {
+      await box.fill("");
+      await box.pressSequentially(QUERY, { delay: 5 });
+      const line = await until("the summary", async () => {
+        const text = (await summary.innerText()).trim();
+        return /results?/.test(text) && !(await frame.locator("#box").getAttribute("class")).includes("busy") ? text : undefined;
+      }, 20_000, 100);
+      return line.includes("Enter: refine with the LLM") ? line : undefined; // the setting has arrived
+    },
+    30_000,
+    500,
+  );
+  const typedBadges = await frame.locator("li.result .badge").allInnerTexts();
+  if (typedBadges.includes("expanded")) throw new Error("typing ran the query expansion");
+  await box.press("Enter");
+  const refined = await until("results with the LLM steps", async () => {
+    const text = (await summary.innerText()).trim();
+    return text.includes("with the LLM steps") ? text : undefined;
+  }, 30_000, 100);
+  const refinedBadges = await frame.locator("li.result .badge").allInnerTexts();
+  log(`typed: "${typed}"; Enter: "${refined}" (${refinedBadges.filter((b) => b === "expanded").length} results found by the expanded queries)`);
+  if (!refinedBadges.includes("expanded")) throw new Error("Enter did not run the query expansion");
+  await page.screenshot({ path: path.join(ARTIFACTS, "search-llm.png") });
+
   // A server command that does not exist: a change of zettel.server.* restarts the server;
   // the start fails with an explanation, install instructions and buttons.
   // (Through the workspace's settings: VS Code watches the folder; edits of the profile's
   // settings.json from outside are not noticed by code-server.)
-  const workspaceSettings = path.join(VAULT, ".vscode", "settings.json");
   mkdirSync(path.dirname(workspaceSettings), { recursive: true });
   const missing = path.join(ARTIFACTS, "no-such-dir", "zettel-lsp");
   writeFileSync(workspaceSettings, JSON.stringify({ "zettel.server.command": [missing] }, null, 2));

@@ -2,7 +2,8 @@
 # End-to-end test of the packaged extension in real VS Code: code-server on 127.0.0.1 with the
 # .vsix installed and a temporary copy of examples/vault open, driven by Debian's Chromium
 # through playwright-core (test/e2e.mjs). It searches, opens the top result and saves a
-# screenshot to docs/images/vscode-search.png.
+# screenshot to docs/images/vscode-search.png; it asks a question (Ollama is the repository's
+# stand-in, tests/llm/stub.py, served by test/ollama_stub.py) and saves docs/images/vscode-ask.png.
 #
 #   bash editors/vscode/test/e2e.sh
 #
@@ -11,6 +12,8 @@
 #                       /tmp/venv/bin/zettel-lsp, else zettel-lsp on PATH)
 #   ZETTEL_E2E_DIR      cache for Node 24 and code-server (default ~/.cache/zettel-lsp-e2e;
 #                       ~700 MB, first run ~3 min, later runs reuse it)
+#   ZETTEL_E2E_PYTHON   the Python that serves the Ollama stand-in (default: the server's venv
+#                       Python next to it, else python3; only the standard library is needed)
 #   ZETTEL_E2E_KEEP=1   keep the run folder (logs, user data) for a look afterwards
 #
 # Needs root (or the packages already installed) for: chromium, and the headers code-server's
@@ -105,8 +108,12 @@ npx --no-install vsce package --no-dependencies --out zettel.vsix >"$WORK/vsce.l
 # ------------------------------------------------------------------ a fresh VS Code profile
 run="$(mktemp -d "${TMPDIR:-/tmp}/zettel-e2e.XXXXXX")"
 cs_pid=""
+stub_pid=""
 cleanup() {
   local rc=$?
+  if [ -n "$stub_pid" ] && kill -0 "$stub_pid" 2>/dev/null; then
+    kill -TERM "$stub_pid" 2>/dev/null || true
+  fi
   if [ -n "$cs_pid" ] && kill -0 "$cs_pid" 2>/dev/null; then
     # code-server runs in its own process group (setsid): stop it with its children (the
     # extension host, the language server). Only that group, and only if it is its own.
@@ -131,8 +138,31 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# ------------------------------------------------------------------ Ollama's stand-in
+python="${ZETTEL_E2E_PYTHON:-}"
+if [ -z "$python" ]; then
+  python="$(dirname "$server")/python"
+  [ -x "$python" ] || python="$(command -v python3 || true)"
+fi
+[ -n "$python" ] && [ -x "$python" ] || die "no Python for the Ollama stand-in (set ZETTEL_E2E_PYTHON)"
+# Pieces of an answer 0.15 s apart: slow enough to see it stream and to stop it.
+"$python" "$ext_dir/test/ollama_stub.py" --token-delay 0.15 >"$run/ollama-stub.out" 2>"$run/ollama-stub.log" &
+stub_pid=$!
+ollama_url=""
+for _ in $(seq 1 100); do
+  ollama_url="$(head -n 1 "$run/ollama-stub.out" 2>/dev/null || true)"
+  [ -n "$ollama_url" ] && break
+  kill -0 "$stub_pid" 2>/dev/null || { cat "$run/ollama-stub.log" >&2; die "the Ollama stand-in exited"; }
+  sleep 0.1
+done
+[ -n "$ollama_url" ] || die "the Ollama stand-in did not print its URL"
+step "Ollama stand-in (tests/llm/stub.py) at $ollama_url"
+
 vault="$run/vault"
 cp -r "$repo/examples/vault" "$vault"
+# The vault's own settings point the server at the stand-in (later steps rewrite this file).
+mkdir -p "$vault/.vscode"
+printf '{\n  "zettel.ollamaHost": "%s"\n}\n' "$ollama_url" > "$vault/.vscode/settings.json"
 mkdir -p "$run/user-data/User" "$run/extensions" "$run/index"
 "$node24" - "$run/user-data/User/settings.json" "$server" "$run/index" <<'EOF'
 const [file, server, index] = process.argv.slice(2);
@@ -191,9 +221,11 @@ XDG_CONFIG_HOME="$run/xdg-config" \
 E2E_URL="http://127.0.0.1:$port/?folder=$vault" \
 E2E_CHROMIUM="$CHROMIUM" \
 E2E_SCREENSHOT="$repo/docs/images/vscode-search.png" \
+E2E_ASK_SCREENSHOT="$repo/docs/images/vscode-ask.png" \
+E2E_OLLAMA_URL="$ollama_url" \
 E2E_ARTIFACTS="$run" \
 E2E_VAULT="$vault" \
 E2E_CODE_SERVER_PID="$cs_pid" \
   node test/e2e.mjs
 
-step "PASSED in $(($(date +%s) - t0))s; screenshot: docs/images/vscode-search.png"
+step "PASSED in $(($(date +%s) - t0))s; screenshots: docs/images/vscode-search.png, docs/images/vscode-ask.png"

@@ -72,9 +72,54 @@ export interface VaultStatus {
   skipped?: Record<string, string>;
 }
 
+/** `zettel.status {ollama: true}`: whether Ollama answers, and whether it has the models. */
+export interface OllamaStatus {
+  reachable: boolean;
+  host: string;
+  models: string[];
+  chat_model: string;
+  chat_model_available: boolean;
+  embed_model: string;
+  embed_model_available: boolean;
+  /** Why something does not work (not reachable, chat model not pulled); null when all is well. */
+  message: string | null;
+}
+
 export interface ServerStatus {
   version: string;
   vaults: VaultStatus[];
+  /** When asked for (`{ollama: true}`) or when a setting uses Ollama. */
+  ollama?: OllamaStatus;
+}
+
+/** One note an answer was built from (`zettel.ask`'s `sources`, in prompt order). */
+export interface AskSource {
+  path: string;
+  uri: string;
+  title: string;
+  chunk: number;
+  /** 0-based first line of the chunk. */
+  line_start: number;
+  /** 0-based last line (inclusive). */
+  line_end: number;
+  score: number;
+  excerpt: string;
+}
+
+/** `zettel.ask`'s answer (docs/server.md, docs/llm.md). */
+export interface AskAnswer {
+  question: string;
+  /** What the model said ("" when it could not answer; the text so far when cut off). */
+  answer: string;
+  model: string;
+  sources: AskSource[];
+  /** One line when the model could not (fully) answer ("Ollama at … is not reachable"). */
+  fallback: string | null;
+  /** LLM steps that were skipped, and notes ("no card matches the question"). */
+  messages: string[];
+  context_chunks: number;
+  cancelled: boolean;
+  vault: string;
 }
 
 type Json = Record<string, unknown>;
@@ -147,6 +192,75 @@ export function parseSearchAnswer(value: unknown, query: string): SearchAnswer {
   };
 }
 
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [];
+}
+
+/** A source, or undefined when it lacks a uri or a title (it could not be opened or named). */
+export function parseAskSource(value: unknown): AskSource | undefined {
+  if (!isObject(value)) return undefined;
+  const uri = str(value.uri);
+  const path = str(value.path);
+  const title = str(value.title) || path;
+  if (!uri || !title) return undefined;
+  const lineStart = Math.max(0, Math.trunc(num(value.line_start)));
+  return {
+    path,
+    uri,
+    title,
+    chunk: Math.trunc(num(value.chunk)),
+    line_start: lineStart,
+    line_end: Math.max(lineStart, Math.trunc(num(value.line_end, lineStart))),
+    score: num(value.score),
+    excerpt: str(value.excerpt),
+  };
+}
+
+export function parseAskAnswer(value: unknown, question: string): AskAnswer {
+  if (!isObject(value)) {
+    return {
+      question,
+      answer: "",
+      model: "",
+      sources: [],
+      fallback: "the server gave no answer",
+      messages: [],
+      context_chunks: 0,
+      cancelled: false,
+      vault: "",
+    };
+  }
+  const fallback = str(value.fallback).trim();
+  return {
+    question: str(value.question, question),
+    answer: str(value.answer),
+    model: str(value.model),
+    sources: Array.isArray(value.sources)
+      ? value.sources.map(parseAskSource).filter((s): s is AskSource => s !== undefined)
+      : [],
+    fallback: fallback || null,
+    messages: strings(value.messages).filter((m) => m.trim() !== ""),
+    context_chunks: Math.trunc(num(value.context_chunks)),
+    cancelled: value.cancelled === true,
+    vault: str(value.vault),
+  };
+}
+
+export function parseOllamaStatus(value: unknown): OllamaStatus | undefined {
+  if (!isObject(value)) return undefined;
+  const message = str(value.message).trim();
+  return {
+    reachable: value.reachable === true,
+    host: str(value.host),
+    models: strings(value.models),
+    chat_model: str(value.chat_model),
+    chat_model_available: value.chat_model_available === true,
+    embed_model: str(value.embed_model),
+    embed_model_available: value.embed_model_available === true,
+    message: message || null,
+  };
+}
+
 function parsePhase(value: unknown): Phase {
   return PHASES.find((p) => p === value) ?? "starting";
 }
@@ -184,10 +298,13 @@ export function parseVaultStatus(value: unknown): VaultStatus | undefined {
 
 export function parseStatus(value: unknown): ServerStatus | undefined {
   if (!isObject(value) || !Array.isArray(value.vaults)) return undefined;
-  return {
+  const out: ServerStatus = {
     version: str(value.version),
     vaults: value.vaults
       .map(parseVaultStatus)
       .filter((v): v is VaultStatus => v !== undefined),
   };
+  const ollama = parseOllamaStatus(value.ollama);
+  if (ollama) out.ollama = ollama;
+  return out;
 }

@@ -31,7 +31,10 @@ export interface ResultItem {
 export interface ResultsModel {
   query: string;
   items: ResultItem[];
-  /** Shown above the list when the answer is partial (`complete: false`). */
+  /**
+   * Shown above the list: why the answer is partial (`complete: false`), or a message of an
+   * optional LLM step that was skipped ("query expansion skipped: …").
+   */
   note: string;
   partial: boolean;
 }
@@ -42,6 +45,7 @@ const LEG_LABELS: Record<string, string> = {
   bm25: "BM25",
   keyword: "keyword",
   title: "title",
+  llm: "LLM",
 };
 
 const LEG_TITLES: Record<string, string> = {
@@ -49,7 +53,11 @@ const LEG_TITLES: Record<string, string> = {
   bm25: "found by BM25 (words, weighted)",
   keyword: "found by an exact keyword match",
   title: "found by its title or an alias",
+  llm: "rated by the LLM rerank",
 };
+
+/** Legs of an expanded query's sub-queries: `q<i>:<leg>` (docs/llm.md). */
+const SUB_QUERY_LEG = /^q(\d+):(.+)$/;
 
 const RELATION_TITLES: Record<string, string> = {
   linked: "this note links to it",
@@ -71,13 +79,23 @@ export function folderOf(row: Pick<SearchRow, "path" | "vault">): string {
 }
 
 export function badgesOf(row: SearchRow): Badge[] {
-  const badges: Badge[] = Object.entries(row.legs)
-    .sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))
+  const legs = Object.entries(row.legs).sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
+  const badges: Badge[] = legs
+    .filter(([leg]) => !SUB_QUERY_LEG.test(leg))
     .map(([leg, rank]) => ({
       label: LEG_LABELS[leg] ?? leg,
       title: `${LEG_TITLES[leg] ?? `found by the ${leg} search`} (rank ${rank})`,
       kind: "leg" as const,
     }));
+  // Query expansion: one badge for all the sub-queries' legs that found it.
+  const sub = legs.filter(([leg]) => SUB_QUERY_LEG.test(leg));
+  if (sub.length > 0) {
+    const found = sub.map(([leg, rank]) => {
+      const [, q, name] = SUB_QUERY_LEG.exec(leg) ?? [];
+      return `query ${q} ${LEG_LABELS[name ?? ""] ?? name} (rank ${rank})`;
+    });
+    badges.push({ label: "expanded", title: `found by an expanded query: ${found.join(", ")}`, kind: "leg" });
+  }
   if (row.relation) {
     badges.unshift({
       label: row.relation,
@@ -119,7 +137,7 @@ export function toResultsModel(answer: SearchAnswer, query: string = answer.quer
   return {
     query,
     items: answer.results.map((r) => toItem(r, terms)),
-    note: answer.complete ? "" : answer.note || "results are partial: the index is still being built",
+    note: answer.complete ? answer.note : answer.note || "results are partial: the index is still being built",
     partial: !answer.complete,
   };
 }

@@ -8,8 +8,8 @@
  * left out would keep its old value instead of returning to the default.
  */
 
-/** The server's keys, as in docs/server.md and zettel_lsp/server/settings.py. */
-export const SERVER_KEYS = [
+/** The server's own keys, as in docs/server.md and zettel_lsp/server/settings.py (`_KEYS`). */
+export const CORE_KEYS = [
   "model",
   "threads",
   "ignore",
@@ -29,6 +29,27 @@ export const SERVER_KEYS = [
   "relatedHeading",
 ] as const;
 
+/**
+ * The optional Ollama layer's keys (docs/llm.md; zettel_lsp/llm/settings.py, `LLM_KEYS`). The
+ * server reads them from the same settings object. Nothing talks to Ollama unless a feature
+ * that needs it is used (Ask, or `expandQuery` / `llmRerank` turned on).
+ */
+export const LLM_KEYS = [
+  "ollamaHost",
+  "chatModel",
+  "embedModel",
+  "llmTimeout",
+  "llmConnectTimeout",
+  "temperature",
+  "maxContextChunks",
+  "contextWindow",
+  "expandQuery",
+  "llmRerank",
+] as const;
+
+/** Every key the server reads. */
+export const SERVER_KEYS = [...CORE_KEYS, ...LLM_KEYS] as const;
+
 export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ServerSettings = Partial<Record<ServerKey, unknown>>;
 
@@ -39,7 +60,16 @@ const OPTIONAL_STRINGS: ReadonlySet<ServerKey> = new Set<ServerKey>([
   "indexDir",
   "qdrantUrl",
   "qdrantApiKey",
+  "ollamaHost",
 ]);
+/**
+ * Model names the server requires (it rejects an empty one with a warning): empty means its
+ * default, which is sent as such.
+ */
+export const MODEL_DEFAULTS: Readonly<Partial<Record<ServerKey, string>>> = {
+  chatModel: "llama3.2",
+  embedModel: "nomic-embed-text",
+};
 /** Paths: `~` and `${workspaceFolder}` are expanded. */
 const PATHS: ReadonlySet<ServerKey> = new Set<ServerKey>(["cacheDir", "indexDir"]);
 
@@ -78,6 +108,8 @@ export function serverSettings(get: (key: ServerKey) => unknown, vars: Expand = 
     if (OPTIONAL_STRINGS.has(key)) {
       value = typeof value === "string" && value.trim() !== "" ? value.trim() : null;
       if (typeof value === "string" && PATHS.has(key)) value = expandPath(value, vars);
+    } else if (MODEL_DEFAULTS[key] !== undefined) {
+      value = typeof value === "string" && value.trim() !== "" ? value.trim() : MODEL_DEFAULTS[key];
     } else if (key === "threads") {
       // 0 or null: all cores (the server's default, null)
       value = typeof value === "number" && value > 0 ? Math.trunc(value) : null;
@@ -121,4 +153,15 @@ export const INDEX_KEYS: ReadonlySet<ServerKey> = new Set<ServerKey>([
 
 export function changedKeys(a: ServerSettings, b: ServerSettings): ServerKey[] {
   return SERVER_KEYS.filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+}
+
+/**
+ * Whether going from `before` to `after` re-opens the vaults: an index key changed, or the
+ * index embeds with Ollama (`model: "ollama:<name>"`) and its host or timeout changed.
+ */
+export function reindexes(before: ServerSettings, after: ServerSettings): boolean {
+  const keys = changedKeys(before, after);
+  if (keys.some((k) => INDEX_KEYS.has(k))) return true;
+  const ollamaIndex = typeof after.model === "string" && after.model.startsWith("ollama:");
+  return ollamaIndex && keys.some((k) => k === "ollamaHost" || k === "llmTimeout");
 }

@@ -3,7 +3,7 @@
  * Several vaults are summed up: the least advanced phase wins, cards add up.
  */
 
-import type { Phase, ServerStatus, VaultStatus } from "./protocol";
+import type { OllamaStatus, Phase, ServerStatus, VaultStatus } from "./protocol";
 
 /** The client's side of things, before or instead of a status answer. */
 export type ClientState = "starting" | "running" | "stopped" | "failed";
@@ -145,4 +145,51 @@ export function vaultDetails(v: VaultStatus): string[] {
   if (skipped) out.push(`skipped files: ${skipped}`);
   if (v.problems.length) out.push(`problems: ${v.problems.length}`);
   return out;
+}
+
+/** One entry of "Show Status" about Ollama: a codicon label, a description and a detail line. */
+export interface OllamaEntry {
+  label: string;
+  description: string;
+  detail: string;
+}
+
+/**
+ * Ollama's state for "Show Status" (`zettel.status {ollama: true}`): reachable or not, at which
+ * host, and whether the chat and embedding models are pulled. Ollama is optional: not
+ * reachable is information (Ask and the LLM search steps need it), not an error of the index.
+ */
+export function ollamaEntry(o: OllamaStatus | undefined): OllamaEntry {
+  if (!o) {
+    return {
+      label: "$(circle-slash) Ollama: unknown",
+      description: "",
+      detail: "The server did not report Ollama's state (an older zettel-lsp?).",
+    };
+  }
+  const host = o.host || "the default host";
+  if (!o.reachable) {
+    return {
+      label: "$(circle-slash) Ollama: not reachable",
+      description: host,
+      detail:
+        (o.message ?? `Ollama at ${host} is not reachable`) +
+        ". Only Ask and the optional LLM search steps need it (zettel.ollamaHost).",
+    };
+  }
+  const have = (ok: boolean) => (ok ? "available" : "not pulled");
+  const models = o.models.length
+    ? `models: ${o.models.join(", ")}`
+    : "no models pulled";
+  const detail = [
+    `chat model ${o.chat_model}: ${have(o.chat_model_available)}`,
+    `embedding model ${o.embed_model}: ${have(o.embed_model_available)}`,
+    models,
+  ];
+  if (o.message) detail.unshift(o.message);
+  return {
+    label: o.chat_model_available ? "$(check) Ollama: reachable" : "$(warning) Ollama: reachable",
+    description: host,
+    detail: detail.join(" · "),
+  };
 }

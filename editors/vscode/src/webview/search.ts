@@ -1,15 +1,18 @@
 /**
  * The Search view's script (runs in the webview, bundled to dist/webview/search.js).
  *
- * A thin shell: it debounces typing, numbers each query and shows only the answer to the newest
- * one, renders the list with lib/results (all text escaped there), and handles the keyboard:
- * Down from the box enters the list, Up/Down/Home/End move, Enter opens, Escape goes back to
- * the box (and clears it when already there).
+ * Two modes behind a tab list ("Search | Ask"; Left/Right switch). Search is a thin shell: it
+ * debounces typing, numbers each query and shows only the answer to the newest one, renders the
+ * list with lib/results (all text escaped there), and handles the keyboard: Down from the box
+ * enters the list, Up/Down/Home/End move, Enter opens, Escape goes back to the box (and clears
+ * it when already there). Typing searches without the optional LLM steps; when the user turned
+ * them on, Enter runs them first (a second Enter opens the first result). Ask is ask.ts.
  */
 
 import { Debouncer, ReplyFilter } from "../lib/latest";
-import type { FromWebview, ToWebview } from "../lib/messages";
+import type { FromWebview, Mode, ToWebview } from "../lib/messages";
 import { renderItemsHtml, summaryText, type ResultItem } from "../lib/results";
+import { AskPanel } from "./ask";
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -34,6 +37,14 @@ const list = byId<HTMLUListElement>("results");
 const summary = byId<HTMLElement>("summary");
 const note = byId<HTMLElement>("note");
 const server = byId<HTMLElement>("server");
+const tabs: Record<Mode, HTMLButtonElement> = {
+  search: byId<HTMLButtonElement>("tab-search"),
+  ask: byId<HTMLButtonElement>("tab-ask"),
+};
+const panels: Record<Mode, HTMLElement> = {
+  search: byId<HTMLElement>("search-panel"),
+  ask: byId<HTMLElement>("ask-panel"),
+};
 
 const replies = new ReplyFilter();
 let items: ResultItem[] = [];
@@ -44,14 +55,42 @@ let selected = -1;
 let openWhenAnswered = false;
 /** The answer on screen is partial or an error: worth asking again on "refresh". */
 let incomplete = false;
+/** Enter in the box runs LLM steps (`zettel.expandQuery` or `zettel.llmRerank` is on). */
+let llmSearch = false;
+/** What the last search sent (the list on screen answers it once `busy` is off). */
+let lastSent = { query: "", llm: false };
+
+interface SavedState {
+  query: string;
+  question: string;
+  mode: Mode;
+}
+const saved = readState(vscode.getState());
+let mode: Mode = saved.mode;
+
+function readState(state: unknown): SavedState {
+  const s = typeof state === "object" && state !== null ? (state as Record<string, unknown>) : {};
+  return {
+    query: typeof s.query === "string" ? s.query : "",
+    question: typeof s.question === "string" ? s.question : "",
+    mode: s.mode === "ask" ? "ask" : "search",
+  };
+}
+
+function saveState(): void {
+  vscode.setState({ query: input.value, question: ask.question, mode } satisfies SavedState);
+}
 
 function send(message: FromWebview): void {
   vscode.postMessage(message);
 }
 
-function search(query: string): void {
-  vscode.setState({ query });
+const ask = new AskPanel(send, () => saveState());
+
+function search(query: string, llm = false): void {
+  saveState();
   const seq = replies.next();
+  lastSent = { query, llm };
   if (!query.trim()) {
     // Nothing to ask: clear at once, and make any answer still on its way stale.
     show(seq, [], "", "");
@@ -59,10 +98,43 @@ function search(query: string): void {
     return;
   }
   box.classList.add("busy");
-  send({ type: "search", seq, query });
+  send({ type: "search", seq, query, llm });
 }
 
-const debounced = new Debouncer<string>(DEBOUNCE_MS, search);
+const debounced = new Debouncer<string>(DEBOUNCE_MS, (query) => search(query));
+
+/** The list on screen came from a search with the LLM steps, for the text in the box. */
+function showingLlmResults(): boolean {
+  return lastSent.llm && lastSent.query === input.value && !box.classList.contains("busy");
+}
+
+function setMode(next: Mode, focus: boolean): void {
+  mode = next;
+  for (const m of ["search", "ask"] as const) {
+    const on = m === next;
+    tabs[m].setAttribute("aria-selected", on ? "true" : "false");
+    tabs[m].tabIndex = on ? 0 : -1;
+    panels[m].hidden = !on;
+  }
+  saveState();
+  if (focus) {
+    if (next === "ask") ask.focus();
+    else input.focus();
+  }
+}
+
+for (const m of ["search", "ask"] as const) {
+  tabs[m].addEventListener("click", () => setMode(m, true));
+  tabs[m].addEventListener("keydown", (e) => {
+    if (e.key === "ArrowLeft" || e.key === "ArrowRight" || e.key === "Home" || e.key === "End") {
+      e.preventDefault();
+      const other: Mode = m === "search" ? "ask" : "search";
+      const next: Mode = e.key === "Home" ? "search" : e.key === "End" ? "ask" : other;
+      setMode(next, false);
+      tabs[next].focus();
+    }
+  });
+}
 
 function show(seq: number, newItems: ResultItem[], summaryLine: string, noteLine: string): void {
   shownSeq = seq;
@@ -115,7 +187,12 @@ input.addEventListener("keydown", (e) => {
       break;
     case "Enter":
       e.preventDefault();
-      if (debounced.isPending) {
+      if (llmSearch && input.value.trim() && !showingLlmResults()) {
+        // Search again with the LLM steps (query expansion, LLM rerank); the next Enter opens.
+        debounced.cancel();
+        openWhenAnswered = false;
+        search(input.value, true);
+      } else if (debounced.isPending) {
         // The list on screen is for older text: search now and open when the answer comes.
         openWhenAnswered = true;
         debounced.flush();
@@ -190,7 +267,9 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       box.classList.remove("busy");
       const m = msg.model;
       incomplete = m.partial;
-      show(msg.seq, m.items, summaryText(m), m.partial ? `Partial results: ${m.note}` : "");
+      let line = summaryText(m);
+      if (line && llmSearch) line += lastSent.llm ? " · with the LLM steps" : " · Enter: refine with the LLM";
+      show(msg.seq, m.items, line, m.partial ? `Partial results: ${m.note}` : m.note);
       if (openWhenAnswered) {
         openWhenAnswered = false;
         open(0);
@@ -205,12 +284,26 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       show(msg.seq, [], "", msg.message);
       break;
     case "focus":
+      setMode("search", false);
       if (msg.query !== undefined && msg.query !== input.value) {
         input.value = msg.query;
         debounced.call(input.value);
       }
       input.focus();
       input.select();
+      break;
+    case "focusAsk":
+      setMode("ask", false);
+      ask.focus(msg.question);
+      break;
+    case "config":
+      llmSearch = msg.llmSearch;
+      break;
+    case "askDelta":
+    case "askDone":
+    case "askStopped":
+    case "askError":
+      ask.handle(msg);
       break;
     case "server":
       server.textContent = msg.message;
@@ -224,15 +317,13 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
   }
 });
 
-// Restore the last query when the view is shown again.
-const state = vscode.getState();
-const saved =
-  typeof state === "object" && state !== null && "query" in state && typeof state.query === "string"
-    ? state.query
-    : "";
+// Restore the last query, question and mode when the view is shown again.
 send({ type: "ready" });
-if (saved) {
-  input.value = saved;
-  search(saved);
+ask.restore(saved.question);
+setMode(saved.mode, false);
+if (saved.query) {
+  input.value = saved.query;
+  search(saved.query);
 }
-input.focus();
+if (mode === "ask") ask.focus();
+else input.focus();

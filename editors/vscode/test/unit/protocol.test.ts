@@ -50,7 +50,20 @@ describe("parseRow / parseSearchAnswer", () => {
 describe("parseFromWebview", () => {
   it("accepts well-formed messages only", () => {
     assert.deepEqual(parseFromWebview({ type: "ready" }), { type: "ready" });
-    assert.deepEqual(parseFromWebview({ type: "search", seq: 2, query: "x" }), { type: "search", seq: 2, query: "x" });
+    // `llm` is only false when the webview says so (typing); absent means "run the LLM steps".
+    assert.deepEqual(parseFromWebview({ type: "search", seq: 2, query: "x" }), { type: "search", seq: 2, query: "x", llm: true });
+    assert.deepEqual(parseFromWebview({ type: "search", seq: 2, query: "x", llm: false }), {
+      type: "search",
+      seq: 2,
+      query: "x",
+      llm: false,
+    });
+    assert.deepEqual(parseFromWebview({ type: "search", seq: 2, query: "x", llm: "no" }), {
+      type: "search",
+      seq: 2,
+      query: "x",
+      llm: true,
+    });
     assert.deepEqual(parseFromWebview({ type: "open", seq: 2, index: 0 }), {
       type: "open",
       seq: 2,
@@ -64,6 +77,21 @@ describe("parseFromWebview", () => {
   it("caps very long queries", () => {
     const msg = parseFromWebview({ type: "search", seq: 1, query: "x".repeat(5000) });
     assert.equal(msg?.type === "search" ? msg.query.length : -1, 1000);
+  });
+  it("accepts the Ask messages", () => {
+    assert.deepEqual(parseFromWebview({ type: "ask", seq: 3, question: "why?" }), { type: "ask", seq: 3, question: "why?" });
+    const long = parseFromWebview({ type: "ask", seq: 3, question: "y".repeat(9000) });
+    assert.equal(long?.type === "ask" ? long.question.length : -1, 4000);
+    assert.deepEqual(parseFromWebview({ type: "askStop", seq: 3 }), { type: "askStop", seq: 3 });
+    assert.deepEqual(parseFromWebview({ type: "openSource", seq: 3, index: 1, preserveFocus: true }), {
+      type: "openSource",
+      seq: 3,
+      index: 1,
+      preserveFocus: true,
+    });
+    assert.equal(parseFromWebview({ type: "ask", seq: 3 }), undefined);
+    assert.equal(parseFromWebview({ type: "askStop" }), undefined);
+    assert.equal(parseFromWebview({ type: "openSource", seq: 3, index: "1" }), undefined);
   });
 });
 

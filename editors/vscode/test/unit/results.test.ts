@@ -70,6 +70,13 @@ describe("toResultsModel", () => {
     const noNote = toResultsModel({ ...ANSWER, results: [], complete: false, note: "" });
     assert.match(noNote.note, /partial/);
   });
+
+  it("keeps the note of a complete answer (a skipped LLM step says why)", () => {
+    const note = "query expansion skipped: Ollama at http://127.0.0.1:11434 is not reachable";
+    const m = toResultsModel({ ...ANSWER, results: [], complete: true, note });
+    assert.equal(m.partial, false);
+    assert.equal(m.note, note);
+  });
 });
 
 describe("badgesOf", () => {
@@ -107,6 +114,14 @@ describe("badgesOf", () => {
       ],
     );
     assert.match(badges[1]?.title ?? "", /rank 1/);
+  });
+  it("names the LLM rerank and sums up an expanded query's legs in one badge", () => {
+    const badges = badgesOf(row({ legs: { dense: 2, llm: 1, "q1:bm25": 1, "q2:dense": 3 } }));
+    assert.deepEqual(
+      badges.map((b) => b.label),
+      ["LLM", "meaning", "expanded"],
+    );
+    assert.match(badges[2]?.title ?? "", /query 1 BM25 \(rank 1\), query 2 meaning \(rank 3\)/);
   });
   it("says nothing about a graph that changed nothing", () => {
     assert.deepEqual(badgesOf(row({ graph: { discount: 1 } })), []);

@@ -6,6 +6,8 @@ import {
   didChangeConfigurationParams,
   expandPath,
   INDEX_KEYS,
+  LLM_KEYS,
+  reindexes,
   sameSettings,
   SERVER_KEYS,
   serverSettings,
@@ -55,6 +57,57 @@ describe("serverSettings", () => {
       relatedLimit: 5,
       relatedHeading: "## Related",
     });
+    // The optional Ollama layer (zettel_lsp/llm/settings.py, LLMSettings): off by default.
+    assertLike(defaults, {
+      ollamaHost: "",
+      chatModel: "llama3.2",
+      embedModel: "nomic-embed-text",
+      llmTimeout: 60,
+      llmConnectTimeout: 2,
+      temperature: 0.2,
+      maxContextChunks: 8,
+      contextWindow: 8192,
+      expandQuery: false,
+      llmRerank: false,
+    });
+  });
+
+  it("says in every LLM setting's description that it needs Ollama and is off by default", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      contributes: { configuration: { properties: Record<string, { markdownDescription?: string }> } };
+    };
+    for (const key of LLM_KEYS) {
+      const text = pkg.contributes.configuration.properties[`zettel.${key}`]?.markdownDescription ?? "";
+      assert.match(text, /local \[?Ollama/, key);
+      assert.match(text, /off by default/, key);
+    }
+  });
+
+  it("sends the LLM settings as the server reads them", () => {
+    const defaults = packageDefaults();
+    assertLike(serverSettings((k) => defaults[k]), {
+      ollamaHost: null,
+      chatModel: "llama3.2",
+      embedModel: "nomic-embed-text",
+      llmTimeout: 60,
+      expandQuery: false,
+      llmRerank: false,
+    });
+    const values: Partial<Record<ServerKey, unknown>> = {
+      ollamaHost: " http://gpu-box:11434 ",
+      chatModel: " ",
+      embedModel: "mxbai-embed-large",
+      temperature: 0,
+      expandQuery: true,
+    };
+    assert.deepEqual(serverSettings((k) => values[k]), {
+      ollamaHost: "http://gpu-box:11434",
+      // The server rejects an empty model name: empty means its default, sent as such.
+      chatModel: "llama3.2",
+      embedModel: "mxbai-embed-large",
+      temperature: 0,
+      expandQuery: true,
+    });
   });
 
   it("turns empty optional strings into null (the server's default) and trims", () => {
@@ -98,15 +151,24 @@ describe("serverSettings", () => {
 });
 
 describe("SERVER_KEYS", () => {
-  // The server's list of keys (zettel_lsp/server/settings.py, `_KEYS`): a key added there must be
-  // added here and in package.json, or VS Code users cannot set it.
+  // The server's keys: its own (zettel_lsp/server/settings.py, `_KEYS`) and the Ollama layer's
+  // (zettel_lsp/llm/settings.py, `LLM_KEYS`). A key added there must be added here and in
+  // package.json, or VS Code users cannot set it.
   const serverSource = new URL("../../../../zettel_lsp/server/settings.py", import.meta.url);
-  it("matches the server's keys", { skip: !existsSync(serverSource) && "not inside the zettel-lsp repo" }, () => {
-    const source = readFileSync(serverSource, "utf8");
-    const block = /_KEYS: dict\[str, str\] = \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? "";
-    const keys = [...block.matchAll(/^\s*"(\w+)":/gm)].map((m) => m[1]);
-    assert.ok(keys.length > 10, "could not read _KEYS from settings.py");
-    assert.deepEqual([...SERVER_KEYS].sort(), keys.sort());
+  const llmSource = new URL("../../../../zettel_lsp/llm/settings.py", import.meta.url);
+  const keysOf = (file: URL, name: string): string[] => {
+    const source = readFileSync(file, "utf8");
+    const block = new RegExp(`^${name}: dict\\[str, str\\] = \\{([\\s\\S]*?)\\n\\}`, "m").exec(source)?.[1] ?? "";
+    return [...block.matchAll(/^\s*"(\w+)":/gm)].map((m) => m[1] as string);
+  };
+  const outside = !(existsSync(serverSource) && existsSync(llmSource)) && "not inside the zettel-lsp repo";
+  it("matches the server's keys and the LLM layer's keys", { skip: outside }, () => {
+    const core = keysOf(serverSource, "_KEYS");
+    const llm = keysOf(llmSource, "LLM_KEYS");
+    assert.ok(core.length > 10, "could not read _KEYS from zettel_lsp/server/settings.py");
+    assert.ok(llm.length >= 10, "could not read LLM_KEYS from zettel_lsp/llm/settings.py");
+    assert.deepEqual([...LLM_KEYS].sort(), [...llm].sort());
+    assert.deepEqual([...SERVER_KEYS].sort(), [...core, ...llm].sort());
   });
 });
 
@@ -125,6 +187,16 @@ describe("changedKeys / sameSettings", () => {
     assert.equal(changedKeys({ graph: true }, { graph: false }).some((k) => INDEX_KEYS.has(k)), false);
     assert.equal(sameSettings(a, { ...a }), true);
     assert.equal(sameSettings(a, b), false);
+  });
+
+  it("re-indexes for an index key, or for Ollama's host when the index embeds with Ollama", () => {
+    assert.equal(reindexes({ model: null }, { model: "other" }), true);
+    assert.equal(reindexes({ graph: true }, { graph: false }), false);
+    assert.equal(reindexes({ ollamaHost: null, model: null }, { ollamaHost: "h", model: null }), false);
+    const ollama = "ollama:nomic-embed-text";
+    assert.equal(reindexes({ ollamaHost: null, model: ollama }, { ollamaHost: "h", model: ollama }), true);
+    assert.equal(reindexes({ llmTimeout: 60, model: ollama }, { llmTimeout: 30, model: ollama }), true);
+    assert.equal(reindexes({ chatModel: "a", model: ollama }, { chatModel: "b", model: ollama }), false);
   });
 });
 

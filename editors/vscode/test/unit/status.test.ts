@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseStatus, type VaultStatus } from "../../src/lib/protocol";
-import { phaseText, statusView, vaultDetails, vaultLine } from "../../src/lib/status";
+import { ollamaEntry, phaseText, statusView, vaultDetails, vaultLine } from "../../src/lib/status";
 import { assertLike } from "./like";
 
 const vault = (extra: Partial<VaultStatus>): VaultStatus => ({
@@ -116,5 +116,54 @@ describe("parseStatus", () => {
     assertLike(s?.vaults[0], { root: "/n", phase: "embedding", cards: 3, problems: ["p"] });
     assert.equal(parseStatus(null), undefined);
     assert.equal(parseStatus({ vaults: [{ root: "/x", phase: "new-phase" }] })?.vaults[0]?.phase, "starting");
+  });
+});
+
+describe("Ollama in Show Status", () => {
+  const raw = {
+    reachable: true,
+    host: "http://127.0.0.1:11434",
+    models: ["llama3.2:latest", "nomic-embed-text:latest"],
+    chat_model: "llama3.2",
+    chat_model_available: true,
+    embed_model: "nomic-embed-text",
+    embed_model_available: true,
+    message: null,
+  };
+
+  it("parses `ollama` when the server adds it", () => {
+    const s = parseStatus({ version: "0.2.0", vaults: [], ollama: { ...raw, models: ["a", 3] } });
+    assertLike(s?.ollama, { reachable: true, host: raw.host, models: ["a"], message: null });
+    assert.equal(parseStatus({ version: "0.2.0", vaults: [] })?.ollama, undefined);
+  });
+
+  it("says reachable, with the models", () => {
+    const e = ollamaEntry(parseStatus({ vaults: [], ollama: raw })?.ollama);
+    assert.equal(e.label, "$(check) Ollama: reachable");
+    assert.equal(e.description, "http://127.0.0.1:11434");
+    assert.match(e.detail, /chat model llama3\.2: available/);
+    assert.match(e.detail, /models: llama3\.2:latest, nomic-embed-text:latest/);
+  });
+
+  it("warns about a chat model that is not pulled", () => {
+    const message = "Ollama at http://h:11434 has no model 'llama3.2'; pull it with 'ollama pull llama3.2'";
+    const e = ollamaEntry(
+      parseStatus({ vaults: [], ollama: { ...raw, models: [], chat_model_available: false, message } })?.ollama,
+    );
+    assert.equal(e.label, "$(warning) Ollama: reachable");
+    assert.ok(e.detail.startsWith(message), e.detail);
+    assert.match(e.detail, /chat model llama3\.2: not pulled/);
+    assert.match(e.detail, /no models pulled/);
+  });
+
+  it("says not reachable (and that only the LLM features need it), or unknown", () => {
+    const message = "Ollama at http://127.0.0.1:9 is not reachable; start it with 'ollama serve' or set ollamaHost";
+    const e = ollamaEntry(
+      parseStatus({ vaults: [], ollama: { ...raw, reachable: false, host: "http://127.0.0.1:9", models: [], message } })?.ollama,
+    );
+    assert.equal(e.label, "$(circle-slash) Ollama: not reachable");
+    assert.ok(e.detail.startsWith(message));
+    assert.match(e.detail, /Only Ask and the optional LLM search steps need it/);
+    assert.match(ollamaEntry(undefined).label, /unknown/);
   });
 });
