@@ -146,30 +146,29 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
       case "askStop":
         if (this.asking?.seq === msg.seq) this.asking.cts.cancel();
         return;
-      case "openSource": {
-        const item = this.shownSources?.seq === msg.seq ? this.shownSources.items[msg.index] : undefined;
-        if (!item) return;
-        try {
-          await openAt(vscode.Uri.parse(item.uri, true), item.lineStart, item.lineEnd, {
-            preserveFocus: msg.preserveFocus,
-          });
-        } catch (err) {
-          void vscode.window.showErrorMessage(`Zettel: could not open ${item.title}: ${String(err)}`);
-        }
-        return;
-      }
-      case "open": {
-        const item = this.shown?.seq === msg.seq ? this.shown.items[msg.index] : undefined;
-        if (!item) return;
-        try {
-          await openAt(vscode.Uri.parse(item.uri, true), item.lineStart, item.lineEnd, {
-            preserveFocus: msg.preserveFocus,
-          });
-        } catch (err) {
-          void vscode.window.showErrorMessage(`Zettel: could not open ${item.title}: ${String(err)}`);
-        }
-        return;
-      }
+      case "openSource":
+        return this.openItem(
+          this.shownSources?.seq === msg.seq ? this.shownSources.items[msg.index] : undefined,
+          msg.preserveFocus,
+        );
+      case "open":
+        return this.openItem(
+          this.shown?.seq === msg.seq ? this.shown.items[msg.index] : undefined,
+          msg.preserveFocus,
+        );
+    }
+  }
+
+  /** Opens a result or a source at its lines (stale or missing: nothing). */
+  private async openItem(
+    item: { uri: string; title: string; lineStart: number; lineEnd: number } | undefined,
+    preserveFocus: boolean | undefined,
+  ): Promise<void> {
+    if (!item) return;
+    try {
+      await openAt(vscode.Uri.parse(item.uri, true), item.lineStart, item.lineEnd, { preserveFocus });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Zettel: could not open ${item.title}: ${String(err)}`);
     }
   }
 

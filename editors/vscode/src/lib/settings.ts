@@ -8,8 +8,8 @@
  * left out would keep its old value instead of returning to the default.
  */
 
-/** The server's own keys, as in docs/server.md and zettel_lsp/server/settings.py (`_KEYS`). */
-export const CORE_KEYS = [
+/** Server keys whose change re-opens the vaults (the server re-indexes): worth a word to the user. */
+const INDEX_KEY_LIST = [
   "model",
   "threads",
   "ignore",
@@ -20,6 +20,11 @@ export const CORE_KEYS = [
   "qdrantApiKey",
   "watch",
   "debounceMs",
+] as const;
+
+/** The server's own keys, as in docs/server.md and zettel_lsp/server/settings.py (`_KEYS`). */
+export const CORE_KEYS = [
+  ...INDEX_KEY_LIST,
   "legs",
   "graph",
   "graphStrength",
@@ -137,19 +142,8 @@ export function sameSettings(a: ServerSettings, b: ServerSettings): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** Keys whose change re-opens the vaults on the server (it re-indexes): worth a word to the user. */
-export const INDEX_KEYS: ReadonlySet<ServerKey> = new Set<ServerKey>([
-  "model",
-  "threads",
-  "ignore",
-  "maxFileBytes",
-  "cacheDir",
-  "indexDir",
-  "qdrantUrl",
-  "qdrantApiKey",
-  "watch",
-  "debounceMs",
-]);
+/** Keys whose change re-opens the vaults on the server (it re-indexes). */
+export const INDEX_KEYS: ReadonlySet<ServerKey> = new Set<ServerKey>(INDEX_KEY_LIST);
 
 export function changedKeys(a: ServerSettings, b: ServerSettings): ServerKey[] {
   return SERVER_KEYS.filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
