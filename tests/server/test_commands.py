@@ -50,6 +50,7 @@ async def test_search_returns_cli_shaped_results(
     assert set(first) >= {"path", "title", "score", "line_start", "line_end", "excerpt", "legs"}
     assert first["line_end"] >= first["line_start"] >= 0
     assert set(first["legs"]) <= {"dense", "bm25", "keyword", "title"} and first["legs"]
+    assert "relation" not in first  # only relative to an open card
     # positional arguments work too
     again = await run(client, "zettel.search", "rank fusion of keyword and vector lists", 3)
     assert [r["path"] for r in again["results"]] == [r["path"] for r in rows]
@@ -105,3 +106,15 @@ async def test_unknown_uri_gets_empty_answers(client: LanguageClient, tmp_path: 
     uri = (tmp_path / "nowhere" / "Missing.md").as_uri()
     assert await run(client, "zettel.related", {"uri": uri}) == []
     assert await run(client, "zettel.suggestLinks", {"uri": uri}) is None
+
+
+async def test_search_results_relate_to_the_open_card(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    uri = await open_doc(client, shared_vault / "retrieval" / "Cross-encoder reranking.md")
+    got = await run(client, "zettel.search", {"query": "rank fusion", "limit": 10, "uri": uri})
+    rel = {r["path"]: r["relation"] for r in got["results"]}
+    assert rel["retrieval/Reciprocal rank fusion.md"] == "linked"  # it links [[RRF]]
+    if "retrieval/Cross-encoder reranking.md" in rel:
+        assert rel["retrieval/Cross-encoder reranking.md"] == "this card"
+    assert set(rel.values()) <= {"linked", "backlink", "2 hops", "not linked", "this card"}

@@ -494,6 +494,7 @@ def create_server() -> ZettelLanguageServer:
         query = str(_arg(args, "query", 0, "") or "")
         limit = _int(_arg(args, "limit", 1), ls.settings.symbol_limit)
         use_llm = _arg(args, "llm", 2, True) is not False
+        here_uri = _arg(args, "uri", 3)
         cancelled = ls.cancel_event()
 
         def run() -> dict[str, Any]:
@@ -501,6 +502,7 @@ def create_server() -> ZettelLanguageServer:
             expand = use_llm and llm_settings.expand_query
             rerank = use_llm and llm_settings.llm_rerank
             llm = ls.llm if expand or rerank else None
+            here = ls.doc(str(here_uri)) if here_uri else None
             per_vault: list[list[dict[str, Any]]] = []
             notes: list[str] = []
             messages: list[str] = []
@@ -514,6 +516,7 @@ def create_server() -> ZettelLanguageServer:
                     expand=expand,
                     rerank=rerank,
                     cancel=cancelled.is_set,
+                    here=here if here is not None and here.service is s else None,
                 )
                 per_vault.append(rows)
                 complete = complete and answer.complete

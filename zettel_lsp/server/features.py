@@ -102,15 +102,29 @@ def search_rows(
     expand: bool = False,
     rerank: bool = False,
     cancel: Callable[[], bool] | None = None,
+    here: Doc | None = None,
 ) -> tuple[list[dict[str, Any]], SearchAnswer]:
-    """CLI-shaped result rows (plus ``uri`` and ``vault``) and the answer's status."""
+    """CLI-shaped result rows (plus ``uri`` and ``vault``) and the answer's status. With
+    ``here`` (the card open in the editor, in this vault), each row also says how it relates
+    to that card (``relation``: linked, backlink, 2 hops, not linked; ``this card``)."""
     answer = service.search(query, options, llm=llm, expand=expand, rerank=rerank, cancel=cancel)
     words = parse_query(query).terms
     rows = []
+    linked = set()
+    if here is not None:
+        with service.lock:
+            linked = linked_targets(service.graph, here.card)
     for r in answer.results:
         row = result_dict(r, words)
         row["uri"] = card_uri(service.root, r.path)
         row["vault"] = str(service.root)
+        if here is not None:
+            with service.lock:
+                row["relation"] = (
+                    "this card"
+                    if r.path == here.rel
+                    else relation(service.graph, here.rel, linked, r.path)
+                )
         rows.append(row)
     return rows, answer
 

@@ -176,9 +176,11 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
     const cts = new vscode.CancellationTokenSource();
     const ticket = this.gate.begin(cts);
     const limit = vscode.workspace.getConfiguration("zettel").get<number>("symbolLimit");
-    const args: { query: string; limit?: number; llm?: boolean } = { query };
+    const args: { query: string; limit?: number; llm?: boolean; uri?: string } = { query };
     if (limit) args.limit = limit;
     if (!llm) args.llm = false; // typing: skip the optional (slow) LLM steps
+    const active = vscode.window.activeTextEditor?.document;
+    if (active?.languageId === "markdown") args.uri = active.uri.toString(); // relation badges
     try {
       const raw = await this.client.executeCommand("zettel.search", args, cts.token);
       if (!this.gate.finish(ticket)) return; // a newer query is running: drop this answer

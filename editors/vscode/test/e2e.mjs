@@ -268,6 +268,33 @@ try {
     log(`Related view: ${relatedCount} notes, first: ${JSON.stringify((await relatedRows.first().innerText()).split("\n"))}`);
   }
 
+  // With a card open, results say how they relate to it (relation badges).
+  await box.fill("");
+  await box.pressSequentially("cross-encoder reranking", { delay: 15 });
+  const relationBadge = await until(
+    "a relation badge on the results for the open card",
+    async () => {
+      const rows = frame.locator("li.result");
+      const n = await rows.count();
+      for (let i = 0; i < n; i++) {
+        const t = (await rows.nth(i).locator(".title").innerText()).trim();
+        if (t !== "Cross-encoder reranking") continue;
+        const b = await rows.nth(i).locator(".badge").allInnerTexts();
+        return b.some((x) => ["linked", "backlink", "2 hops", "not linked"].includes(x.trim()))
+          ? `${t}: ${JSON.stringify(b)}`
+          : undefined;
+      }
+      return undefined;
+    },
+    30_000,
+  );
+  log(`relation to the open card: ${relationBadge}`);
+  await box.fill("");
+  await box.pressSequentially(QUERY, { delay: 5 });
+  await until("the first query's results again", async () =>
+    (await frame.locator("li.result .title").first().innerText().catch(() => "")).trim() === EXPECTED,
+  );
+
   // Let the selection and the Related view settle, then keep the picture.
   await page.mouse.move(5, 890);
   await page.waitForTimeout(500);

@@ -64,6 +64,7 @@ const RELATION_TITLES: Record<string, string> = {
   backlink: "it links to this note",
   "2 hops": "two links away",
   "not linked": "not linked yet: a candidate for a new link",
+  "this card": "the note open in the editor",
 };
 
 export function lastSegment(path: string): string {
