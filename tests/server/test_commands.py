@@ -13,6 +13,7 @@ from tests.server.conftest import (
     open_doc,
     status,
 )
+from zettel_lsp.server.app import COMMANDS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -26,13 +27,8 @@ async def run(client: LanguageClient, command: str, *args: Any) -> Any:
 async def test_commands_are_advertised(client: LanguageClient) -> None:
     caps = client.init_result.capabilities  # type: ignore[attr-defined]
     assert caps.execute_command_provider is not None
-    assert set(caps.execute_command_provider.commands) >= {
-        "zettel.search",
-        "zettel.related",
-        "zettel.suggestLinks",
-        "zettel.reindex",
-        "zettel.status",
-    }
+    assert set(caps.execute_command_provider.commands) == set(COMMANDS)
+    assert "zettel.ask" in COMMANDS and "zettel.search" in COMMANDS
 
 
 async def test_search_returns_cli_shaped_results(

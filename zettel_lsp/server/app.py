@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,6 +41,7 @@ log = logging.getLogger("zettel_lsp")
 
 T = TypeVar("T")
 
+# the zettel.* API the editor plugins use (docs/server.md); each is registered below
 COMMANDS = (
     "zettel.search",
     "zettel.related",
@@ -142,8 +144,6 @@ class ZettelLanguageServer(LanguageServer):
         configure_ollama(llm.host, connect_timeout=llm.connect_timeout, timeout=llm.timeout)
         if settings.index_dir and len(roots) > 1:
             self.show("warning", "zettel-lsp: 'indexDir' applies to one vault only; ignored")
-            from dataclasses import replace
-
             settings = replace(settings, index_dir=None)
         for root in roots:
             if not root.is_dir():
