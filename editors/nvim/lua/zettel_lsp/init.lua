@@ -273,9 +273,13 @@ local function folder_of(row)
   return dir
 end
 
---- "title — folder: excerpt", one line.
+--- "title [relation] — folder: excerpt", one line (the relation to the note you searched from,
+--- when the server gives one: linked, backlink, 2 hops, not linked).
 function M.format_result(row)
   local title = row.title or vim.fn.fnamemodify(row.path or "?", ":t:r")
+  if type(row.relation) == "string" and row.relation ~= "" and row.relation ~= "this card" then
+    title = string.format("%s [%s]", title, row.relation)
+  end
   return string.format("%s — %s: %s", title, folder_of(row), one_line(row.excerpt, 100))
 end
 
@@ -399,7 +403,11 @@ function M.search(query)
   if client == nil then
     return
   end
-  M.execute(client, bufnr, "zettel.search", { query = query }, function(result)
+  local args = { query = query }
+  if vim.bo[bufnr].filetype == "markdown" and vim.api.nvim_buf_get_name(bufnr) ~= "" then
+    args.uri = vim.uri_from_bufnr(bufnr) -- results then say how they relate to this note
+  end
+  M.execute(client, bufnr, "zettel.search", args, function(result)
     local rows = type(result) == "table" and result.results or {}
     local partial = type(result) == "table" and result.complete == false
     local note = type(result) == "table" and result.note or ""
