@@ -11,6 +11,7 @@ from pathlib import Path
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
+from zettel_lsp.notes.card_cache import cached_cards
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.engine import SearchEngine
 
@@ -57,9 +58,19 @@ class Vault:
 
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine from the folder as it is now (the current ones untouched)."""
-        cards, problems = load_vault(
-            self.root, self.settings.ignore_globs, self.settings.max_file_bytes
-        )
+        state = self.indexer.state
+        if state.files:  # the index is current (after a sync): parse only what the cache lacks
+            cards, problems = cached_cards(
+                self.root,
+                sorted((rel, f.sha256) for rel, f in state.files.items()),
+                self.indexer.index_dir,
+                self.settings.max_file_bytes,
+            )
+            problems.extend(state.skipped.values())
+        else:
+            cards, problems = load_vault(
+                self.root, self.settings.ignore_globs, self.settings.max_file_bytes
+            )
         graph = LinkGraph.build(cards)
         engine = SearchEngine(self.indexer.store, self.indexer.embedder, graph)
         engine.dense_available = self.engine.dense_available
