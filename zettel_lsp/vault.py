@@ -57,7 +57,8 @@ class Vault:
         return problems
 
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
-        """A new graph and engine from the folder as it is now (the current ones untouched)."""
+        """A new graph and engine (the current ones untouched): every card the index knows,
+        from the card cache where path and text are unchanged, else read and parsed now."""
         state = self.indexer.state
         if state.files:  # the index is current (after a sync): parse only what the cache lacks
             cards, problems = cached_cards(
