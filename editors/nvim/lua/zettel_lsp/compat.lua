@@ -7,15 +7,10 @@ local M = {}
 
 local uv = vim.loop or vim.uv
 
---- Clients attached to `bufnr` (0.10+: vim.lsp.get_clients; before: vim.lsp.buf_get_clients).
----@param bufnr integer
----@return table[]
-function M.buf_clients(bufnr)
-  if vim.lsp.get_clients then
-    return vim.lsp.get_clients({ bufnr = bufnr })
-  end
+--- The clients of a table (0.7-0.10 key them by id) as a list in id order.
+local function by_id(clients)
   local out = {}
-  for _, client in pairs(vim.lsp.buf_get_clients(bufnr) or {}) do
+  for _, client in pairs(clients) do
     table.insert(out, client)
   end
   table.sort(out, function(a, b)
@@ -24,20 +19,23 @@ function M.buf_clients(bufnr)
   return out
 end
 
+--- Clients attached to `bufnr` (0.10+: vim.lsp.get_clients; before: vim.lsp.buf_get_clients).
+---@param bufnr integer
+---@return table[]
+function M.buf_clients(bufnr)
+  if vim.lsp.get_clients then
+    return vim.lsp.get_clients({ bufnr = bufnr })
+  end
+  return by_id(vim.lsp.buf_get_clients(bufnr) or {})
+end
+
 --- Every running client.
 ---@return table[]
 function M.all_clients()
   if vim.lsp.get_clients then
     return vim.lsp.get_clients()
   end
-  local out = {}
-  for _, client in pairs(vim.lsp.get_active_clients()) do
-    table.insert(out, client)
-  end
-  table.sort(out, function(a, b)
-    return a.id < b.id
-  end)
-  return out
+  return by_id(vim.lsp.get_active_clients())
 end
 
 -- 0.11+ clients are objects whose class defines `request`/`notify` as methods (the dot form

@@ -150,22 +150,33 @@ function numberMap(value: unknown): Record<string, number> {
   return out;
 }
 
-/** A result row, or undefined when it lacks what a view needs (a uri and a title). */
-export function parseRow(value: unknown): SearchRow | undefined {
-  if (!isObject(value)) return undefined;
+/** Where a row or a source points (path, uri, title, lines); undefined without a uri or a
+ * title (it could not be opened or named). */
+function location(
+  value: Record<string, unknown>,
+): { path: string; uri: string; title: string; line_start: number; line_end: number } | undefined {
   const uri = str(value.uri);
   const path = str(value.path);
   const title = str(value.title) || path;
   if (!uri || !title) return undefined;
   const lineStart = Math.max(0, Math.trunc(num(value.line_start)));
-  const row: SearchRow = {
+  return {
     path,
     uri,
-    vault: str(value.vault),
     title,
-    score: num(value.score),
     line_start: lineStart,
     line_end: Math.max(lineStart, Math.trunc(num(value.line_end, lineStart))),
+  };
+}
+
+/** A result row, or undefined when it lacks what a view needs (a uri and a title). */
+export function parseRow(value: unknown): SearchRow | undefined {
+  const where = isObject(value) ? location(value) : undefined;
+  if (!isObject(value) || !where) return undefined;
+  const row: SearchRow = {
+    ...where,
+    vault: str(value.vault),
+    score: num(value.score),
     heading: str(value.heading),
     excerpt: str(value.excerpt),
     legs: numberMap(value.legs),
@@ -198,19 +209,11 @@ function strings(value: unknown): string[] {
 
 /** A source, or undefined when it lacks a uri or a title (it could not be opened or named). */
 export function parseAskSource(value: unknown): AskSource | undefined {
-  if (!isObject(value)) return undefined;
-  const uri = str(value.uri);
-  const path = str(value.path);
-  const title = str(value.title) || path;
-  if (!uri || !title) return undefined;
-  const lineStart = Math.max(0, Math.trunc(num(value.line_start)));
+  const where = isObject(value) ? location(value) : undefined;
+  if (!isObject(value) || !where) return undefined;
   return {
-    path,
-    uri,
-    title,
+    ...where,
     chunk: Math.trunc(num(value.chunk)),
-    line_start: lineStart,
-    line_end: Math.max(lineStart, Math.trunc(num(value.line_end, lineStart))),
     score: num(value.score),
     excerpt: str(value.excerpt),
   };
