@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -131,8 +132,10 @@ def ask(
     on_delta: Callable[[str], None] | None = None,
     cancel: Cancel | None = None,
     options: SearchOptions | None = None,
+    guard: AbstractContextManager[object] | None = None,
 ) -> AskResult:
-    """Answer ``question`` from the notes (see module doc). Thread-safe for one engine."""
+    """Answer ``question`` from the notes (see module doc). Thread-safe for one engine.
+    ``guard`` is held while the index and graph are read (see :func:`search_llm`)."""
     s = llm.settings
     opts = options or SearchOptions()
     model = s.chat_model
@@ -149,6 +152,7 @@ def ask(
         expand=s.expand_query,
         rerank=s.llm_rerank,
         cancel=cancel,
+        guard=guard,
     )
     words = query.terms
     top = results[:k]

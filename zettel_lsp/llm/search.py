@@ -14,6 +14,7 @@ the result is exactly ``engine.search``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from zettel_lsp.index.embedder import EmbedderError
@@ -36,11 +37,14 @@ def search_llm(
     expand: bool = False,
     rerank: bool = False,
     cancel: Cancel | None = None,
+    guard: AbstractContextManager[object] | None = None,
 ) -> tuple[list[CardResult], list[str]]:
     """Results (as ``engine.search`` returns them) and one message per LLM step skipped.
 
     Also when the query embedding fails (an ``ollama:`` embedding model while Ollama is down):
-    the search runs again without the dense leg, with a message."""
+    the search runs again without the dense leg, with a message. ``guard`` (e.g. the server's
+    vault lock) is held around the steps that read the index and the graph, never while waiting
+    for the model."""
     # this function reports a failing query embedding itself (a message, then lexical legs)
     opts = replace(options or SearchOptions(), dense_fallback=False)
     query = parse_query(text)
@@ -52,8 +56,11 @@ def search_llm(
         except LLMError as exc:
             messages.append(f"query expansion skipped: {exc.message}")
     plain = llm is None or query.empty or not (subqueries or rerank)
+    lock = guard if guard is not None else nullcontext()
     try:
-        return _search(engine, llm, query.text, subqueries, opts, rerank, plain, cancel, messages)
+        return _search(
+            engine, llm, query.text, subqueries, opts, rerank, plain, cancel, messages, lock
+        )
     except EmbedderError as exc:
         if "dense" not in opts.legs:
             raise
@@ -62,7 +69,7 @@ def search_llm(
         if not lexical.legs:
             return [], messages
         return _search(
-            engine, llm, query.text, subqueries, lexical, rerank, plain, cancel, messages
+            engine, llm, query.text, subqueries, lexical, rerank, plain, cancel, messages, lock
         )
 
 
@@ -76,10 +83,13 @@ def _search(
     plain: bool,
     cancel: Cancel | None,
     messages: list[str],
+    lock: AbstractContextManager[object],
 ) -> tuple[list[CardResult], list[str]]:
     if plain or llm is None:
-        return engine.search(text, opts), messages
-    fused, title_matches, words = fused_candidates(engine, [text, *subqueries], opts)
+        with lock:
+            return engine.search(text, opts), messages
+    with lock:
+        fused, title_matches, words = fused_candidates(engine, [text, *subqueries], opts)
     if rerank:
         try:
             terms = parse_query(text).terms
@@ -87,14 +97,15 @@ def _search(
         except LLMError as exc:
             messages.append(f"LLM rerank skipped: {exc.message}")
     if opts.graph:
-        fused = graph_rerank(
-            fused,
-            engine.graph,
-            words,
-            title_matches=title_matches,
-            first_chunk=engine.first_chunk,
-            params=opts.rerank,
-        )
+        with lock:
+            fused = graph_rerank(
+                fused,
+                engine.graph,
+                words,
+                title_matches=title_matches,
+                first_chunk=engine.first_chunk,
+                params=opts.rerank,
+            )
     return fused[: opts.limit], messages
 
 

@@ -578,6 +578,7 @@ def create_server() -> ZettelLanguageServer:
                 on_delta=delta,
                 cancel=cancelled.is_set,
                 options=ls.search_options(ls.settings.llm.max_context_chunks),
+                guard=service.lock,
             )
             if result.fallback:
                 ls.llm_messages([result.fallback])

@@ -110,22 +110,21 @@ def search_rows(
     answer = service.search(query, options, llm=llm, expand=expand, rerank=rerank, cancel=cancel)
     words = parse_query(query).terms
     rows = []
-    linked = set()
-    if here is not None:
-        with service.lock:
-            linked = linked_targets(service.graph, here.card)
     for r in answer.results:
         row = result_dict(r, words)
         row["uri"] = card_uri(service.root, r.path)
         row["vault"] = str(service.root)
-        if here is not None:
-            with service.lock:
+        rows.append(row)
+    if here is not None:
+        with service.lock:
+            linked = linked_targets(service.graph, here.card)
+            for row in rows:
+                path = row["path"]
                 row["relation"] = (
                     "this card"
-                    if r.path == here.rel
-                    else relation(service.graph, here.rel, linked, r.path)
+                    if path == here.rel
+                    else relation(service.graph, here.rel, linked, path)
                 )
-        rows.append(row)
     return rows, answer
 
 

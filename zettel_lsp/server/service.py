@@ -179,23 +179,25 @@ class VaultService:
     ) -> SearchAnswer:
         """Search from what is ready. With ``llm`` and ``expand``/``rerank``, the optional
         Ollama steps run (each falls back with a message in ``SearchAnswer.llm_messages``)."""
-        if llm is not None and (expand or rerank) and self.vault is not None:
+        vault = self.vault
+        if llm is not None and (expand or rerank) and vault is not None:
             from zettel_lsp.llm import search_llm
 
+            # the lock guards the index and graph steps only, not the waits for the model
             with self.lock:
-                current = self.vault
-                if current is not None:
-                    current.engine.dense_available = self._dense_usable(current)
-                    results, messages = search_llm(
-                        current.engine,
-                        llm,
-                        text,
-                        options,
-                        expand=expand,
-                        rerank=rerank,
-                        cancel=cancel,
-                    )
-                    return SearchAnswer(results, self.complete, self.status_note(), messages)
+                vault.engine.dense_available = self._dense_usable(vault)
+                engine = vault.engine
+            results, messages = search_llm(
+                engine,
+                llm,
+                text,
+                options,
+                expand=expand,
+                rerank=rerank,
+                cancel=cancel,
+                guard=self.lock,
+            )
+            return SearchAnswer(results, self.complete, self.status_note(), messages)
         with self.lock:
             vault = self.vault
             if vault is None:
