@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from zettel_lsp.search.fusion import LegHit, card_ranking, fuse, rrf_scores
+from zettel_lsp.search.fusion import (
+    LegHit,
+    card_ranking,
+    convex_scores,
+    fuse,
+    fuse_convex,
+    rrf_scores,
+)
 
 
 def hit(path: str, chunk: int = 0) -> LegHit:
@@ -48,3 +55,42 @@ def test_fuse_keeps_best_chunk_and_leg_ranks() -> None:
 
 def test_empty_legs() -> None:
     assert fuse({"dense": [], "bm25": []}) == []
+
+
+def scored(path: str, score: float) -> LegHit:
+    return LegHit(path, {"chunk": 0, "title": path}, score)
+
+
+def test_convex_by_hand() -> None:
+    # dense: x 0.8 (top), y 0.4; bm25: y 10 (top), z 5; title (no scores): z first, x second
+    legs = {
+        "dense": [scored("x", 0.8), scored("y", 0.4)],
+        "bm25": [scored("y", 10.0), scored("z", 5.0)],
+        "title": [scored("z", 0.0), scored("x", 0.0)],
+    }
+    scores = convex_scores(legs, {"dense": 2.0, "bm25": 1.0, "title": 0.5})
+    assert scores["x"] == pytest.approx(2.0 * 1.0 + 0.5 * 1 / 2)
+    assert scores["y"] == pytest.approx(2.0 * 0.5 + 1.0 * 1.0)
+    assert scores["z"] == pytest.approx(1.0 * 0.5 + 0.5 * 1.0)
+    assert [r.path for r in fuse_convex(legs, weights={"dense": 2.0, "title": 0.5})] == [
+        "x",
+        "y",
+        "z",
+    ]
+
+
+def test_convex_keeps_margins_that_rrf_drops() -> None:
+    # a wins dense by a wide margin, b wins bm25 by a hair: RRF ties them, convex does not
+    legs = {
+        "dense": [scored("a", 0.9), scored("b", 0.3)],
+        "bm25": [scored("b", 10.0), scored("a", 9.9)],
+    }
+    rrf = fuse(legs)
+    assert rrf[0].score == pytest.approx(rrf[1].score)
+    assert [r.path for r in fuse_convex(legs)] == ["a", "b"]
+
+
+def test_convex_counts_a_card_once_per_leg_and_ignores_negative_scores() -> None:
+    legs = {"dense": [scored("a", 0.5), scored("a", 0.4), scored("b", -0.2)]}
+    scores = convex_scores({"dense": card_ranking(legs["dense"])})
+    assert scores == {"a": pytest.approx(1.0), "b": 0.0}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import parse_query
-from zettel_lsp.search.titles import TitleIndex
+from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
 
 NAMES = [
     ("Maps of Content", "method/Maps of Content.md"),
@@ -43,3 +44,14 @@ def test_titles_inside_a_longer_query_but_not_common_single_words() -> None:
     got = kinds("how does reciprocal rank fusion combine data")
     assert ("retrieval/Reciprocal rank fusion.md", "inside") in got
     assert ("Data.md", "inside") not in got
+
+
+def test_exact_matches_move_to_the_front_in_fused_order() -> None:
+    results = [CardResult(p, 1.0 / (i + 1), {}) for i, p in enumerate("abcd")]
+    matches = [TitleMatch("d", "exact", "d"), TitleMatch("b", "exact", "b")]
+    matches.append(TitleMatch("a", "covers", "a x"))
+    moved = exact_first(results, matches)
+    assert [r.path for r in moved] == ["b", "d", "a", "c"]
+    assert moved[0].notes == {"exact_title": 1.0} and moved[2].notes == {}
+    no_exact = [TitleMatch("a", "prefix", "a")]
+    assert [r.path for r in exact_first(results, no_exact)] == ["a", "b", "c", "d"]

@@ -22,8 +22,8 @@ from zettel_lsp.llm.client import Cancel, Ollama
 from zettel_lsp.llm.errors import LLMError
 from zettel_lsp.llm.expand import expand_query
 from zettel_lsp.llm.rerank import llm_rerank
-from zettel_lsp.search.engine import SearchEngine, SearchOptions
-from zettel_lsp.search.fusion import CardResult, LegHit, fuse
+from zettel_lsp.search.engine import SearchEngine, SearchOptions, fuse_legs
+from zettel_lsp.search.fusion import CardResult, LegHit
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.rerank import graph_rerank
 
@@ -129,7 +129,7 @@ def fused_candidates(
         query = parse_query(text)
         if query.empty:
             continue
-        matches = engine.titles.search(query, opts.limit * opts.overfetch)
+        matches = engine.titles.search(query, opts.leg_depth)
         for m in matches:
             old = title_matches.get(m.path)
             if old is None or _strength(m.kind) < _strength(old):
@@ -139,5 +139,5 @@ def fused_candidates(
             name = leg if i == 0 else f"q{i}:{leg}"
             legs[name] = hits
             weights[name] = (opts.weights or {}).get(leg, 1.0)
-    fused = fuse(legs, k=opts.rrf_k, weights=weights)
+    fused = fuse_legs(legs, opts, weights)
     return fused, title_matches, words

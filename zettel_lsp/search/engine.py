@@ -1,6 +1,7 @@
 """The search pipeline: legs → RRF per card → graph rerank. Used by the CLI, server, benchmarks.
 
-Legs (each over-fetches ``overfetch`` x the limit):
+Legs (each fetches ``SearchOptions.leg_depth`` chunks: a fixed depth, or the limit when that is
+larger, so the first results do not depend on how many were asked for):
 - ``dense``: the query's embedding against chunk vectors (skipped while no vector exists yet);
 - ``bm25``: Edge's BM25 on the sparse vectors;
 - ``keyword``: exact phrase, then all content words, on the full-text index (catches what
@@ -18,16 +19,19 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedder import Embedder, EmbedderError
 from zettel_lsp.index.store_api import Hit, VectorStore
 from zettel_lsp.index.sync import point_id, text_hash
-from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
+from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse, fuse_convex
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
-from zettel_lsp.search.titles import TitleIndex, TitleMatch
+from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
 
 log = logging.getLogger(__name__)
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
 QUERY_CACHE_SIZE = 256
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 2.0, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
+DEFAULT_DEPTH = 30
+DEFAULT_FUSION = "rrf"
+FUSIONS = ("rrf", "convex")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +40,19 @@ class SearchOptions:
     legs: tuple[str, ...] = ALL_LEGS
     graph: bool = True
     rerank: RerankParams = field(default_factory=RerankParams)
-    overfetch: int = 3
+    depth: int = DEFAULT_DEPTH  # chunks each leg fetches (at least ``limit``)
+    fusion: str = DEFAULT_FUSION  # "rrf" or "convex" (search/fusion.py)
     rrf_k: int = RRF_K
     # RRF weight per leg; measured on obsidian-help's golden set (docs/evaluation.md)
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    # a card whose title or alias *is* the query (see search/titles.py) ranks first
+    exact_title_first: bool = True
     # a failing query embedding skips the dense leg (logged); False: raise EmbedderError
     dense_fallback: bool = True
+
+    @property
+    def leg_depth(self) -> int:
+        return max(1, self.depth, self.limit)
 
 
 class SearchEngine:
@@ -62,9 +73,19 @@ class SearchEngine:
         query = parse_query(text)
         if query.empty:
             return self.default_results(opts.limit)
-        matches = self.titles.search(query, opts.limit * opts.overfetch)
-        legs = self.run_legs(query, opts, matches)
-        fused = fuse(legs, k=opts.rrf_k, weights=opts.weights or None)
+        matches = self.titles.search(query, opts.leg_depth)
+        return self.rank(query, self.run_legs(query, opts, matches), matches, opts)
+
+    def rank(
+        self,
+        query: Query,
+        legs: dict[str, list[LegHit]],
+        matches: list[TitleMatch],
+        opts: SearchOptions,
+    ) -> list[CardResult]:
+        """Fuse the legs' hits and apply the graph rerank: the ranking step of :meth:`search`
+        (reads the graph and, for credited cards, the store; computes no embedding)."""
+        fused = fuse_legs(legs, opts)
         if opts.graph:
             title_matches: dict[str, str] = {}
             for m in matches:
@@ -77,12 +98,14 @@ class SearchEngine:
                 first_chunk=self.first_chunk,
                 params=opts.rerank,
             )
+        if opts.exact_title_first and "title" in legs:
+            fused = exact_first(fused, matches)
         return fused[: opts.limit]
 
     def run_legs(
         self, query: Query, opts: SearchOptions, matches: list[TitleMatch]
     ) -> dict[str, list[LegHit]]:
-        n = max(1, opts.limit * opts.overfetch)
+        n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
         for leg in opts.legs:
             if leg == "dense":
@@ -149,9 +172,25 @@ class SearchEngine:
         return [CardResult(p, float(n), chunks[p], {}) for p, n in top if p in chunks]
 
 
+def fuse_legs(
+    legs: dict[str, list[LegHit]], opts: SearchOptions, weights: dict[str, float] | None = None
+) -> list[CardResult]:
+    """The fusion ``opts`` names, with ``weights`` (default: ``opts.weights``) per leg."""
+    w = weights if weights is not None else (opts.weights or None)
+    if opts.fusion == "convex":
+        return fuse_convex(legs, weights=w)
+    if opts.fusion == "rrf":
+        return fuse(legs, k=opts.rrf_k, weights=w)
+    raise ValueError(f"unknown fusion {opts.fusion!r}; choose from {', '.join(FUSIONS)}")
+
+
 def title_index(graph: LinkGraph) -> TitleIndex:
+    """Every name a card answers to: its title, aliases and file name (what ``[[links]]`` use,
+    also where a frontmatter title or an identifier file name made the title differ)."""
     return TitleIndex(
-        (name, c.path) for c in graph.cards.values() for name in (c.title, *c.aliases)
+        (name, c.path)
+        for c in graph.cards.values()
+        for name in dict.fromkeys((c.title, *c.aliases, c.stem))
     )
 
 

@@ -1,6 +1,16 @@
-"""Reciprocal rank fusion over legs, results per card. Pure functions.
+"""Fusion of the legs into one card ranking. Pure functions. Two fusion functions:
+
+- reciprocal rank fusion (``fuse``)::
 
     score(card) = Σ_legs  w_leg / (k + rank_leg(card)),   rank from 1, k = 60 by default
+
+- a convex combination of normalised scores (``fuse_convex``, Bruch et al., "An Analysis of
+  Fusion Functions for Hybrid Retrieval", 2023)::
+
+    score(card) = Σ_legs  w_leg · score_leg(card) / top score of the leg     (0 when absent)
+
+  for legs whose hits carry scores (cosine, BM25); a leg without scores (titles) contributes
+  ``w_leg / rank_leg(card)``. Unlike RRF it keeps *how much* better the first hit of a leg is.
 
 A leg returns chunks; a card's rank in a leg is the position of its best chunk among the distinct
 cards of that leg (so several chunks of one card never push other cards down). Qdrant's built-in
@@ -76,6 +86,14 @@ def fuse(
     """
     per_leg = {leg: card_ranking(hits) for leg, hits in legs.items()}
     scores = rrf_scores({leg: [h.path for h in hs] for leg, hs in per_leg.items()}, k, weights)
+    return _card_results(per_leg, scores)
+
+
+def _card_results(
+    per_leg: Mapping[str, Sequence[LegHit]], scores: Mapping[str, float]
+) -> list[CardResult]:
+    """Cards best first; each keeps the chunk that ranked best in any leg (ties: the leg listed
+    first). Equal scores are ordered by best single rank, then path (deterministic)."""
     best: dict[str, tuple[int, LegHit]] = {}
     ranks: dict[str, dict[str, int]] = {}
     for leg, hits in per_leg.items():
@@ -88,3 +106,26 @@ def fuse(
     ]
     results.sort(key=lambda r: (-r.score, min(r.legs.values()), r.path))
     return results
+
+
+def convex_scores(
+    legs: Mapping[str, Sequence[LegHit]], weights: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """Σ_legs w · normalised score over already-deduplicated card rankings (see the module)."""
+    scores: dict[str, float] = {}
+    for leg, hits in legs.items():
+        w = 1.0 if weights is None else weights.get(leg, 1.0)
+        top = max((h.score for h in hits), default=0.0)
+        for rank, h in enumerate(hits, start=1):
+            norm = max(h.score, 0.0) / top if top > 0 else 1.0 / rank
+            scores[h.path] = scores.get(h.path, 0.0) + w * norm
+    return scores
+
+
+def fuse_convex(
+    legs: Mapping[str, Sequence[LegHit]], *, weights: Mapping[str, float] | None = None
+) -> list[CardResult]:
+    """Like :func:`fuse`, scored by :func:`convex_scores`."""
+    per_leg = {leg: card_ranking(hits) for leg, hits in legs.items()}
+    scores = convex_scores(per_leg, weights)
+    return _card_results(per_leg, scores)

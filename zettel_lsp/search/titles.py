@@ -16,10 +16,11 @@ right answer on keyword queries.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from zettel_lsp.notes.mentions import MentionMatcher, normalise
+from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import STOPWORDS, Query, light_stem, normalise_text
 
 
@@ -86,6 +87,19 @@ class TitleIndex:
             if len(key.split()) >= 2 or rare_word:
                 add(key, "inside")
         return out[:limit]
+
+
+def exact_first(results: Sequence[CardResult], matches: Sequence[TitleMatch]) -> list[CardResult]:
+    """Cards whose title or alias is the query (an ``exact`` match, up to case and plurals) move
+    to the front, in their fused order: typing a card's name is asking for that card, as in a
+    quick switcher, whatever the legs think of a card this short or generic ("Home", "Data")."""
+    exact = {m.path for m in matches if m.kind == "exact"}
+    if not exact:
+        return list(results)
+    first = [r for r in results if r.path in exact]
+    for r in first:
+        r.notes["exact_title"] = 1.0
+    return first + [r for r in results if r.path not in exact]
 
 
 def _stem_all(name: str) -> str:

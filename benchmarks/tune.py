@@ -1,0 +1,302 @@
+"""Choose the ranking parameters by leave-one-collection-out, and print the quality table.
+
+    python benchmarks/tune.py [--collections obsidian-help,cacm,cisi,hotpotqa100,musique100]
+                              [--work DIR] [--json OUT.json] [--grid small|full]
+
+Every judged collection is opened once (obsidian-help's vault with its 52 English judged
+queries; the BEIR collections of ``../shared/data/ir`` materialised as vaults, see
+``zettel-lsp eval-beir``). Each leg runs once per query at the deepest depth the grid needs; a
+configuration (leg weights, RRF k, leg depth, graph-rerank strength) is then scored by cutting
+those hit lists to its depth and running the engine's own ranking step (``SearchEngine.rank``:
+the same fusion and graph rerank the server runs), so every figure comes from one index in one
+run.
+
+Leave-one-collection-out: for each collection in turn, the configuration with the best mean
+nDCG@10 over the *other* collections is scored on the held-out one. That held-out figure is the
+honest estimate of quality on a collection nobody tuned on; the final defaults are the best
+configuration over all collections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchEngine, SearchOptions
+from zettel_lsp.search.evaluate import GoldenQuery, load_golden
+from zettel_lsp.search.fusion import LegHit
+from zettel_lsp.search.metrics import mean_metrics, query_metrics
+from zettel_lsp.search.query import Query, parse_query
+from zettel_lsp.search.rerank import RerankParams
+from zettel_lsp.search.titles import TitleMatch
+from zettel_lsp.vault import Vault
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+VAULTS = SHARED / "data" / "vaults"
+IR = SHARED / "data" / "ir"
+EVAL = SHARED / "eval"
+DEEPEST = 100  # leg depth fetched once; R@100 needs 100
+K = 10
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One query's title matches and leg hits at the deepest depth."""
+
+    golden: GoldenQuery
+    query: Query
+    matches: list[TitleMatch]
+    legs: dict[str, list[LegHit]]
+
+
+@dataclass(slots=True)
+class Collection:
+    name: str
+    vault: Path
+    index_dir: Path
+    queries: list[GoldenQuery]
+    prepared: list[Prepared] = field(default_factory=list)
+    engine: SearchEngine | None = None
+    vault_service: Vault | None = None  # kept open for rank()
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    weights: tuple[tuple[str, float], ...]
+    depth: int = 30
+    rrf_k: int = 60
+    strength: float = 1.0
+    legs: tuple[str, ...] = ALL_LEGS
+    fusion: str = "rrf"
+    exact_first: bool = True
+
+    def options(self, limit: int = DEEPEST) -> SearchOptions:
+        return SearchOptions(
+            limit=limit,
+            legs=self.legs,
+            graph=self.strength > 0,
+            rerank=RerankParams(strength=self.strength),
+            depth=self.depth,
+            rrf_k=self.rrf_k,
+            weights=dict(self.weights),
+            fusion=self.fusion,
+            exact_title_first=self.exact_first,
+        )
+
+    def label(self) -> str:
+        w = " ".join(f"{leg}={v:g}" for leg, v in self.weights if leg in self.legs)
+        k = f" k={self.rrf_k}" if self.fusion == "rrf" else ""
+        return f"{self.fusion}: {w} depth={self.depth}{k} graph={self.strength:g}"
+
+
+def obsidian_help(work: Path) -> Collection | None:
+    vault = VAULTS / "obsidian-help-en"
+    golden = EVAL / "obsidian-help.golden.json"
+    if not (vault.is_dir() and golden.is_file()):
+        return None
+    queries = [g for g in load_golden(golden) if g.category != "multilingual"]
+    return Collection("obsidian-help", vault, work / "obsidian-help" / "index", queries)
+
+
+def beir(name: str, work: Path) -> Collection | None:
+    from zettel_lsp.search.beir import judged_queries, load_beir, materialise
+
+    folder = IR / name
+    if not folder.is_dir():
+        return None
+    coll = load_beir(folder)
+    vault = work / name / "vault"
+    paths = materialise(coll, vault)
+    return Collection(name, vault, work / name / "index", judged_queries(coll, paths))
+
+
+def prepare(coll: Collection, deepest: int) -> None:
+    """Open the index (building it if needed) and run every leg once per query."""
+    vault = Vault(coll.vault, coll.index_dir)
+    vault.open()
+    engine = vault.engine
+    engine.search("warm up the model")
+    opts = SearchOptions(limit=deepest, depth=deepest)
+    for g in coll.queries:
+        q = parse_query(g.query)
+        matches = engine.titles.search(q, deepest)
+        coll.prepared.append(Prepared(g, q, matches, engine.run_legs(q, opts, matches)))
+    coll.engine = engine
+    coll.vault_service = vault
+
+
+def ranking(coll: Collection, p: Prepared, cfg: Config, limit: int = DEEPEST) -> list[str]:
+    assert coll.engine is not None
+    opts = cfg.options(limit)
+    d = opts.leg_depth
+    legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in cfg.legs}
+    return [r.path for r in coll.engine.rank(p.query, legs, p.matches[:d], opts)]
+
+
+def score(coll: Collection, cfg: Config) -> dict[str, float]:
+    rows = []
+    for p in coll.prepared:
+        ranked = ranking(coll, p, cfg)
+        m = query_metrics(ranked, set(p.golden.relevant), set(p.golden.partial), K)
+        m["recall@100"] = _recall(ranked, p.golden.relevant, 100)
+        rows.append(m)
+    return mean_metrics(rows)
+
+
+def _recall(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    rel = set(relevant)
+    return len(rel & set(ranked[:k])) / len(rel) if rel else 0.0
+
+
+def grid(kind: str) -> list[Config]:
+    """Both fusion functions with their own weight ranges (BM25's weight is fixed at 1)."""
+    small = kind == "small"
+    spaces = {
+        "rrf": {
+            "dense": (1.0, 2.0) if small else (1.0, 1.5, 2.0, 3.0),
+            "keyword": (0.0, 0.5) if small else (0.0, 0.25, 0.5, 1.0),
+            "title": (0.0, 0.5) if small else (0.0, 0.25, 0.5, 1.0),
+            "k": (60,) if small else (20, 60),
+        },
+        "convex": {
+            "dense": (1.0, 2.0) if small else (0.5, 1.0, 1.5, 2.0, 3.0),
+            "keyword": (0.0, 0.25) if small else (0.0, 0.1, 0.25, 0.5),
+            "title": (0.0, 0.25) if small else (0.0, 0.1, 0.25, 0.5),
+            "k": (60,),
+        },
+    }
+    depths = (30,) if small else (20, 30, 50, 100)
+    strengths = (0.0, 1.0) if small else (0.0, 0.5, 1.0)
+    out = []
+    for fusion, sp in spaces.items():
+        for dw, kw, tw, rk, d, st in itertools.product(
+            sp["dense"], sp["keyword"], sp["title"], sp["k"], depths, strengths
+        ):
+            w = (("dense", dw), ("bm25", 1.0), ("keyword", kw), ("title", tw))
+            out.append(Config(w, d, rk, st, fusion=fusion))
+    return out
+
+
+def single_legs() -> dict[str, Config]:
+    return {
+        f"{leg} only": Config(((leg, 1.0),), depth=DEEPEST, strength=0.0, legs=(leg,))
+        for leg in ALL_LEGS
+    }
+
+
+NAIVE = Config((("dense", 1.0), ("bm25", 1.0)), depth=30, strength=0.0, legs=("dense", "bm25"))
+TODAY = Config(tuple(DEFAULT_WEIGHTS.items()), depth=30, strength=1.0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--collections", default="obsidian-help,cacm,cisi,hotpotqa100,musique100")
+    ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "zettel-lsp" / "tune")
+    ap.add_argument("--grid", choices=["small", "full"], default="full")
+    ap.add_argument("--json", type=Path, help="write every figure here")
+    args = ap.parse_args()
+
+    colls: list[Collection] = []
+    for name in args.collections.split(","):
+        c = obsidian_help(args.work) if name == "obsidian-help" else beir(name, args.work)
+        if c is None:
+            print(f"skipped {name}: its data is missing under {SHARED}", file=sys.stderr)
+            continue
+        t = time.perf_counter()
+        prepare(c, DEEPEST)
+        print(
+            f"{c.name}: {len(c.queries)} queries, legs fetched in {time.perf_counter() - t:.1f} s",
+            file=sys.stderr,
+        )
+        colls.append(c)
+    if not colls:
+        print("no collection found", file=sys.stderr)
+        return 1
+
+    configs = grid(args.grid)
+    t = time.perf_counter()
+    table: dict[Config, dict[str, dict[str, float]]] = {}
+    for i, cfg in enumerate(configs):
+        table[cfg] = {c.name: score(c, cfg) for c in colls}
+        if i % 100 == 99:
+            print(f"  {i + 1}/{len(configs)} configurations", file=sys.stderr)
+    print(f"grid of {len(configs)} scored in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+
+    def best(names: Sequence[str]) -> Config:
+        return max(
+            configs,
+            key=lambda cfg: (
+                statistics.fmean(table[cfg][n]["ndcg@10"] for n in names),
+                _prior(cfg),
+            ),
+        )
+
+    names = [c.name for c in colls]
+    final = best(names)
+    loco: dict[str, dict[str, Any]] = {}
+    for held in names if len(names) > 1 else []:
+        chosen = best([n for n in names if n != held])
+        loco[held] = {"config": chosen.label(), "metrics": table[chosen][held]}
+
+    fixed = {"naive RRF(bm25, dense)": NAIVE, "today's defaults": TODAY} | single_legs()
+    fixed |= {
+        "final": final,
+        "final, no graph": replace(final, strength=0.0),
+        "final, no exact-title-first": replace(final, exact_first=False),
+    }
+    report: dict[str, Any] = {
+        "collections": {c.name: len(c.queries) for c in colls},
+        "final": final.label(),
+        "loco": loco,
+        "rows": {label: {c.name: score(c, cfg) for c in colls} for label, cfg in fixed.items()},
+        "cores": os.cpu_count(),
+    }
+    print_report(report, names)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+def _prior(cfg: Config) -> tuple[float, ...]:
+    """Tie-break between equally good configurations: prefer today's defaults' neighbourhood."""
+    w = dict(cfg.weights)
+    return (
+        cfg.fusion == "rrf",
+        -abs(cfg.depth - 30),
+        -abs(cfg.rrf_k - 60),
+        cfg.strength,
+        -abs(w["dense"] - 2),
+    )
+
+
+def print_report(report: dict[str, Any], names: list[str]) -> None:
+    print("\nnDCG@10 / MRR / R@100 per collection (one index per collection, one run)")
+    print("| configuration | " + " | ".join(names) + " |")
+    print("|---|" + "---|" * len(names))
+    for label, per in report["rows"].items():
+        cells = [
+            f"{per[n]['ndcg@10']:.3f} / {per[n]['mrr']:.3f} / {per[n]['recall@100']:.3f}"
+            for n in names
+        ]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    print(f"\nfinal: {report['final']}")
+    print("\nleave-one-collection-out (chosen on the others, scored on the held-out one)")
+    print("| held out | chosen on the others | nDCG@10 | nDCG@5 | MRR |")
+    print("|---|---|---|---|---|")
+    for n, row in report["loco"].items():
+        m = row["metrics"]
+        cells = f"{m['ndcg@10']:.3f} | {m['ndcg@5']:.3f} | {m['mrr']:.3f}"
+        print(f"| {n} | {row['config']} | {cells} |")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
