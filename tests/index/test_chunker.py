@@ -104,14 +104,17 @@ def test_obsidian_comment_blocks_are_left_out() -> None:
     assert "json" not in chunk.embed_text and chunk.line_end == 1
 
 
-def test_empty_cards_have_no_chunks_and_batches_match_single_calls() -> None:
+def test_empty_cards_are_one_title_chunk_and_batches_match_single_calls() -> None:
     cards = [
         parse_card("Empty.md", ""),
-        parse_card("Front.md", "---\ntitle: Only frontmatter\n---\n"),
+        parse_card("Front.md", "---\ntitle: Only frontmatter\naliases: [Lone]\n---\n"),
         parse_card("A.md", "# A\n" + para(300, "w")),
     ]
     batched = chunk_cards(cards, words, max_tokens=80)
-    assert batched[0] == [] and batched[1] == []
+    (empty,), (front,) = batched[0], batched[1]
+    assert (empty.text, empty.embed_text, empty.line_start, empty.line_end) == ("", "Empty", 0, 0)
+    assert front.embed_text == "Only frontmatter (Lone)" and front.text == ""
+    assert front.line_start == front.line_end == 4  # the line after the frontmatter
     assert batched == [chunk_card(c, words, max_tokens=80) for c in cards]
 
 

@@ -1,6 +1,7 @@
 """Markdown-aware chunking: cards → chunks that map back to exact line ranges.
 
-A card that fits the token budget is one chunk (most Zettelkasten cards). Longer cards split at
+A card that fits the token budget is one chunk (most Zettelkasten cards); a card with no text is
+one chunk of its title (so stubs stay findable by name). Longer cards split at
 headings first, then between blocks (paragraphs, lists), then between sentences; fenced code
 blocks and block quotes are never cut, and Obsidian comment blocks (``%%`` ... ``%%``) are left
 out. A chunk split for size (not at a heading) starts with the last sentence or block of the
@@ -19,7 +20,7 @@ from zettel_lsp.notes.masking import fenced_code_spans
 from zettel_lsp.notes.model import Card
 
 # Bump when chunk boundaries or embedded text change: stored vectors are then re-embedded.
-CHUNKER_VERSION = "md-2"
+CHUNKER_VERSION = "md-3"  # md-3: an empty card is one title-only chunk
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_OVERLAP_TOKENS = 40
 # A heading starts a new chunk once the current one holds at least this many tokens; smaller
@@ -102,7 +103,7 @@ def chunk_cards(
     out: list[list[Chunk]] = []
     for card, units, budget in zip(cards, per_card, budgets, strict=True):
         if not units:
-            out.append([])
+            out.append([_title_chunk(card)])
             continue
         if sum(u.tokens for u in units) <= budget:
             groups = [units]
@@ -137,6 +138,15 @@ def _make_chunk(card: Card, index: int, units: list[_Unit]) -> Chunk:
     return Chunk(
         card.path, index, heading_path, start, end, text, embed, sum(u.tokens for u in units)
     )
+
+
+def _title_chunk(card: Card) -> Chunk:
+    """A card with no text of its own (a stub, only frontmatter, only a drawing) is still a card
+    that links point at and that a user opens by name: one chunk of its title and aliases, over
+    the lines after its frontmatter, keeps it findable."""
+    last = card.text.count("\n")  # the last line (empty after a final newline)
+    start = min(card.body_start_line, last)
+    return Chunk(card.path, 0, (), start, last, "", _prefix(card, (), True), 0)
 
 
 def _blocks(card: Card) -> list[_Unit]:
