@@ -90,14 +90,21 @@ def test_llm_rerank_then_graph_rerank_keeps_the_topic_card_first(
     stub.answer_rerank = naive_rating
     llm = make_llm(stub.url)
     q = "Reciprocal rank fusion"
+    # (the query is the card's title, so exact-title-first alone would put it first: switched off
+    # here to show what the graph rerank does)
     # Without the graph rerank, the naive ratings promote the cards that list the title...
-    naive, messages = search_llm(vault.engine, llm, q, SearchOptions(graph=False), rerank=True)
+    plain = SearchOptions(graph=False, exact_title_first=False)
+    naive, messages = search_llm(vault.engine, llm, q, plain, rerank=True)
     assert messages == []
     top = paths(naive)
     assert top[0] in LISTS and top.index(RRF) > top.index(top[0])
     assert naive[0].notes["llm_rating"] == 3.0 and "llm" in naive[0].legs
+    # with the defaults' exact-title-first (as engine.search), the card named by the query leads
+    exact, _ = search_llm(vault.engine, llm, q, SearchOptions(graph=False), rerank=True)
+    assert paths(exact)[0] == RRF and exact[0].notes["exact_title"] == 1.0
     # ... the graph rerank, applied after the LLM's ratings, keeps the card about the topic first
-    results, messages = search_llm(vault.engine, llm, q, SearchOptions(), rerank=True)
+    graph = SearchOptions(exact_title_first=False)
+    results, messages = search_llm(vault.engine, llm, q, graph, rerank=True)
     assert messages == []
     assert paths(results)[0] == RRF
     assert results[0].notes["llm_rating"] == 0.0  # it won on its own prose, not on the rating

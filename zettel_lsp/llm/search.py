@@ -1,6 +1,6 @@
 """Search with optional LLM steps: query expansion and LLM rerank, then the graph rerank.
 
-    query ──(expand?)──▶ [query, sub-query 1, ...] ──legs each──▶ RRF over all legs
+    query ──(expand?)──▶ [query, sub-query 1, ...] ──legs each──▶ one fusion over all legs
           ──(LLM rerank?)──▶ graph rerank ──▶ results
 
 The original query's legs keep their names (``dense``, ``bm25``, ...); sub-query ``i``'s legs
@@ -26,6 +26,7 @@ from zettel_lsp.search.engine import SearchEngine, SearchOptions, fuse_legs
 from zettel_lsp.search.fusion import CardResult, LegHit
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.rerank import graph_rerank
+from zettel_lsp.search.titles import TitleMatch, exact_first
 
 
 def search_llm(
@@ -106,6 +107,8 @@ def _search(
                 first_chunk=engine.first_chunk,
                 params=opts.rerank,
             )
+    if opts.exact_title_first and "title" in opts.legs:  # as engine.search does
+        fused = exact_first(fused, [TitleMatch(p, k, "") for p, k in title_matches.items()])
     return fused[: opts.limit], messages
 
 
@@ -119,8 +122,9 @@ def _strength(kind: str) -> int:
 def fused_candidates(
     engine: SearchEngine, queries: Sequence[str], opts: SearchOptions
 ) -> tuple[list[CardResult], dict[str, str], list[str]]:
-    """RRF over the legs of every query (before any rerank), the title matches of all queries
-    (path -> the strongest kind any query gave it) and all their words (deduplicated)."""
+    """The fusion (``opts.fusion``) of the legs of every query (before any rerank), the title
+    matches of all queries (path -> the strongest kind any query gave it) and all their words
+    (deduplicated)."""
     legs: dict[str, list[LegHit]] = {}
     weights: dict[str, float] = {}
     title_matches: dict[str, str] = {}

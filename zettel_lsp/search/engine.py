@@ -28,9 +28,11 @@ log = logging.getLogger(__name__)
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
 QUERY_CACHE_SIZE = 256
-DEFAULT_WEIGHTS: dict[str, float] = {"dense": 2.0, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
+# Chosen by leave-one-collection-out over obsidian-help, CACM, CISI, HotpotQA-100 and MuSiQue-100
+# (benchmarks/tune.py; the held-out figures are in docs/evaluation.md).
+DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
 DEFAULT_DEPTH = 30
-DEFAULT_FUSION = "rrf"
+DEFAULT_FUSION = "convex"
 FUSIONS = ("rrf", "convex")
 
 
@@ -43,7 +45,7 @@ class SearchOptions:
     depth: int = DEFAULT_DEPTH  # chunks each leg fetches (at least ``limit``)
     fusion: str = DEFAULT_FUSION  # "rrf" or "convex" (search/fusion.py)
     rrf_k: int = RRF_K
-    # RRF weight per leg; measured on obsidian-help's golden set (docs/evaluation.md)
+    # weight per leg in the fusion (see DEFAULT_WEIGHTS)
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     # a card whose title or alias *is* the query (see search/titles.py) ranks first
     exact_title_first: bool = True

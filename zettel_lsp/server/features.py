@@ -22,6 +22,7 @@ from zettel_lsp.index.sync import point_id
 from zettel_lsp.notes.model import Card, Link, Position
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.positions import LineIndex
+from zettel_lsp.notes.title_rule import same_name
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import MAX_QUERY_WORDS, parse_query
@@ -53,7 +54,9 @@ class Doc:
     version: int | None
 
     def __post_init__(self) -> None:
-        self.card: Card = parse_card(self.rel, self.text)
+        self.card: Card = parse_card(
+            self.rel, self.text, title_source=self.service.settings.title_source
+        )
         self.index = LineIndex(self.text)
         self.lines = self.text.splitlines(keepends=True) or [""]
 
@@ -146,7 +149,8 @@ def symbols(rows: Sequence[dict[str, Any]]) -> list[types.SymbolInformation]:
 
 
 def merge_rows(per_vault: Sequence[list[dict[str, Any]]], limit: int) -> list[dict[str, Any]]:
-    """Several vaults' results in one list: RRF scores are comparable, so by score."""
+    """Several vaults' results in one list, by score (each vault's fused scores are normalised per
+    leg, so they compare)."""
     if len(per_vault) == 1:
         return per_vault[0][:limit]
     rows = [r for rs in per_vault for r in rs]
@@ -394,7 +398,7 @@ def _preview(card: Card, link: Link) -> str:
     body = "\n".join(lines[start : end + 1]).strip()
     if start == card.body_start_line:  # drop the title heading: the hover shows it already
         first, _, rest = body.partition("\n")
-        if first.lstrip("# ").strip() == card.title.strip():
+        if same_name(first.lstrip("# "), card.title):
             body = rest.strip()
     if len(body) > PREVIEW_CHARS:
         cut = body.rfind(" ", 0, PREVIEW_CHARS)
