@@ -51,3 +51,11 @@ def test_query_metrics_and_mean() -> None:
     assert (m["mrr"], m["hit@1"], m["hit@3"], m["recall@10"]) == (0.5, 0.0, 1.0, 1.0)
     avg = mean_metrics([{"mrr": 1.0}, {"mrr": 0.0}, {"mrr": 0.5}])
     assert avg == {"mrr": 0.5}
+
+
+def test_query_metrics_with_a_recall_cutoff() -> None:
+    ranked = [f"x{i}" for i in range(50)] + ["a"] + [f"y{i}" for i in range(60)] + ["b"]
+    m = query_metrics(ranked, {"a", "b"}, k=10, recall_k=100)
+    assert (m["recall@10"], m["recall@100"]) == (0.0, 0.5)
+    assert m["mrr"] == pytest.approx(1 / 51)
+    assert "recall@100" not in query_metrics(ranked, {"a"}, k=10)  # existing keys unchanged

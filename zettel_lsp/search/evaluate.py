@@ -50,13 +50,17 @@ class EvalReport:
 
 
 def evaluate(
-    search: Callable[[str], Sequence[str]], golden: Sequence[GoldenQuery], k: int = 10
+    search: Callable[[str], Sequence[str]],
+    golden: Sequence[GoldenQuery],
+    k: int = 10,
+    recall_k: int | None = None,
 ) -> EvalReport:
-    """``search(query)`` returns card paths, best first."""
+    """``search(query)`` returns card paths, best first. ``recall_k`` adds Recall at that depth
+    (the search must return that many)."""
     rows: list[dict[str, Any]] = []
     for g in golden:
         ranked = list(search(g.query))
-        m = query_metrics(ranked, set(g.relevant), set(g.partial), k)
+        m = query_metrics(ranked, set(g.relevant), set(g.partial), k, recall_k)
         rows.append(
             {
                 "id": g.id,

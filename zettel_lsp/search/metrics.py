@@ -45,9 +45,12 @@ def query_metrics(
     relevant: set[str],
     partial: Set[str] = frozenset(),
     k: int = 10,
+    recall_k: int | None = None,
 ) -> dict[str, float]:
+    """nDCG@5, nDCG@k, MRR (over the whole ranking), Hit@1/3/5, Recall@k, and also
+    Recall@``recall_k`` when given (e.g. 100 for judged IR collections)."""
     gains = dict.fromkeys(partial, 0.5) | dict.fromkeys(relevant, 1.0)
-    return {
+    out = {
         "ndcg@5": ndcg_at_k(ranked, gains, 5),
         f"ndcg@{k}": ndcg_at_k(ranked, gains, k),
         "mrr": reciprocal_rank(ranked, relevant),
@@ -56,6 +59,9 @@ def query_metrics(
         "hit@5": hit_at_k(ranked, relevant, 5),
         f"recall@{k}": recall_at_k(ranked, relevant, k),
     }
+    if recall_k is not None:
+        out[f"recall@{recall_k}"] = recall_at_k(ranked, relevant, recall_k)
+    return out
 
 
 def mean_metrics(rows: Sequence[Mapping[str, float]]) -> dict[str, float]:
