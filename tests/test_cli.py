@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -108,3 +110,128 @@ def test_search_json_finds_the_card_about_the_query(example_vault: Path, tmp_pat
     }
     bad = run(*args, "--legs", "nope")
     assert bad.returncode != 0 and "unknown leg" in bad.stderr
+
+
+def write_beir(root: Path) -> Path:
+    """A tiny judged collection in BEIR layout, with a citation graph."""
+    docs = [
+        ("d1", "Sourdough starter", "A starter is flour and water fermented by wild yeast."),
+        ("d2", "Reciprocal rank fusion", "RRF merges ranked lists by summing 1/(k + rank)."),
+        ("d3", "Tides", "The moon's gravity raises the ocean in two bulges: the tides."),
+        ("d4", "Garbage collection: a survey", ""),  # title only, unsafe ':' in the name
+        ("d5", "Tides", "A 1950s jazz album."),  # a repeated title
+    ]
+    root.mkdir()
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs)
+    )
+    queries = [
+        ("q1", "wild yeast bread culture"),
+        ("q2", "combining ranked result lists"),
+        ("q3", "why does the sea rise and fall"),
+        ("q4", "memory reclamation in programming languages"),
+        ("q5", "an unjudged query"),
+    ]
+    (root / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "text": t}) + "\n" for i, t in queries)
+    )
+    (root / "qrels").mkdir()
+    (root / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\nq3\td3\t1\nq4\td4\t1\n"
+    )
+    (root / "links.tsv").write_text("src\tdst\ttype\nd2\td4\tcitation\nd3\td5\tcitation\n")
+    return root
+
+
+def test_eval_beir_end_to_end(tmp_path: Path) -> None:
+    coll = write_beir(tmp_path / "coll")
+    args = ["eval-beir", str(coll), "--work-dir", str(tmp_path / "work")]
+    args += ["--cache-dir", str(tmp_path / "cache")]
+    out = run(*args, "--json")
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout)
+    assert (r["collection"], r["docs"], r["queries"], r["queries_total"]) == ("coll", 5, 4, 5)
+    assert set(r["overall"]) >= {"ndcg@10", "mrr", "recall@100", "ndcg@5", "hit@1"}
+    assert r["overall"]["recall@100"] == 1.0 and r["overall"]["mrr"] >= 0.5
+    assert r["by_category"]["coll"]["queries"] == 4
+    assert r["legs"] == ["dense", "bm25", "keyword", "title"] and r["graph"] is True
+    assert r["vault_reused"] is False and r["index_dir"] == str(tmp_path / "work" / "index")
+    vault = tmp_path / "work" / "vault"
+    assert sorted(p.name for p in vault.glob("*.md")) == [
+        "Garbage collection a survey.md",
+        "Reciprocal rank fusion.md",
+        "Sourdough starter.md",
+        "Tides (d3).md",
+        "Tides (d5).md",
+    ]
+    assert (
+        "## Cites\n\n- [[Garbage collection a survey|Garbage collection: a survey]]"
+        in (vault / "Reciprocal rank fusion.md").read_text()
+    )
+    # second run: the vault copy is reused; human output with one leg and custom weights
+    again = run(*args, "--legs", "bm25", "--no-graph", "--weights", "bm25=1.5")
+    assert again.returncode == 0, again.stderr
+    assert "Collection coll" in again.stdout and "(reused)" in again.stdout
+    assert "recall@100" in again.stdout and "4 judged queries scored (of 5)" in again.stdout
+    # the collection folder is never a work folder, and bad weights are refused
+    bad = run("eval-beir", str(coll), "--work-dir", str(coll / "w"))
+    assert bad.returncode == 2 and "inside the collection folder" in bad.stderr
+    assert not (coll / "w").exists()
+    bad = run(*args, "--weights", "dense=two")
+    assert bad.returncode != 0 and "not a number" in bad.stderr
+    missing = run("eval-beir", str(tmp_path / "nope"), "--work-dir", str(tmp_path / "w2"))
+    assert missing.returncode == 2 and "not a folder" in missing.stderr
+
+
+def test_weights_option() -> None:
+    from zettel_lsp.cli import parse_weights
+    from zettel_lsp.search.engine import DEFAULT_WEIGHTS
+
+    assert parse_weights(None) == DEFAULT_WEIGHTS
+    assert parse_weights("dense=1, title=0") == DEFAULT_WEIGHTS | {"dense": 1.0, "title": 0.0}
+    for bad, reason in [
+        ("dense", "LEG=W"),
+        ("sparse=1", "LEG=W"),
+        ("dense=-1", ">= 0"),
+        ("dense=nan", ">= 0"),
+        ("dense=1,dense=2", "twice"),
+        (",", "empty"),
+    ]:
+        with pytest.raises(SystemExit, match=reason):
+            parse_weights(bad)
+
+
+def test_title_source_option(tmp_path: Path) -> None:
+    """--title-source picks the title rule wherever vault options are taken."""
+    vault = tmp_path / "notes"
+    vault.mkdir()
+    (vault / "Linear Algebra.md").write_text("# Notes\n\nVectors and matrices.\n")
+    (vault / "Power Supply Unit.md").write_text("# PSU\n\nWatts.\n")
+    (vault / "202311211530.md").write_text("# Atomic notes\n\nOne idea per card.\n")
+
+    def card(name: str, *more: str) -> dict[str, object]:
+        out = run("graph", str(vault), "--json", "--card", name, *more)
+        assert out.returncode == 0, out.stderr
+        return dict(json.loads(out.stdout)["card"])
+
+    # auto: the file name is the title, the id-named card takes its H1, "PSU" is an alias
+    assert card("Notes")["resolved"] is None
+    assert card("Atomic notes")["stage"] == "title"
+    psu = card("PSU")
+    assert psu["stage"] == "alias" and psu["resolved"] == {
+        "path": "Power Supply Unit.md",
+        "title": "Power Supply Unit",
+    }
+    # h1: every opening H1 is the title (the rule before titleSource)
+    notes = card("Notes", "--title-source", "h1")
+    assert notes["stage"] == "title"
+    assert notes["resolved"] == {"path": "Linear Algebra.md", "title": "Notes"}
+    # filename: even the id-named card is titled by its file name
+    assert card("Atomic notes", "--title-source", "filename")["resolved"] is None
+    bad = run("graph", str(vault), "--title-source", "heading")
+    assert bad.returncode == 2 and "invalid choice: 'heading'" in bad.stderr
+    from zettel_lsp.cli import build_parser
+
+    for command in (["index", "v"], ["search", "v", "q"], ["suggest", "v", "c.md"]):
+        args = build_parser().parse_args([*command, "--title-source", "frontmatter"])
+        assert args.title_source == "frontmatter"

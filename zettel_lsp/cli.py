@@ -1,5 +1,5 @@
 """Command line: ``zettel-lsp`` (serve LSP over stdio), ``graph``, ``index``, ``search``,
-``ask``, ``suggest``, ``eval``, ``eval-links``.
+``ask``, ``suggest``, ``eval``, ``eval-links``, ``eval-beir``.
 
 ``ask`` (and ``search --expand/--llm-rerank``) use a local Ollama (see docs/llm.md). Exit codes
 of ``ask``: 0 answered; 3 no answer because the LLM was unavailable or failed (the one-line
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -33,10 +34,19 @@ from zettel_lsp.index.sync import (
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import ScanReport, load_vault
+from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.progress import TerminalProgress
-from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
+from zettel_lsp.search.beir import (
+    BeirError,
+    WorkDirError,
+    default_work_dir,
+    judged_queries,
+    load_beir,
+    prepare_work_dir,
+)
+from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchOptions
 from zettel_lsp.search.eval_links import evaluate_links, load_holdout, unlink_copy
-from zettel_lsp.search.evaluate import evaluate, load_golden
+from zettel_lsp.search.evaluate import EvalReport, evaluate, load_golden
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
@@ -126,6 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument("--json", action="store_true")
     _add_search_options(ev)
+
+    eb = sub.add_parser(
+        "eval-beir",
+        help="score search on a judged IR collection in BEIR layout (nDCG@10, MRR, Recall@100)",
+    )
+    eb.add_argument(
+        "collection", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv"
+    )
+    eb.add_argument("--json", action="store_true", help="print one JSON object")
+    eb.add_argument(
+        "--work-dir",
+        type=Path,
+        help="where the vault copy (vault/) and its index (index/) live (default: a folder "
+        "per collection in the user cache); must be new, empty or made by eval-beir",
+    )
+    eb.add_argument(
+        "--limit-queries", type=int, metavar="N", help="score only the first N judged queries"
+    )
+    _add_search_options(eb)
     return parser
 
 
@@ -136,6 +165,13 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
         help=f"comma-separated retrieval legs (default {','.join(ALL_LEGS)})",
     )
     p.add_argument("--no-graph", action="store_true", help="switch the graph rerank off")
+    p.add_argument(
+        "--weights",
+        metavar="LEG=W,...",
+        help="fusion weight per leg, e.g. dense=2,bm25=1 (unnamed legs keep their default: "
+        + ",".join(f"{k}={v:g}" for k, v in DEFAULT_WEIGHTS.items())
+        + ")",
+    )
     _add_index_options(p)
     _add_vault_options(p)
 
@@ -191,6 +227,14 @@ def _add_vault_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_BYTES,
         help=f"skip notes larger than this (default {DEFAULT_MAX_BYTES:,})",
     )
+    p.add_argument(
+        "--title-source",
+        choices=TITLE_SOURCES,
+        default=TitleSource.AUTO.value,
+        help="which name is a card's title: auto (frontmatter title, else the file name; an "
+        "opening H1 when the file name is an id), filename, h1 or frontmatter "
+        "(default %(default)s; docs/notes-and-links.md)",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,13 +253,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return cmd_graph(args)
     if args.command == "index":
         return cmd_index(args)
-    if args.command in ("search", "ask", "eval", "suggest", "eval-links"):
+    if args.command in ("search", "ask", "eval", "suggest", "eval-links", "eval-beir"):
         handlers = {
             "search": cmd_search,
             "ask": cmd_ask,
             "eval": cmd_eval,
             "suggest": cmd_suggest,
             "eval-links": cmd_eval_links,
+            "eval-beir": cmd_eval_beir,
         }
         return handlers[args.command](args)
     return 2  # pragma: no cover - argparse rejects unknown commands
@@ -236,7 +281,9 @@ def cmd_graph(args: argparse.Namespace) -> int:
         return 2
     t0 = time.perf_counter()
     scan = ScanReport()
-    cards, problems = load_vault(args.vault, args.ignore, args.max_file_bytes, report=scan)
+    cards, problems = load_vault(
+        args.vault, args.ignore, args.max_file_bytes, report=scan, title_source=args.title_source
+    )
     t1 = time.perf_counter()
     graph = LinkGraph.build(cards)
     t2 = time.perf_counter()
@@ -305,6 +352,7 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
         threads=args.threads,
         max_file_bytes=args.max_file_bytes,
         ignore_globs=tuple(args.ignore),
+        title_source=TitleSource(args.title_source),
     )
 
 
@@ -338,7 +386,42 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
     unknown = [x for x in legs if x not in ALL_LEGS]
     if unknown or not legs:
         raise SystemExit(f"zettel-lsp: unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
-    return SearchOptions(limit=limit, legs=legs, graph=not args.no_graph)
+    weights = parse_weights(getattr(args, "weights", None))
+    return SearchOptions(limit=limit, legs=legs, graph=not args.no_graph, weights=weights)
+
+
+def parse_weights(text: str | None) -> dict[str, float]:
+    """``--weights dense=2,bm25=1``: the default fusion weights with the named legs changed.
+    Raises SystemExit with the reason for an unknown leg, a repeated leg or a bad number."""
+    weights = dict(DEFAULT_WEIGHTS)
+    if text is None:
+        return weights
+    seen: set[str] = set()
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        leg, eq, value = (x.strip() for x in item.partition("="))
+        if not eq or leg not in ALL_LEGS:
+            raise SystemExit(
+                f"zettel-lsp: --weights expects LEG=W,... with LEG one of {', '.join(ALL_LEGS)}; "
+                f"got {item!r}"
+            )
+        if leg in seen:
+            raise SystemExit(f"zettel-lsp: --weights names {leg} twice")
+        try:
+            w = float(value)
+        except ValueError:
+            w = math.nan
+        if not math.isfinite(w) or w < 0:
+            raise SystemExit(
+                f"zettel-lsp: --weights {leg}={value!r} is not a number >= 0 "
+                "(0 keeps the leg in the output but gives it no say in the fusion)"
+            )
+        seen.add(leg)
+        weights[leg] = w
+    if not seen:
+        raise SystemExit("zettel-lsp: --weights is empty; give LEG=W,... e.g. dense=2,bm25=1")
+    return weights
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -533,29 +616,122 @@ def cmd_eval(args: argparse.Namespace) -> int:
     with vault:
         report = evaluate(lambda q: [r.path for r in vault.engine.search(q, opts)], golden, args.k)
     if args.json:
-        out = {
-            "k": report.k,
-            "legs": list(opts.legs),
-            "graph": opts.graph,
-            "overall": report.overall,
-            "by_category": report.by_category,
-            "misses": report.misses(),
-        }
+        print(json.dumps(_eval_dict(report, opts), ensure_ascii=False, indent=2))
+        return 0
+    _print_eval(report)
+    return 0
+
+
+BEIR_DEPTH = 100  # results per query in eval-beir: Recall@100 (and MRR over them)
+BEIR_KEYS = ("ndcg@10", "mrr", f"recall@{BEIR_DEPTH}", "ndcg@5", "hit@1")
+
+
+def cmd_eval_beir(args: argparse.Namespace) -> int:
+    if args.limit_queries is not None and args.limit_queries < 1:
+        print("zettel-lsp: --limit-queries must be at least 1", file=sys.stderr)
+        return 2
+    opts = _search_options(args, BEIR_DEPTH)
+    t0 = time.perf_counter()
+    try:
+        collection = load_beir(args.collection)
+    except BeirError as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return 2
+    work = args.work_dir or default_work_dir(collection.root, args.cache_dir)
+    try:
+        wd = prepare_work_dir(collection, work, args.index_dir)
+    except WorkDirError as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"zettel-lsp: cannot write the vault copy in {work}: {exc}", file=sys.stderr)
+        return 1
+    golden = judged_queries(collection, wd.paths)
+    if args.limit_queries is not None:
+        golden = golden[: args.limit_queries]
+    t_vault = time.perf_counter()
+    args.vault, args.index_dir = wd.vault, wd.index
+    vault = _open_vault(args)
+    if vault is None:
+        return 1
+    t_index = time.perf_counter()
+    with vault:
+        report = evaluate(
+            lambda q: [r.path for r in vault.engine.search(q, opts)],
+            golden,
+            k=10,
+            recall_k=BEIR_DEPTH,
+        )
+    t_end = time.perf_counter()
+    out: dict[str, Any] = {
+        "collection": collection.name,
+        "path": str(collection.root),
+        "docs": len(collection.docs),
+        "queries": len(golden),
+        "queries_total": len(collection.queries),
+        "links": len(collection.links),
+        "work_dir": str(wd.root),
+        "vault": str(wd.vault),
+        "index_dir": str(wd.index),
+        "vault_reused": wd.reused,
+    }
+    out |= _eval_dict(report, opts)
+    out["seconds"] = {
+        "vault": round(t_vault - t0, 1),
+        "index": round(t_index - t_vault, 1),
+        "queries": round(t_end - t_index, 1),
+        "total": round(t_end - t0, 1),
+    }
+    if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    keys = list(report.overall)
-    print(f"{'':<14}" + "".join(f"{k:>10}" for k in keys) + f"{'queries':>9}")
     print(
-        f"{'overall':<14}"
-        + "".join(f"{report.overall[k]:>10.3f}" for k in keys)
-        + f"{len(golden):>9}"
+        f"Collection {collection.name} ({collection.root}): {len(collection.docs):,} docs, "
+        f"{len(golden):,} judged queries scored (of {len(collection.queries):,}), "
+        f"{len(collection.links):,} links"
     )
-    for cat, m in report.by_category.items():
-        print(f"{cat:<14}" + "".join(f"{m[k]:>10.3f}" for k in keys) + f"{int(m['queries']):>9}")
-    print("\nQueries whose first relevant card is not first:")
-    for q in report.misses():
-        print(f"  {q['id']} {q['query']!r}: expected {q['relevant']}, got {q['top'][:3]}")
+    print(
+        f"  vault {wd.vault} ({'reused' if wd.reused else 'written'}), index {wd.index}; "
+        f"{out['seconds']['total']:.1f} s"
+    )
+    _print_eval(report, BEIR_KEYS)
     return 0
+
+
+def _eval_dict(report: EvalReport, opts: SearchOptions) -> dict[str, Any]:
+    """What ``eval`` and ``eval-beir`` print with ``--json``: settings, means and misses."""
+    return {
+        "k": report.k,
+        "legs": list(opts.legs),
+        "graph": opts.graph,
+        "weights": dict(opts.weights),
+        "overall": report.overall,
+        "by_category": report.by_category,
+        "misses": report.misses(),
+    }
+
+
+def _print_eval(report: EvalReport, keys: Sequence[str] | None = None) -> None:
+    """The table of ``eval`` and ``eval-beir``: overall and per-category means of ``keys`` (all
+    metrics by default), then the queries whose first relevant card is not first."""
+    cols = list(keys or report.overall)
+    width = max([14, *(len(c) + 2 for c in report.by_category)])
+    col = max([10, *(len(k) + 1 for k in cols)])
+    print(f"{'':<{width}}" + "".join(f"{k:>{col}}" for k in cols) + f"{'queries':>9}")
+    rows = [("overall", report.overall | {"queries": float(len(report.queries))})]
+    rows += list(report.by_category.items())
+    for name, m in rows:
+        print(
+            f"{name:<{width}}"
+            + "".join(f"{m.get(k, 0.0):>{col}.3f}" for k in cols)
+            + f"{int(m['queries']):>9}"
+        )
+    misses = report.misses()
+    print("\nQueries whose first relevant card is not first:" + ("" if misses else " none"))
+    for q in misses:
+        relevant = q["relevant"]
+        shown = f"{relevant[:5]} (+{len(relevant) - 5} more)" if len(relevant) > 5 else relevant
+        print(f"  {q['id']} {q['query']!r}: expected {shown}, got {q['top'][:3]}")
 
 
 def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Indexer:

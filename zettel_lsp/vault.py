@@ -66,11 +66,15 @@ class Vault:
                 sorted((rel, f.sha256) for rel, f in state.files.items()),
                 self.indexer.index_dir,
                 self.settings.max_file_bytes,
+                title_source=self.settings.title_source,
             )
             problems.extend(state.skipped.values())
         else:
             cards, problems = load_vault(
-                self.root, self.settings.ignore_globs, self.settings.max_file_bytes
+                self.root,
+                self.settings.ignore_globs,
+                self.settings.max_file_bytes,
+                title_source=self.settings.title_source,
             )
         graph = LinkGraph.build(cards)
         engine = SearchEngine(self.indexer.store, self.indexer.embedder, graph)

@@ -16,7 +16,7 @@ CARDS = {
     "Levain.md": "---\nid: lev-1\naliases: [leaven, starter build]\n---\n",
     "dendron.topic.markdown.md": "",
     "dendron.topic.md": "",
-    "Docs Home.md": "# Docs\n",
+    "Docs Home.md": "---\ntitle: Docs\n---\n# Docs\n",  # an H1 alone would not be the title
     "Café.md": "",
 }
 

@@ -44,7 +44,7 @@ def test_a_changed_or_renamed_note_is_parsed_again(example_vault: Path, tmp_path
     cards, _ = cached_cards(example_vault, files(example_vault), folder, DEFAULT_MAX_BYTES)
     got = {c.path: c for c in cards}
     assert [link.target for link in got["baking/Crumb.md"].links] == ["Gluten"]
-    assert "baking/Gluten.md" not in got and got["baking/Gluten2.md"].title == "Gluten"
+    assert "baking/Gluten.md" not in got and got["baking/Gluten2.md"].title == "Gluten2"
     # the cache now holds exactly the current cards
     assert {path for path, _ in load_cache(folder)} == set(got)
 
@@ -71,3 +71,19 @@ def test_a_damaged_or_older_cache_is_ignored(
     assert load_cache(folder) == {}
     cards, _ = cached_cards(example_vault, files(example_vault), folder, DEFAULT_MAX_BYTES)
     assert len(cards) == 45 and len(load_cache(folder)) == 45
+
+
+def test_a_cache_written_under_another_title_source_is_not_served(
+    example_vault: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "index"
+    rel = "baking/Crumb.md"  # opens with "# Reading the crumb"
+    auto, _ = cached_cards(example_vault, files(example_vault), folder, DEFAULT_MAX_BYTES)
+    assert next(c for c in auto if c.path == rel).title == "Crumb"  # the file name
+    with caplog.at_level(logging.INFO, logger="zettel_lsp.notes.card_cache"):
+        h1, _ = cached_cards(
+            example_vault, files(example_vault), folder, DEFAULT_MAX_BYTES, title_source="h1"
+        )
+    assert "0 from the cache, 45 parsed" in caplog.text
+    assert next(c for c in h1 if c.path == rel).title == "Reading the crumb"
+    assert load_cache(folder, "auto") == {} and len(load_cache(folder, "h1")) == 45

@@ -103,11 +103,14 @@ def test_link_positions_are_line_and_codepoint_column() -> None:
 
 
 def test_title_precedence() -> None:
+    # the file name is the title; an opening H1 is the title only when the file name is an
+    # identifier (tests/notes/test_title_rule.py has the whole rule)
     assert parse_card("a/Stem.md", "---\ntitle: From YAML\n---\n# H1\n").title == "From YAML"
-    assert parse_card("a/Stem.md", "\n# The H1\ntext").title == "The H1"
-    assert parse_card("a/Stem.md", "text first\n# Later H1").title == "Stem"
-    assert parse_card("a/Stem.md", "# [[Other note]]\n").title == "Stem"  # a link is no title
-    assert parse_card("a/Stem.md", "## Only H2").title == "Stem"
+    assert parse_card("a/Stem.md", "\n# The H1\ntext").title == "Stem"
+    assert parse_card("a/202311211530.md", "\n# The H1\ntext").title == "The H1"
+    assert parse_card("a/202311211530.md", "text first\n# Later H1").title == "202311211530"
+    assert parse_card("a/1a2b.md", "# [[Other note]]\n").title == "1a2b"  # a link is no title
+    assert parse_card("a/1a2b.md", "## Only H2").title == "1a2b"
     assert parse_card("a/Stem.md", "---\ntitle: 2023\n---\n").title == "2023"
 
 

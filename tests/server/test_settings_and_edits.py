@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from zettel_lsp.notes.title_rule import TitleSource
 from zettel_lsp.server.features import insert_related, words_around
 from zettel_lsp.server.settings import ServerSettings, parse_settings
 
@@ -66,6 +67,8 @@ def test_settings_defaults_and_camel_case() -> None:
         ({"relatedHeading": "Related"}, "relatedHeading"),
         ({"ignore": "*.tmp"}, "ignore"),
         ({"nonsense": 1}, "nonsense"),
+        ({"titleSource": "heading"}, "titleSource"),
+        ({"titleSource": 1}, "titleSource"),
     ],
 )
 def test_bad_values_fall_back_to_defaults_with_a_message(
@@ -82,6 +85,23 @@ def test_index_key_changes_only_with_index_settings() -> None:
     base = ServerSettings()
     assert parse_settings({"symbolLimit": 5}, base)[0].index_key() == base.index_key()
     assert parse_settings({"ignore": ["a"]}, base)[0].index_key() != base.index_key()
+    assert parse_settings({"titleSource": "h1"}, base)[0].index_key() != base.index_key()
+
+
+def test_title_source_setting() -> None:
+    assert ServerSettings().title_source == TitleSource.AUTO
+    for value in ("auto", "filename", "h1", "frontmatter", " H1 "):
+        s, problems = parse_settings({"zettel": {"titleSource": value}})
+        assert problems == [] and s.title_source == value.strip().lower()
+        assert s.index_settings().title_source == value.strip().lower()
+    s, problems = parse_settings(
+        {"titleSource": "heading"}, ServerSettings(title_source=TitleSource.H1)
+    )
+    assert s.title_source == TitleSource.AUTO  # a bad value is reported and the default used
+    assert problems == [
+        "setting 'titleSource': expected one of auto, filename, h1, frontmatter, got 'heading'; "
+        "using the default"
+    ]
 
 
 def test_words_around_the_cursor() -> None:

@@ -40,6 +40,7 @@ from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
 from zettel_lsp.notes.scan import ScanReport, is_ignored, is_note_path, iter_note_paths
+from zettel_lsp.notes.title_rule import TitleSource
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class IndexSettings:
     ignore_globs: tuple[str, ...] = ()
     qdrant_url: str | None = None  # a Qdrant server instead of the embedded shard
     qdrant_api_key: str | None = None
+    title_source: TitleSource = TitleSource.AUTO  # which name is a card's title (titleSource)
 
     @property
     def backend(self) -> str:
@@ -148,8 +150,13 @@ class Indexer:
         )
         self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
         self._folder_lock: _FolderLock | None = None
-        # chunk boundaries depend on the code and on the budget: either change re-chunks all
-        self._chunker_id = f"{CHUNKER_VERSION}:{self.settings.chunk_tokens}"
+        # chunk boundaries depend on the code and on the budget, and the embedded text starts
+        # with the card's title: any of them changing re-chunks every card (vectors are reused
+        # where the embedded text is unchanged)
+        self._chunker_id = (
+            f"{CHUNKER_VERSION}:{self.settings.chunk_tokens}:"
+            f"title-{TitleSource(self.settings.title_source)}"
+        )
         dim = self.embedder.dim
         # Open the shard first: that takes Edge's lock, so nothing below can race another
         # process on the same folder (a second one fails here with IndexLockedError).
@@ -367,7 +374,7 @@ class Indexer:
                 old.size, old.mtime_ns = res.size, res.mtime_ns  # touched, not changed
                 report.unchanged += 1
                 continue
-            card = parse_card(rel, res.text, decoded_with_replacement=res.replaced_invalid_utf8)
+            card = self._parse(rel, res)
             for problem in res.problems + card.problems:
                 log.warning("%s", problem)
             cards[rel] = (card, sha, res.size, res.mtime_ns)
@@ -421,6 +428,14 @@ class Indexer:
         if scope is None:
             self._queue_missing_dense()
         return report
+
+    def _parse(self, rel: str, res: ReadResult) -> Card:
+        return parse_card(
+            rel,
+            res.text,
+            decoded_with_replacement=res.replaced_invalid_utf8,
+            title_source=self.settings.title_source,
+        )
 
     def _skip(self, rel: str, res: ReadResult, report: SyncReport) -> None:
         reason = "; ".join(res.problems) or res.status.value
@@ -528,9 +543,7 @@ class Indexer:
         for rel in todo:
             res = read_note(self.vault / rel, self.settings.max_file_bytes)
             if res.ok:
-                cards.append(
-                    parse_card(rel, res.text, decoded_with_replacement=res.replaced_invalid_utf8)
-                )
+                cards.append(self._parse(rel, res))
         items: list[_DenseItem] = []
         for card, chunks in zip(
             cards,

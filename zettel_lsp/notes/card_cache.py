@@ -5,9 +5,10 @@ took 4.3 s of the ~9 s from ``initialized`` to "ready"; loading the cache takes 
 
 Entries are keyed by (vault-relative path, SHA-256 of the decoded text), the same hash the index
 state keeps, and the file records :data:`CARD_FORMAT` (bump it whenever the parser or the
-:class:`~zettel_lsp.notes.model.Card` type changes what a card holds). A missing, damaged or
-older cache is ignored: the notes are parsed again. The cache is only ever a shortcut; the notes
-are the truth.
+:class:`~zettel_lsp.notes.model.Card` type changes what a card holds) and the title rule the
+cards were parsed under (``titleSource``). A missing, damaged or older cache, or one written
+under another title rule, is ignored: the notes are parsed again. The cache is only ever a
+shortcut; the notes are the truth.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from pathlib import Path
 
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_card
+from zettel_lsp.notes.title_rule import TitleSource
 
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "cards.pickle"
-CARD_FORMAT = "cards-1"  # parser + Card layout version
+CARD_FORMAT = "cards-2"  # parser + Card layout version (2: titles follow the file name)
 
 Key = tuple[str, str]  # (path, sha256 of the text)
 
@@ -37,7 +39,8 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def load_cache(folder: Path) -> dict[Key, Card]:
+def load_cache(folder: Path, title_source: TitleSource | str = TitleSource.AUTO) -> dict[Key, Card]:
+    """The cached cards, if the cache was written by this format under ``title_source``."""
     path = folder / CACHE_FILE
     try:
         with path.open("rb") as fh:
@@ -49,17 +52,23 @@ def load_cache(folder: Path) -> dict[Key, Card]:
         return {}
     if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
         return {}
+    if data.get("title_source") != str(TitleSource(title_source)):
+        log.info("card cache %s was parsed under another title rule; parsing again", path)
+        return {}
     cards = data.get("cards")
     return cards if isinstance(cards, dict) else {}
 
 
-def save_cache(folder: Path, cards: dict[Key, Card]) -> None:
+def save_cache(
+    folder: Path, cards: dict[Key, Card], title_source: TitleSource | str = TitleSource.AUTO
+) -> None:
     """Write atomically (a crash leaves the old cache or none, never half of one)."""
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".cards-", suffix=".pickle", dir=folder)
+    data = {"format": CARD_FORMAT, "title_source": str(TitleSource(title_source)), "cards": cards}
     try:
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump({"format": CARD_FORMAT, "cards": cards}, fh, protocol=5)
+            pickle.dump(data, fh, protocol=5)
         os.replace(tmp, folder / CACHE_FILE)
     except OSError as exc:
         log.info("card cache not saved (%s)", exc)
@@ -72,11 +81,14 @@ def cached_cards(
     files: Iterable[tuple[str, str]],
     cache_folder: Path,
     max_bytes: int,
+    *,
+    title_source: TitleSource | str = TitleSource.AUTO,
 ) -> tuple[list[Card], list[str]]:
     """Cards for ``files`` ((path, sha256) as the index state knows them): from the cache when
-    the (path, hash) is there, else read and parsed now. Returns the cards and their problems,
-    and rewrites the cache to hold exactly these cards."""
-    cache = load_cache(cache_folder)
+    the (path, hash) is there and the cache was parsed under ``title_source``, else read and
+    parsed now. Returns the cards and their problems, and rewrites the cache to hold exactly
+    these cards."""
+    cache = load_cache(cache_folder, title_source)
     cards: list[Card] = []
     problems: list[str] = []
     fresh: dict[Key, Card] = {}
@@ -86,7 +98,7 @@ def cached_cards(
         if card is not None:
             hits += 1
         else:
-            loaded = load_card(root, rel, max_bytes)
+            loaded = load_card(root, rel, max_bytes, title_source=title_source)
             if loaded.card is None:
                 problems.extend(loaded.read.problems)
                 continue
@@ -96,6 +108,6 @@ def cached_cards(
         problems.extend(card.problems)
         fresh[(rel, sha)] = card
     if hits != len(cache) or hits != len(fresh):
-        save_cache(cache_folder, fresh)
+        save_cache(cache_folder, fresh, title_source)
     log.info("cards for the graph: %d from the cache, %d parsed", hits, len(cards) - hits)
     return cards, problems

@@ -14,6 +14,7 @@ from zettel_lsp.notes.frontmatter import scalar_text, split_frontmatter, string_
 from zettel_lsp.notes.masking import blank_out, non_prose_spans
 from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Tag
 from zettel_lsp.notes.positions import LineIndex
+from zettel_lsp.notes.title_rule import TitleSource, card_title, same_name
 
 log = logging.getLogger(__name__)
 
@@ -32,10 +33,19 @@ URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 ZETTEL_ID = re.compile(r"^(\d{12,14})(?!\d)")
 
 
-def parse_card(path: str, text: str, *, decoded_with_replacement: bool = False) -> Card:
-    """Parse ``text`` as the card at vault-relative ``path``. Never raises."""
+def parse_card(
+    path: str,
+    text: str,
+    *,
+    decoded_with_replacement: bool = False,
+    title_source: TitleSource | str = TitleSource.AUTO,
+) -> Card:
+    """Parse ``text`` as the card at vault-relative ``path``. Never raises.
+
+    ``title_source`` picks the title rule (see :func:`~zettel_lsp.notes.title_rule.card_title`).
+    """
     try:
-        return _parse(path, text, decoded_with_replacement)
+        return _parse(path, text, decoded_with_replacement, title_source)
     except Exception as exc:
         log.exception("parser failed on %s", path)
         card = Card(path=path, title=_stem(path), text=text)
@@ -45,12 +55,21 @@ def parse_card(path: str, text: str, *, decoded_with_replacement: bool = False) 
         return card
 
 
+def title_candidates(text: str) -> tuple[str | None, str | None]:
+    """The frontmatter ``title`` and the opening H1 of ``text`` (either may be None): what
+    :func:`~zettel_lsp.notes.title_rule.card_title` chooses from (benchmarks/title_rule.py)."""
+    fm = split_frontmatter(text)
+    prose = blank_out(text, non_prose_spans(text, fm.end))
+    h1 = _opening_h1(prose, fm.end, _headings(prose, LineIndex(text)))
+    return scalar_text(fm.data.get("title")), h1
+
+
 def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
     return name[:-3] if name.lower().endswith(".md") else name
 
 
-def _parse(path: str, text: str, replaced: bool) -> Card:
+def _parse(path: str, text: str, replaced: bool, title_source: TitleSource | str) -> Card:
     lines = LineIndex(text)
     fm = split_frontmatter(text)
     masked = non_prose_spans(text, fm.end)
@@ -70,8 +89,14 @@ def _parse(path: str, text: str, replaced: bool) -> Card:
     ]
 
     stem = _stem(path)
-    title = scalar_text(fm.data.get("title")) or _opening_h1(prose, fm.end, headings) or stem
+    title, extra = card_title(
+        stem,
+        scalar_text(fm.data.get("title")),
+        _opening_h1(prose, fm.end, headings),
+        title_source,
+    )
     aliases = _dedupe(string_list(fm.data.get("aliases")) + string_list(fm.data.get("alias")))
+    aliases += [a for a in extra if not any(same_name(a, b) for b in aliases)]
     card_id = scalar_text(fm.data.get("id"))
     if card_id is None:
         m = ZETTEL_ID.match(stem)
@@ -172,9 +197,10 @@ def _headings(prose: str, lines: LineIndex) -> list[Heading]:
 
 
 def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | None:
-    """The title an H1 gives: only an H1 that opens the note (its first non-blank line) and is
-    not just a link. Many vaults use later H1s as section headings ("# [[Raspberry Pi]]" inside
-    "Homelab.md"), which would make misleading titles."""
+    """The text of an H1 that opens the note (its first non-blank line) and is not just a link,
+    with links in it written as what a reader sees ("About [[Note|that]]" -> "About that").
+    Later H1s are section headings in many vaults ("# [[Raspberry Pi]]" inside "Homelab.md").
+    Whether this text is the title or an alias is :func:`card_title`'s decision."""
     h1 = headings[0] if headings and headings[0].level == 1 and headings[0].text else None
     if h1 is None:
         return None
@@ -183,7 +209,16 @@ def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | N
         return None
     if WIKILINK.fullmatch(h1.text) or MDLINK.fullmatch(h1.text):
         return None
-    return h1.text
+    return " ".join(MDLINK.sub(_md_label, WIKILINK.sub(_wiki_label, h1.text)).split()) or None
+
+
+def _wiki_label(m: re.Match[str]) -> str:
+    target, _, label = m.group(2).partition("|")
+    return (label or target.split("#", 1)[0] or target).strip().rstrip("\\")
+
+
+def _md_label(m: re.Match[str]) -> str:
+    return m.group(2).strip()
 
 
 def _frontmatter_tags(data: dict[str, object]) -> list[Tag]:

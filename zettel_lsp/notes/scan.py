@@ -12,6 +12,7 @@ from pathlib import Path
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
+from zettel_lsp.notes.title_rule import TitleSource
 
 log = logging.getLogger(__name__)
 
@@ -109,12 +110,24 @@ class LoadedCard:
     read: ReadResult
 
 
-def load_card(root: str | Path, rel_path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedCard:
-    """Read and parse one note; ``card`` is None when the file was skipped (``read.problems``)."""
+def load_card(
+    root: str | Path,
+    rel_path: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    *,
+    title_source: TitleSource | str = TitleSource.AUTO,
+) -> LoadedCard:
+    """Read and parse one note; ``card`` is None when the file was skipped (``read.problems``).
+    ``title_source`` picks the title rule (``titleSource``)."""
     result = read_note(os.path.join(os.fspath(root), rel_path), max_bytes)
     if not result.ok:
         return LoadedCard(None, result)
-    card = parse_card(rel_path, result.text, decoded_with_replacement=result.replaced_invalid_utf8)
+    card = parse_card(
+        rel_path,
+        result.text,
+        decoded_with_replacement=result.replaced_invalid_utf8,
+        title_source=title_source,
+    )
     card.problems[:0] = result.problems
     return LoadedCard(card, result)
 
@@ -125,13 +138,15 @@ def load_vault(
     max_bytes: int = DEFAULT_MAX_BYTES,
     *,
     report: ScanReport | None = None,
+    title_source: TitleSource | str = TitleSource.AUTO,
 ) -> tuple[list[Card], list[str]]:
     """Every readable card of the vault, plus one line per problem (skipped files, bad YAML...).
-    Pass ``report`` to also get the count of skipped files."""
+    Pass ``report`` to also get the count of skipped files; ``title_source`` picks the title
+    rule."""
     report = report if report is not None else ScanReport()
     cards: list[Card] = []
     for rel in iter_note_paths(root, ignore_globs, report):
-        loaded = load_card(root, rel, max_bytes)
+        loaded = load_card(root, rel, max_bytes, title_source=title_source)
         if loaded.card is None:
             report.problems.extend(loaded.read.problems)
             report.skipped += 1

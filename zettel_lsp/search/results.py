@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from zettel_lsp.notes.title_rule import same_name
 from zettel_lsp.search.fusion import CardResult
 
 EXCERPT_CHARS = 200
@@ -30,9 +31,10 @@ def excerpt(text: str, words: Sequence[str], width: int = EXCERPT_CHARS) -> str:
 
 
 def _without_title_heading(text: str, title: str) -> str:
-    """Drop a first line that is a heading repeating the title (the excerpt shows the title)."""
+    """Drop a first line that is a heading repeating the title (the excerpt shows the title), up
+    to case ("# Lattice From Basis" in ``Lattice from Basis.md``)."""
     first, _, rest = text.partition("\n")
-    if _HEADING_MARKS.match(first) and _HEADING_MARKS.sub("", first).strip() == title.strip():
+    if _HEADING_MARKS.match(first) and same_name(_HEADING_MARKS.sub("", first), title):
         return rest
     return text
 

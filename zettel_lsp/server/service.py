@@ -368,7 +368,9 @@ class VaultService:
         self._notify("warning" if phase == Phase.READ_ONLY else "error", message)
         self._report("reading the notes for links and titles")
         s = self.settings
-        cards, problems = load_vault(self.root, s.ignore, s.max_file_bytes)
+        cards, problems = load_vault(
+            self.root, s.ignore, s.max_file_bytes, title_source=s.title_source
+        )
         graph = LinkGraph.build(cards)
         titles = title_index(graph)
         with self.lock:

@@ -18,6 +18,7 @@ from zettel_lsp.index.sync import IndexSettings
 from zettel_lsp.llm.settings import LLM_KEYS, LLMSettings
 from zettel_lsp.llm.settings import parse as parse_llm
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
+from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.search.engine import ALL_LEGS
 
 
@@ -34,6 +35,7 @@ class ServerSettings:
     qdrant_api_key: str | None = None
     watch: bool = True
     debounce_ms: int = 500
+    title_source: TitleSource = TitleSource.AUTO  # which name is a card's title
     # answers (take effect at once)
     legs: tuple[str, ...] = ALL_LEGS
     graph: bool = True
@@ -53,6 +55,7 @@ class ServerSettings:
             ignore_globs=self.ignore,
             qdrant_url=self.qdrant_url,
             qdrant_api_key=self.qdrant_api_key,
+            title_source=self.title_source,
         )
 
     def index_key(self) -> tuple[object, ...]:
@@ -88,6 +91,7 @@ _KEYS: dict[str, str] = {
     "qdrantApiKey": "qdrant_api_key",
     "watch": "watch",
     "debounceMs": "debounce_ms",
+    "titleSource": "title_source",
     "legs": "legs",
     "graph": "graph",
     "graphStrength": "graph_strength",
@@ -162,6 +166,10 @@ def _convert(name: str, value: Any) -> tuple[bool, Any, str]:
         ):
             return True, tuple(value), ""
         return False, None, f"expected a non-empty list of {', '.join(ALL_LEGS)}, got {value!r}"
+    if name == "title_source":
+        if isinstance(value, str) and value.strip().lower() in TITLE_SOURCES:
+            return True, TitleSource(value.strip().lower()), ""
+        return False, None, f"expected one of {', '.join(TITLE_SOURCES)}, got {value!r}"
     if name == "related_heading":
         if isinstance(value, str) and value.strip().startswith("#"):
             return True, value.strip(), ""

@@ -20,6 +20,7 @@ const INDEX_KEY_LIST = [
   "qdrantApiKey",
   "watch",
   "debounceMs",
+  "titleSource",
 ] as const;
 
 /** The server's own keys, as in docs/server.md and zettel_lsp/server/settings.py (`_KEYS`). */

@@ -49,6 +49,7 @@ describe("serverSettings", () => {
       maxFileBytes: 5242880,
       watch: true,
       debounceMs: 500,
+      titleSource: "auto",
       legs: ["dense", "bm25", "keyword", "title"],
       graph: true,
       graphStrength: 1,
@@ -144,6 +145,14 @@ describe("serverSettings", () => {
     assert.deepEqual(serverSettings((k) => more[k]), { threads: 2, legs: ["bm25"] });
   });
 
+  it("sends titleSource as chosen; a change re-indexes", () => {
+    const values: Partial<Record<ServerKey, unknown>> = { titleSource: "filename" };
+    assert.deepEqual(serverSettings((k) => values[k]), { titleSource: "filename" });
+    assert.ok(INDEX_KEYS.has("titleSource"));
+    assert.equal(reindexes({ titleSource: "auto" }, { titleSource: "h1" }), true);
+    assert.equal(reindexes({ titleSource: "auto" }, { titleSource: "auto" }), false);
+  });
+
   it("passes numbers and booleans through", () => {
     const values: Partial<Record<ServerKey, unknown>> = { graph: false, graphStrength: 0.5, symbolLimit: 7 };
     assert.deepEqual(serverSettings((k) => values[k]), { graph: false, graphStrength: 0.5, symbolLimit: 7 });
@@ -169,6 +178,37 @@ describe("SERVER_KEYS", () => {
     assert.ok(llm.length >= 10, "could not read LLM_KEYS from zettel_lsp/llm/settings.py");
     assert.deepEqual([...LLM_KEYS].sort(), [...llm].sort());
     assert.deepEqual([...SERVER_KEYS].sort(), [...core, ...llm].sort());
+  });
+});
+
+describe("zettel.titleSource", () => {
+  const property = (): { enum: string[]; enumDescriptions: string[]; default: string } => {
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      contributes: {
+        configuration: {
+          properties: Record<string, { enum: string[]; enumDescriptions: string[]; default: string }>;
+        };
+      };
+    };
+    return pkg.contributes.configuration.properties["zettel.titleSource"] as ReturnType<typeof property>;
+  };
+
+  it("offers one described choice per title rule, auto by default", () => {
+    const p = property();
+    assert.deepEqual(p.enum, ["auto", "filename", "h1", "frontmatter"]);
+    assert.equal(p.default, "auto");
+    assert.equal(p.enumDescriptions.length, p.enum.length);
+    assert.ok(p.enumDescriptions.every((d) => d.length > 20));
+  });
+
+  // The server's choices: zettel_lsp/notes/title_rule.py, `class TitleSource`.
+  const source = new URL("../../../../zettel_lsp/notes/title_rule.py", import.meta.url);
+  const outside = !existsSync(source) && "not inside the zettel-lsp repo";
+  it("matches the server's title rules", { skip: outside }, () => {
+    const text = readFileSync(source, "utf8");
+    const block = /^class TitleSource\(StrEnum\):([\s\S]*?)\n\n\n/m.exec(text)?.[1] ?? "";
+    const values = [...block.matchAll(/^\s+[A-Z0-9_]+ = "([a-z0-9]+)"/gm)].map((m) => m[1] as string);
+    assert.deepEqual(property().enum, values);
   });
 });
 
