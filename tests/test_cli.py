@@ -235,3 +235,14 @@ def test_title_source_option(tmp_path: Path) -> None:
     for command in (["index", "v"], ["search", "v", "q"], ["suggest", "v", "c.md"]):
         args = build_parser().parse_args([*command, "--title-source", "frontmatter"])
         assert args.title_source == "frontmatter"
+
+
+def test_fusion_option(capsys: pytest.CaptureFixture[str]) -> None:
+    from zettel_lsp.cli import _search_options, build_parser
+
+    parse = build_parser().parse_args
+    assert _search_options(parse(["search", "v", "q"]), 10).fusion == "convex"
+    assert _search_options(parse(["eval", "v", "g.json", "--fusion", "rrf"]), 10).fusion == "rrf"
+    with pytest.raises(SystemExit):
+        parse(["search", "v", "q", "--fusion", "average"])
+    assert "invalid choice: 'average'" in capsys.readouterr().err

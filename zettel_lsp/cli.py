@@ -44,7 +44,13 @@ from zettel_lsp.search.beir import (
     load_beir,
     prepare_work_dir,
 )
-from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchOptions
+from zettel_lsp.search.engine import (
+    ALL_LEGS,
+    DEFAULT_FUSION,
+    DEFAULT_WEIGHTS,
+    FUSIONS,
+    SearchOptions,
+)
 from zettel_lsp.search.eval_links import evaluate_links, load_holdout, unlink_copy
 from zettel_lsp.search.evaluate import EvalReport, evaluate, load_golden
 from zettel_lsp.search.query import parse_query
@@ -165,6 +171,13 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
         help=f"comma-separated retrieval legs (default {','.join(ALL_LEGS)})",
     )
     p.add_argument("--no-graph", action="store_true", help="switch the graph rerank off")
+    p.add_argument(
+        "--fusion",
+        choices=FUSIONS,
+        default=DEFAULT_FUSION,
+        help="how the legs are fused: convex (normalised scores, the default) or rrf "
+        "(reciprocal rank fusion, k = 60); see docs/ranking.md",
+    )
     p.add_argument(
         "--weights",
         metavar="LEG=W,...",
@@ -387,7 +400,13 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
     if unknown or not legs:
         raise SystemExit(f"zettel-lsp: unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
     weights = parse_weights(getattr(args, "weights", None))
-    return SearchOptions(limit=limit, legs=legs, graph=not args.no_graph, weights=weights)
+    return SearchOptions(
+        limit=limit,
+        legs=legs,
+        graph=not args.no_graph,
+        weights=weights,
+        fusion=getattr(args, "fusion", DEFAULT_FUSION),
+    )
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
@@ -705,6 +724,7 @@ def _eval_dict(report: EvalReport, opts: SearchOptions) -> dict[str, Any]:
         "legs": list(opts.legs),
         "graph": opts.graph,
         "weights": dict(opts.weights),
+        "fusion": opts.fusion,
         "overall": report.overall,
         "by_category": report.by_category,
         "misses": report.misses(),
