@@ -242,6 +242,8 @@ def test_fusion_option(capsys: pytest.CaptureFixture[str]) -> None:
 
     parse = build_parser().parse_args
     assert _search_options(parse(["search", "v", "q"]), 10).fusion == "convex"
+    assert _search_options(parse(["search", "v", "q"]), 10).exact_title_first
+    assert not _search_options(parse(["eval", "v", "g", "--no-exact-title"]), 10).exact_title_first
     assert _search_options(parse(["eval", "v", "g.json", "--fusion", "rrf"]), 10).fusion == "rrf"
     with pytest.raises(SystemExit):
         parse(["search", "v", "q", "--fusion", "average"])

@@ -172,6 +172,11 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-graph", action="store_true", help="switch the graph rerank off")
     p.add_argument(
+        "--no-exact-title",
+        action="store_true",
+        help="do not put a card whose title is the query first (for ablations)",
+    )
+    p.add_argument(
         "--fusion",
         choices=FUSIONS,
         default=DEFAULT_FUSION,
@@ -406,6 +411,7 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
         graph=not args.no_graph,
         weights=weights,
         fusion=getattr(args, "fusion", DEFAULT_FUSION),
+        exact_title_first=not getattr(args, "no_exact_title", False),
     )
 
 
