@@ -113,36 +113,37 @@ def load_beir(root: Path, split: str = "test") -> BeirCollection:
     if not root.is_dir():
         raise BeirError(root, "not a folder; give a BEIR collection folder")
     corpus = root / "corpus.jsonl"
-    docs: list[BeirDoc] = []
-    seen: set[str] = set()
-    for line, obj in _jsonl(corpus):
-        doc_id = _field_id(obj, corpus, line)
-        if doc_id in seen:
-            raise BeirError(corpus, f"duplicate _id {doc_id!r}", line)
-        seen.add(doc_id)
-        docs.append(
-            BeirDoc(
-                doc_id,
-                _field_text(obj, "title", corpus, line),
-                _field_text(obj, "text", corpus, line),
-            )
+    docs = [
+        BeirDoc(
+            doc_id,
+            _field_text(obj, "title", corpus, line),
+            _field_text(obj, "text", corpus, line),
         )
+        for line, doc_id, obj in _records(corpus)
+    ]
     qpath = root / "queries.jsonl"
-    queries: list[BeirQuery] = []
-    qseen: set[str] = set()
-    for line, obj in _jsonl(qpath):
-        qid = _field_id(obj, qpath, line)
-        if qid in qseen:
-            raise BeirError(qpath, f"duplicate _id {qid!r}", line)
-        qseen.add(qid)
-        text = _field_text(obj, "text", qpath, line)
-        category = next(
-            (str(obj[k]) for k in QUERY_TYPE_FIELDS if obj.get(k) not in (None, "")), None
+    queries = [
+        BeirQuery(
+            qid,
+            _field_text(obj, "text", qpath, line),
+            next((str(obj[k]) for k in QUERY_TYPE_FIELDS if obj.get(k) not in (None, "")), None),
         )
-        queries.append(BeirQuery(qid, text, category))
+        for line, qid, obj in _records(qpath)
+    ]
     qrels = _load_qrels(root / "qrels" / f"{split}.tsv")
     links, types = _load_links(root / "links.tsv")
     return BeirCollection(root, root.name, docs, queries, qrels, links, types)
+
+
+def _records(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line, ``_id``, object) of a JSONL file whose ids must be unique."""
+    seen: set[str] = set()
+    for line, obj in _jsonl(path):
+        rid = _field_id(obj, path, line)
+        if rid in seen:
+            raise BeirError(path, f"duplicate _id {rid!r}", line)
+        seen.add(rid)
+        yield line, rid, obj
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
