@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchEngine, SearchOptions
-from zettel_lsp.search.evaluate import GoldenQuery, load_golden
+from zettel_lsp.search.evaluate import GoldenQuery, as_seen, load_golden
 from zettel_lsp.search.fusion import LegHit
 from zettel_lsp.search.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.query import Query, parse_query
@@ -145,7 +145,8 @@ def ranking(coll: Collection, p: Prepared, cfg: Config, limit: int = DEEPEST) ->
 def score(coll: Collection, cfg: Config) -> dict[str, float]:
     rows = []
     for p in coll.prepared:
-        ranked = ranking(coll, p, cfg)
+        # top-k metrics from the limit-k ranking a user sees, recall from the deeper one
+        ranked = as_seen(lambda limit: ranking(coll, p, cfg, limit), K, DEEPEST)  # noqa: B023
         m = query_metrics(ranked, set(p.golden.relevant), set(p.golden.partial), K)
         m["recall@100"] = _recall(ranked, p.golden.relevant, 100)
         rows.append(m)

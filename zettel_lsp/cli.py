@@ -15,6 +15,7 @@ import math
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,7 @@ from zettel_lsp.search.engine import (
     SearchOptions,
 )
 from zettel_lsp.search.eval_links import evaluate_links, load_holdout, unlink_copy
-from zettel_lsp.search.evaluate import EvalReport, evaluate, load_golden
+from zettel_lsp.search.evaluate import EvalReport, as_seen, evaluate, load_golden
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
@@ -681,12 +682,14 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         return 1
     t_index = time.perf_counter()
     with vault:
-        report = evaluate(
-            lambda q: [r.path for r in vault.engine.search(q, opts)],
-            golden,
-            k=10,
-            recall_k=BEIR_DEPTH,
-        )
+
+        def search(q: str) -> list[str]:
+            def at(limit: int) -> list[str]:
+                return [r.path for r in vault.engine.search(q, replace(opts, limit=limit))]
+
+            return as_seen(at, 10, BEIR_DEPTH)
+
+        report = evaluate(search, golden, k=10, recall_k=BEIR_DEPTH)
     t_end = time.perf_counter()
     out: dict[str, Any] = {
         "collection": collection.name,

@@ -49,6 +49,17 @@ class EvalReport:
         return [q for q in self.queries if q["metrics"]["hit@1"] < 1.0]
 
 
+def as_seen(search: Callable[[int], Sequence[str]], k: int, deep: int) -> list[str]:
+    """The ranking a user sees for the first ``k`` results (``search(k)``), continued to ``deep``
+    results from ``search(deep)`` for recall. Legs fetch more for a larger limit, which can
+    reorder the top, so top-k metrics must come from a limit-``k`` search."""
+    top = list(search(k))
+    if deep <= k:
+        return top
+    seen = set(top)
+    return top + [p for p in search(deep) if p not in seen]
+
+
 def evaluate(
     search: Callable[[str], Sequence[str]],
     golden: Sequence[GoldenQuery],
