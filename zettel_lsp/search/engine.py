@@ -30,7 +30,7 @@ ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
 QUERY_CACHE_SIZE = 256
 # Chosen by leave-one-collection-out over obsidian-help, CACM, CISI, HotpotQA-100 and MuSiQue-100
 # (benchmarks/tune.py; the held-out figures are in docs/evaluation.md).
-DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.5, "title": 0.5}
+DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, "title": 0.5}
 DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "convex"
 FUSIONS = ("rrf", "convex")
