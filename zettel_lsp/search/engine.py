@@ -1,4 +1,5 @@
-"""The search pipeline: legs → RRF per card → graph rerank. Used by the CLI, server, benchmarks.
+"""The search pipeline: legs → fusion per card → graph rerank → exact title first. Used by the CLI,
+server and benchmarks.
 
 Legs (each fetches ``SearchOptions.leg_depth`` chunks: a fixed depth, or the limit when that is
 larger, so the first results do not depend on how many were asked for):
