@@ -103,7 +103,14 @@ def test_ask_when_ollama_goes_away_with_pending_vectors(
     assert cli.main(argv) == 0
     out, err = capsys.readouterr()
     assert "not reachable; start Ollama" in err and "searching without the dense leg" in err
-    assert out.startswith(" 1. New card  (New card.md:")
+    # the card with no vector yet is found by the lexical legs, among the first two (the
+    # keyword leg's weight is small since issue #11, so "Levain", whose title is in the query,
+    # may come first)
+    firsts = [line for line in out.splitlines() if line[:4] in (" 1. ", " 2. ")]
+    assert any(
+        line.startswith((" 1. New card  (New card.md:", " 2. New card  (New card.md:"))
+        for line in firsts
+    ), out
 
 
 def test_search_with_expansion_and_rerank(
