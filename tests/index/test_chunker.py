@@ -112,9 +112,21 @@ def test_empty_cards_are_one_title_chunk_and_batches_match_single_calls() -> Non
     ]
     batched = chunk_cards(cards, words, max_tokens=80)
     (empty,), (front,) = batched[0], batched[1]
-    assert (empty.text, empty.embed_text, empty.line_start, empty.line_end) == ("", "Empty", 0, 0)
-    assert front.embed_text == "Only frontmatter (Lone)" and front.text == ""
-    assert front.line_start == front.line_end == 4  # the line after the frontmatter
+    assert (empty.text, empty.embed_text, empty.line_start, empty.line_end) == (
+        "Empty",
+        "Empty",
+        0,
+        0,
+    )
+    # the keyword leg searches the chunk's text: it holds the title and aliases too
+    assert front.embed_text == "Only frontmatter (Lone)" and front.text == "Only frontmatter\nLone"
+    assert (front.line_start, front.line_end) == (0, 4)  # the whole file
+    described = parse_card(
+        "D.md", "---\nid: x1\ntitle: Quokka\ndesc: Small wallaby\ntags: [zoo, marsupial]\n---\n"
+    )
+    (chunk,) = chunk_card(described, words)
+    assert chunk.text == "Quokka\nSmall wallaby\n#zoo #marsupial"
+    assert chunk.embed_text == "Quokka\nSmall wallaby\n#zoo #marsupial"
     assert batched == [chunk_card(c, words, max_tokens=80) for c in cards]
 
 

@@ -20,7 +20,7 @@ from zettel_lsp.notes.masking import fenced_code_spans
 from zettel_lsp.notes.model import Card
 
 # Bump when chunk boundaries or embedded text change: stored vectors are then re-embedded.
-CHUNKER_VERSION = "md-3"  # md-3: an empty card is one title-only chunk
+CHUNKER_VERSION = "md-4"  # md-4: an empty card's chunk holds its front-matter text and tags
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_OVERLAP_TOKENS = 40
 # A heading starts a new chunk once the current one holds at least this many tokens; smaller
@@ -142,11 +142,39 @@ def _make_chunk(card: Card, index: int, units: list[_Unit]) -> Chunk:
 
 def _title_chunk(card: Card) -> Chunk:
     """A card with no text of its own (a stub, only frontmatter, only a drawing) is still a card
-    that links point at and that a user opens by name: one chunk of its title and aliases, over
-    the lines after its frontmatter, keeps it findable."""
+    that links point at and that a user opens by name: one chunk of its title, aliases, tags and
+    front-matter text values (e.g. a Dendron ``desc``) keeps it findable by every leg, the
+    keyword leg included. It spans the whole file."""
     last = card.text.count("\n")  # the last line (empty after a final newline)
-    start = min(card.body_start_line, last)
-    return Chunk(card.path, 0, (), start, last, "", _prefix(card, (), True), 0)
+    lines = [card.title, *card.aliases]
+    lines.extend(v for v in _frontmatter_values(card) if v not in lines)
+    tags = " ".join(f"#{t.name}" for t in card.tags)
+    if tags:
+        lines.append(tags)
+    text = "\n".join(line for line in lines if line)
+    values = "\n".join(lines[1 + len(card.aliases) :])
+    embed = _prefix(card, (), True) + ("\n" + values if values else "")
+    return Chunk(card.path, 0, (), 0, last, text, embed, 0)
+
+
+# Front-matter keys whose values are bookkeeping, not words a reader searches for.
+_BOOKKEEPING_KEYS = frozenset(
+    {"id", "uid", "title", "aliases", "alias", "tags", "tag", "created", "updated", "modified",
+     "date", "cssclass", "cssclasses"}
+)  # fmt: skip
+
+
+def _frontmatter_values(card: Card) -> list[str]:
+    """The text values of the card's front matter (strings, and strings in lists), in order."""
+    out: list[str] = []
+    for key, value in card.frontmatter.items():
+        if key.casefold() in _BOOKKEEPING_KEYS:
+            continue
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if isinstance(item, str) and item.strip():
+                out.append(" ".join(item.split()))
+    return out
 
 
 def _blocks(card: Card) -> list[_Unit]:

@@ -106,8 +106,9 @@ def save_state(folder: Path, state: IndexState) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=folder)
     try:
-        # json.dumps runs the C encoder; json.dump streams through the pure-Python one (10x slower)
-        data = json.dumps(state.to_json(), ensure_ascii=False, separators=(",", ":"))
+        # json.dumps runs the C encoder; json.dump streams through the pure-Python one (10x
+        # slower). ASCII escapes keep any path lossless, even one with lone surrogates.
+        data = json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":"))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(data)
             fh.flush()

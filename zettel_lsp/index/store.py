@@ -278,7 +278,8 @@ class EdgeStore:
         return int(self._shard.count(CountRequest(exact=True, filter=flt)))
 
     def paths(self) -> dict[str, int]:
-        """Every card path in the shard with its number of points."""
+        """Every card path in the shard with its number of points (at least one: the facet
+        can still list a path whose points were all deleted)."""
         limit = max(16, self.count() + 1)
         resp = self._shard.facet(FacetRequest(key="path", limit=limit, exact=True))
-        return {str(h.value): int(h.count) for h in resp.hits}
+        return {str(h.value): int(h.count) for h in resp.hits if int(h.count) > 0}

@@ -17,6 +17,7 @@ crash at any moment leads to redone work, never to phantom or missing cards.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -44,6 +45,7 @@ from zettel_lsp.notes.title_rule import TitleSource
 
 log = logging.getLogger(__name__)
 
+LOCK_FILE = "lock"  # beside the shard: held (flock) by the one process using the folder
 LEXICAL_BATCH_FILES = 1024  # cards per shard flush + state save (a save writes the whole state)
 DENSE_SAVE_SECONDS = 5.0  # how often the dense phase flushes and records finished cards
 
@@ -111,7 +113,7 @@ def point_id(path: str, index: int) -> int:
 
 
 def text_hash(text: str) -> str:
-    """The hash stored with each chunk (``embed_hash``/``body_hash``) to recognise its text."""
+    """The hash stored with each chunk (``embed_hash``) to recognise the text it embedded."""
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
@@ -149,7 +151,6 @@ class Indexer:
             max_length=self.settings.chunk_tokens,
         )
         self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
-        self._folder_lock: _FolderLock | None = None
         # chunk boundaries depend on the code and on the budget, and the embedded text starts
         # with the card's title: any of them changing re-chunks every card (vectors are reused
         # where the embedded text is unchanged)
@@ -158,11 +159,26 @@ class Indexer:
             f"title-{TitleSource(self.settings.title_source)}"
         )
         dim = self.embedder.dim
-        # Open the shard first: that takes Edge's lock, so nothing below can race another
-        # process on the same folder (a second one fails here with IndexLockedError).
+        # Take the folder's lock before creating, opening or judging anything in it: a second
+        # process (even one started in the same instant on a fresh folder) fails here with
+        # IndexLockedError and never mistakes a shard being created for a damaged one.
+        self._folder_lock = _FolderLock(self.index_dir)
+        try:
+            self._open(dim)
+        except BaseException:
+            self._folder_lock.release()
+            raise
+        self._generation: dict[str, int] = {}
+        self._dense_jobs: deque[deque[_DenseItem]] = deque()
+        self._dense_left: dict[str, int] = {}
+        self._closed = False
+        self.embed_seconds = 0.0  # time inside the model (for throughput figures)
+
+    def _open(self, dim: int) -> None:
+        """Open the store and load (or start) the bookkeeping; called under the folder lock."""
         loaded = load_state(self.index_dir)
         self.store: VectorStore = self._open_store(loaded.dim if loaded and loaded.dim else dim)
-        state = load_state(self.index_dir)  # re-read under the lock
+        state = load_state(self.index_dir)
         if (
             state is None
             or state.vault != str(self.vault)
@@ -194,26 +210,21 @@ class Indexer:
         self.state = state
         if state.bm25_avg_len > 0:
             self.store.set_bm25_avg_len(state.bm25_avg_len)
-        self._generation: dict[str, int] = {}
-        self._dense_jobs: deque[deque[_DenseItem]] = deque()
-        self._dense_left: dict[str, int] = {}
-        self._closed = False
-        self.embed_seconds = 0.0  # time inside the model (for throughput figures)
 
     def _open_store(self, dim: int) -> VectorStore:
         if not self.settings.qdrant_url:
             try:
-                return EdgeStore(self.index_dir, dim, 100.0)  # takes Edge's folder lock
+                return EdgeStore(self.index_dir, dim, 100.0)
             except StoreError as exc:
-                # Damaged (e.g. killed while the shard was being created): the notes are the
-                # truth and the index can always be rebuilt, so start it again.
+                # Damaged (e.g. killed while the shard was being created): we hold the folder's
+                # lock, so no live process is using it; the notes are the truth and the index
+                # can always be rebuilt, so start it again.
                 log.warning("%s; rebuilding the index from the notes", exc)
                 EdgeStore.destroy(self.index_dir)
                 (self.index_dir / STATE_FILE).unlink(missing_ok=True)
                 return EdgeStore(self.index_dir, dim, 100.0)
         from zettel_lsp.index.remote_store import RemoteStore
 
-        self._folder_lock = _FolderLock(self.index_dir)  # the state file needs one writer too
         return RemoteStore.connect(
             self.settings.qdrant_url,
             self.settings.qdrant_api_key,
@@ -229,11 +240,16 @@ class Indexer:
             if self._closed:
                 return
             self._closed = True
-            self.store.flush()
-            save_state(self.index_dir, self.state)
-            self.store.close()
-            if self._folder_lock is not None:
-                self._folder_lock.release()
+            # Whatever fails here (a full disk, a state that cannot be written), the store is
+            # closed and the lock released, so this process or the next can open the folder.
+            try:
+                self.store.flush()
+                save_state(self.index_dir, self.state)
+            finally:
+                try:
+                    self.store.close()
+                finally:
+                    self._folder_lock.release()
 
     def __enter__(self) -> Indexer:
         return self
@@ -336,7 +352,8 @@ class Indexer:
         pending = set(state.pending)
         if scope is None:
             known = set(state.files) | pending | set(state.skipped)
-            shard_paths = set(self.store.paths())
+            # the facet may still list a path whose points are all deleted (count 0)
+            shard_paths = {p for p, n in self.store.paths().items() if n > 0}
             phantoms = shard_paths - set(state.files) - set(present)
             gone = (known | phantoms) - set(present)
         else:
@@ -470,7 +487,7 @@ class Indexer:
         for card, chunks in zip(to_chunk, chunked, strict=True):
             rel = card.path
             source = renames.get(rel, rel)
-            reuse = self._old_vectors(source, chunks, by_body=rel in renames)
+            reuse = self._old_vectors(source, chunks)
             gen = self._generation.get(rel, 0) + 1
             self._generation[rel] = gen
             missing: list[_DenseItem] = []
@@ -510,22 +527,23 @@ class Indexer:
         save_state(self.index_dir, state)
         return [it for items in dense_items.values() for it in items]
 
-    def _old_vectors(
-        self, path: str, chunks: Sequence[Chunk], *, by_body: bool
-    ) -> dict[int, list[float]]:
-        """Dense vectors of the card's stored chunks whose text is unchanged, by new chunk index."""
+    def _old_vectors(self, path: str, chunks: Sequence[Chunk]) -> dict[int, list[float]]:
+        """Dense vectors of the card's stored chunks, by new chunk index, for the chunks whose
+        embedded text (title and heading prefix included) is exactly the text embedded before.
+
+        Only that text decides: a rename that changes the title, or chunks cut from one long
+        line (same lines, different text), get new vectors."""
         old = self.state.files.get(path)
-        if old is None or not old.dense or not chunks:
+        if old is None or not chunks:
             return {}
         ids = [point_id(path, i) for i in range(old.chunks)]
-        key = "body_hash" if by_body else "embed_hash"
         stored: dict[str, list[float]] = {}
         for _, payload, vec in self.store.retrieve(ids, with_dense=True):
-            if vec is not None and payload.get(key):
-                stored[str(payload[key])] = list(vec)
+            if vec is not None and payload.get("embed_hash"):
+                stored[str(payload["embed_hash"])] = list(vec)
         out: dict[int, list[float]] = {}
         for chunk in chunks:
-            h = text_hash(chunk.text if by_body else chunk.embed_text)
+            h = text_hash(chunk.embed_text)
             if h in stored:
                 out[chunk.index] = stored[h]
         return out
@@ -542,8 +560,14 @@ class Indexer:
         cards = []
         for rel in todo:
             res = read_note(self.vault / rel, self.settings.max_file_bytes)
-            if res.ok:
-                cards.append(self._parse(rel, res))
+            if not res.ok:
+                continue
+            if hashlib.sha256(res.text.encode("utf-8")).hexdigest() != self.state.files[rel].sha256:
+                # changed since it was chunked: its points hold the old text, so embedding the
+                # new text would store vectors that do not match them; the next sync redoes it
+                self.state.pending.append(rel)
+                continue
+            cards.append(self._parse(rel, res))
         items: list[_DenseItem] = []
         for card, chunks in zip(
             cards,
@@ -607,23 +631,39 @@ class Indexer:
 
 
 class _FolderLock:
-    """An exclusive, non-blocking lock on ``<folder>/lock`` (released when the process dies)."""
+    """An exclusive, non-blocking lock on ``<folder>/lock`` (released when the process dies),
+    holding the owner's pid for the message a second process gets."""
 
     def __init__(self, folder: Path) -> None:
         import fcntl
 
         folder.mkdir(parents=True, exist_ok=True)
-        self._fh = (folder / "lock").open("a+")
+        self._fh = (folder / LOCK_FILE).open("a+", encoding="utf-8")
         try:
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
+            self._fh.seek(0)
+            pid = self._fh.read(32).strip()
             self._fh.close()
+            who = f" (pid {pid})" if pid.isdigit() else ""
             raise IndexLockedError(
-                f"index folder {folder} is in use by another zettel-lsp; close the other editor "
-                "window or pass a different --index-dir"
+                f"index folder {folder} is in use by another zettel-lsp{who}; close the other "
+                "editor window or pass a different --index-dir"
             ) from exc
+        with contextlib.suppress(OSError):
+            self._fh.seek(0)
+            self._fh.truncate()
+            self._fh.write(str(os.getpid()))
+            self._fh.flush()
+        self._released = False
 
     def release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        with contextlib.suppress(OSError):
+            self._fh.seek(0)
+            self._fh.truncate()
         self._fh.close()
 
 
@@ -637,5 +677,4 @@ def _payload(card: Card, chunk: Chunk) -> dict[str, object]:
         "line_end": chunk.line_end,
         "text": chunk.text,
         "embed_hash": text_hash(chunk.embed_text),
-        "body_hash": text_hash(chunk.text),
     }

@@ -29,7 +29,7 @@ from zettel_lsp.notes.title_rule import TitleSource
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "cards.pickle"
-CARD_FORMAT = "cards-2"  # parser + Card layout version (2: titles follow the file name)
+CARD_FORMAT = "cards-3"  # parser + Card layout version (3: front matter depth bounded)
 
 Key = tuple[str, str]  # (path, sha256 of the text)
 
@@ -70,8 +70,10 @@ def save_cache(
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(data, fh, protocol=5)
         os.replace(tmp, folder / CACHE_FILE)
-    except OSError as exc:
-        log.info("card cache not saved (%s)", exc)
+    except Exception as exc:  # noqa: BLE001 - the cache is a shortcut: a failed write costs time only
+        log.warning(
+            "card cache not saved (%s: %s); the notes will be parsed again", type(exc).__name__, exc
+        )
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 

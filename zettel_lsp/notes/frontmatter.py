@@ -14,6 +14,11 @@ try:  # the C loader is ~10x faster on 13k cards; fall back to pure Python where
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
+# Parsed front matter is bounded: deeper or larger values are kept as plain text (a 1 KB block
+# nested 500 levels deep broke pickling and JSON downstream).
+MAX_DEPTH = 16
+MAX_NODES = 10_000
+
 _OPEN = re.compile(r"---[ \t]*\n")
 _CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -57,7 +62,74 @@ def split_frontmatter(text: str) -> Frontmatter:
     if not isinstance(loaded, dict):
         return Frontmatter({}, end, end_line, "frontmatter is not a mapping; fields ignored")
     data = {str(k): v for k, v in loaded.items()}
+    if not _within_limits(data):
+        return Frontmatter(
+            _bounded(data),
+            end,
+            end_line,
+            f"frontmatter nested deeper than {MAX_DEPTH} levels or larger than {MAX_NODES:,} "
+            "values; the deeper parts are kept as plain text",
+        )
     return Frontmatter(data, end, end_line)
+
+
+def _within_limits(data: dict[str, Any]) -> bool:
+    """True when no value is nested deeper than :data:`MAX_DEPTH` and the whole holds at most
+    :data:`MAX_NODES` values (YAML aliases can make a tiny block expand enormously, or loop)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES or depth > MAX_DEPTH:
+            return False
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple | set):
+            stack.extend((v, depth + 1) for v in value)
+    return True
+
+
+def _bounded(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``data`` where containers below :data:`MAX_DEPTH` become their scalar text
+    (space-separated), within a budget of :data:`MAX_NODES` values in all."""
+    budget = [MAX_NODES]
+
+    def copy(value: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        if not isinstance(value, dict | list | tuple | set):
+            return value
+        if depth >= MAX_DEPTH:
+            return _flat_text(value, budget)
+        if isinstance(value, dict):
+            return {str(k): copy(v, depth + 1) for k, v in value.items()}
+        return [copy(v, depth + 1) for v in value]
+
+    return {k: copy(v, 1) for k, v in data.items()}
+
+
+def _flat_text(value: Any, budget: list[int]) -> str:
+    """The scalars inside ``value`` (depth-first, iteratively; shared or cyclic parts once)."""
+    out: list[str] = []
+    seen: set[int] = set()
+    stack: list[Any] = [value]
+    while stack and budget[0] > 0:
+        item = stack.pop()
+        budget[0] -= 1
+        if isinstance(item, dict | list | tuple | set):
+            if id(item) in seen:
+                continue
+            seen.add(id(item))  # the containers stay alive (in ``value``): ids do not recur
+            if isinstance(item, dict):
+                children = [x for kv in item.items() for x in kv]
+            else:
+                children = list(item)
+            stack.extend(reversed(children))
+        elif item is not None:
+            out.append(str(item))
+    return " ".join(out)
 
 
 def scalar_text(value: Any) -> str | None:

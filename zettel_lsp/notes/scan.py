@@ -30,7 +30,22 @@ class ScanReport:
 
 
 def is_note_path(rel_path: str) -> bool:
-    return rel_path.lower().endswith(NOTE_SUFFIXES)
+    return rel_path.lower().endswith(NOTE_SUFFIXES) and utf8_name(rel_path)
+
+
+def utf8_name(name: str) -> bool:
+    """False for a file name with bytes that are not UTF-8 (Python keeps them as lone
+    surrogates, which JSON, URIs and Qdrant payloads cannot carry)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_path(path: str) -> str:
+    """A path for messages: undecodable bytes shown as ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def is_ignored(rel_path: str, ignore_globs: Iterable[str] = ()) -> bool:
@@ -73,6 +88,15 @@ def iter_note_paths(
         for entry in entries:
             name = entry.name
             if name.startswith("."):
+                continue
+            if not utf8_name(name):
+                # Such a name cannot travel as JSON, in a URI or in a Qdrant payload.
+                if report is not None and (name.lower().endswith(NOTE_SUFFIXES) or entry.is_dir()):
+                    report.skipped += 1
+                    report.problems.append(
+                        f"{shown_path(entry.path)}: the name is not valid UTF-8, skipped "
+                        "(rename it to index it)"
+                    )
                 continue
             rel = f"{rel_folder}{name}"
             try:

@@ -252,9 +252,24 @@ class VaultService:
             if self._stop.is_set():
                 return  # closed while starting: the store went away under us
             log.exception("start-up of %s failed", self.root)
+            self._release_index()
             self._fail(Phase.FAILED, f"the index could not be built: {exc}")
         finally:
             self.done.set()
+
+    def _release_index(self) -> None:
+        """After a failed start-up: stop the watcher and close the index, so that its folder
+        lock is free again (for 'zettel.reindex', another window, or the CLI)."""
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        with self.lock:
+            vault, self.vault = self.vault, None
+        if vault is not None:
+            try:
+                vault.close()
+            except Exception:  # closing is best effort; the lock goes regardless
+                log.exception("closing the index of %s after a failure", self.root)
 
     def _start_up(self) -> None:
         s = self.settings
