@@ -254,6 +254,12 @@ def _add_vault_options(p: argparse.ArgumentParser) -> None:
         "opening H1 when the file name is an id), filename, h1 or frontmatter "
         "(default %(default)s; docs/notes-and-links.md)",
     )
+    p.add_argument(
+        "--follow-external-symlinks",
+        action="store_true",
+        help="follow symlinks (to notes or folders) whose target is outside the vault; by "
+        "default they are skipped and reported",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -301,7 +307,12 @@ def cmd_graph(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     scan = ScanReport()
     cards, problems = load_vault(
-        args.vault, args.ignore, args.max_file_bytes, report=scan, title_source=args.title_source
+        args.vault,
+        args.ignore,
+        args.max_file_bytes,
+        report=scan,
+        title_source=args.title_source,
+        follow_external_symlinks=args.follow_external_symlinks,
     )
     t1 = time.perf_counter()
     graph = LinkGraph.build(cards)
@@ -372,6 +383,7 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
         max_file_bytes=args.max_file_bytes,
         ignore_globs=tuple(args.ignore),
         title_source=TitleSource(args.title_source),
+        follow_external_symlinks=args.follow_external_symlinks,
     )
 
 
@@ -797,6 +809,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             "cards": report.cards,
             "chunks": report.chunks,
             "indexed": report.indexed,
+            "new": report.new,
+            "changed": report.changed,
             "unchanged": report.unchanged,
             "embedded": embedded,
             "reused_vectors": report.reused_vectors,
@@ -817,8 +831,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         else:
             print(
                 f"Indexed {report.cards:,} cards ({report.chunks:,} chunks) of {indexer.vault}\n"
-                f"  re-read {report.indexed:,}, unchanged {report.unchanged:,}, renamed "
-                f"{report.renamed:,}, deleted {report.deleted:,}, skipped {len(report.skipped):,}\n"
+                f"  new {report.new:,}, changed {report.changed:,}, renamed {report.renamed:,}, "
+                f"deleted {report.deleted:,}, unchanged {report.unchanged:,}, skipped "
+                f"{len(report.skipped):,}\n"
                 f"  embedded {embedded:,} chunks ({report.reused_vectors:,} vectors reused) with "
                 f"{summary['model']}\n"
                 f"  lexical search ready after {lexical_s:.1f} s; done after "
@@ -836,12 +851,8 @@ def _watch_forever(indexer: Indexer) -> None:
     from zettel_lsp.index.watch import VaultWatcher
 
     def show(r: SyncReport) -> None:
-        changed = r.indexed + r.deleted + r.renamed
-        if changed:
-            print(
-                f"updated: {r.indexed} re-indexed, {r.renamed} renamed, {r.deleted} deleted",
-                file=sys.stderr,
-            )
+        if r.new or r.changed or r.renamed or r.deleted:
+            print(f"updated: {r.summary()}", file=sys.stderr)
 
     watcher = VaultWatcher(indexer, on_sync=show)
     watcher.start()

@@ -75,6 +75,7 @@ class Vault:
                 self.settings.ignore_globs,
                 self.settings.max_file_bytes,
                 title_source=self.settings.title_source,
+                follow_external_symlinks=self.settings.follow_external_symlinks,
             )
         graph = LinkGraph.build(cards)
         engine = SearchEngine(self.indexer.store, self.indexer.embedder, graph)

@@ -82,10 +82,14 @@ def test_file_name_that_is_not_utf8_is_skipped_with_a_message(
     idx = tmp_path / "idx"
     caplog.set_level(logging.WARNING)
     with open_indexer(vault, idx, cache_dir) as ix:
-        ix.sync()
+        report = ix.sync()
+        assert "bad\\xffname.md: the name is not valid UTF-8" in caplog.text
         assert set(ix.state.files) == {"good.md"}
         assert ix.store.keyword_search("sourdough", 3)[0].path == "good.md"
-    assert "bad\\xffname.md: the name is not valid UTF-8" in caplog.text
+        assert list(report.skipped) == ["bad\\xffname.md"]
+        caplog.clear()
+        assert list(ix.sync().skipped) == ["bad\\xffname.md"]
+        assert "not valid UTF-8" not in caplog.text  # said once, not at every reconcile
     saved = load_state(idx)
     assert saved is not None and set(saved.files) == {"good.md"}
     # the folder is free again, and the command line indexes the vault too
@@ -94,6 +98,7 @@ def test_file_name_that_is_not_utf8_is_skipped_with_a_message(
     )
     assert out.returncode == 0, out.stderr
     assert "Indexed 1 cards" in out.stdout
+    assert "skipped bad\\xffname.md: " in out.stdout and "not valid UTF-8" in out.stdout
 
 
 def test_a_failed_start_up_frees_the_index_folder(

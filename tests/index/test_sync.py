@@ -19,7 +19,7 @@ from tests.index.conftest import assert_index_matches_folder, folder_cards
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.state import load_state
 from zettel_lsp.index.store_api import IndexLockedError
-from zettel_lsp.index.sync import Indexer, IndexSettings, point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings, SyncReport, point_id
 from zettel_lsp.notes.parser import parse_card
 
 
@@ -93,17 +93,27 @@ def test_touch_without_change_is_not_reindexed(
         assert (r.indexed, r.unchanged) == (0, 45)
 
 
-def test_rename_and_move_reuse_vectors(vault: Path, tmp_path: Path, cache_dir: Path) -> None:
+def test_move_reuses_vectors_and_rename_reembeds(
+    vault: Path, tmp_path: Path, cache_dir: Path
+) -> None:
     with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
         ix.sync()
         ix.embed_pending()
         chunks = ix.state.files["baking/Levain.md"].chunks
         (vault / "archive").mkdir()
-        (vault / "baking" / "Levain.md").rename(vault / "archive" / "Leaven build.md")
+        # a move keeps the title (the file name), so every embedded text is unchanged
+        (vault / "baking" / "Levain.md").rename(vault / "archive" / "Levain.md")
         r = ix.sync()
         assert (r.renamed, r.deleted, r.indexed) == (1, 0, 1)
         assert r.reused_vectors == chunks and ix.dense_pending == 0
         assert ix.store.count("baking/Levain.md") == 0
+        assert_index_matches_folder(ix)
+        # a rename changes the title that every chunk embeds: new vectors
+        (vault / "archive" / "Levain.md").rename(vault / "archive" / "Leaven build.md")
+        r = ix.sync()
+        assert (r.renamed, r.deleted, r.indexed, r.reused_vectors) == (1, 0, 1, 0)
+        assert ix.dense_pending == chunks
+        ix.embed_pending()
         assert_index_matches_folder(ix)
 
 
@@ -266,3 +276,214 @@ def test_sigkill_mid_run_then_reconcile_converges(
         assert_index_matches_folder(ix)
         assert len(ix.state.files) == len(folder_cards(vault)) == 400 - 58 + 1
         assert ix.store.keyword_search("axolotls", 5)[0].path == "card 0001.md"
+
+
+# ---------------------------------------------------------------- issue #12: honest counts
+
+
+def make_folder_vault(root: Path, n: int = 100, sections: int = 1) -> Path:
+    """``n`` notes in ``projects/`` (two empty ones and two made from the same template, as
+    real vaults have) plus one note beside the folder; ``sections`` > 1 makes notes of
+    several chunks."""
+    folder = root / "projects"
+    folder.mkdir(parents=True)
+    for i in range(n - 4):
+        body = "".join(
+            f"\n## Part {j}\n" + f"Part {j} of note {i} on topic {i}. " * 40
+            for j in range(1, sections)
+        )
+        (folder / f"Note {i:03d}.md").write_text(
+            f"# Note {i:03d}\nAbout topic {i} and [[Note {i + 1:03d}]].\n{body}", encoding="utf-8"
+        )
+    for name in ("Empty A.md", "Empty B.md"):
+        (folder / name).write_text("", encoding="utf-8")
+    for name in ("Daily 2024-01-01.md", "Daily 2024-01-02.md"):
+        (folder / name).write_text("## Tasks\n- [ ] \n## Log\n", encoding="utf-8")
+    (root / "Index.md").write_text("# Index\n[[Note 000]]\n", encoding="utf-8")
+    return root
+
+
+def counts(r: SyncReport) -> tuple[int, int, int, int]:
+    return (r.new, r.changed, r.renamed, r.deleted)
+
+
+def test_folder_rename_counts_each_card_once(tmp_path: Path, cache_dir: Path) -> None:
+    vault = make_folder_vault(tmp_path / "vault", sections=3)
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        r = ix.sync()
+        assert counts(r) == (101, 0, 0, 0) and r.indexed == 101
+        assert r.chunks > 200  # several chunks a card (the facet's limit is the point count)
+        (vault / "projects").rename(vault / "archive")
+        r = ix.sync()
+        # every card renamed once, duplicates of content included; nothing deleted or new
+        assert counts(r) == (0, 0, 100, 0) and r.unchanged == 1
+        assert len(r.paths_removed) == 100
+        assert r.summary() == "100 renamed"
+        # nothing changed since: nothing to count (before the fix, each later full reconcile
+        # counted the 100 old paths "deleted" again: the shard's path facet still listed them,
+        # with 0 points, up to its limit of one hit per point)
+        for _ in range(2):
+            r = ix.sync()
+            assert counts(r) == (0, 0, 0, 0) and r.unchanged == 101 and r.paths_removed == []
+            assert r.summary() == "no changes"
+        for i in range(5):
+            (vault / "archive" / f"Note {i:03d}.md").unlink()
+        for i in (10, 11):
+            (vault / "archive" / f"Note {i:03d}.md").write_text(f"# Note {i}\nRewritten.\n")
+        for i in range(3):
+            (vault / f"Fresh {i}.md").write_text(f"# Fresh {i}\nAbout quolls {i}.\n")
+        r = ix.sync()
+        assert counts(r) == (3, 2, 0, 5) and r.indexed == 5
+        assert r.summary() == "3 new, 2 changed, 5 deleted"
+        assert_index_matches_folder(ix, dense=False)
+
+
+def test_folder_rename_as_the_server_reports_it(
+    tmp_path: Path, cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same rename through the server: its watcher's sync and a later 'Reindex'."""
+    from zettel_lsp.server.service import Phase, VaultService
+    from zettel_lsp.server.settings import ServerSettings
+
+    vault = make_folder_vault(tmp_path / "vault")
+    settings = ServerSettings(
+        index_dir=str(tmp_path / "idx"), cache_dir=str(cache_dir), watch=True, debounce_ms=100
+    )
+    caplog.set_level(logging.INFO, logger="zettel_lsp.server.service")
+    service = VaultService(vault, settings)
+    service.start()
+    try:
+        assert service.done.wait(300)
+        deadline = time.monotonic() + 120
+        while service.phase != Phase.READY and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert service.vault is not None and service.phase == Phase.READY
+        ix = service.vault.indexer
+        time.sleep(0.3)  # let the OS watch register
+        caplog.clear()
+        (vault / "projects").rename(vault / "archive")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with ix._lock:
+                if sum(p.startswith("archive/") for p in ix.state.files) == 100:
+                    break
+            time.sleep(0.1)
+        time.sleep(0.5)  # a second batch of events, if any, is synced too
+        assert not any(p.startswith("projects/") for p in ix.state.files)
+        service._reconcile()  # 'zettel.reindex'
+    finally:
+        service.close()
+    logged = [rec.getMessage() for rec in caplog.records]
+    updates = [m for m in logged if m.startswith("vault updated:")]
+    assert updates == ["vault updated: 100 renamed"], logged
+    reindex = [m for m in logged if m.startswith("reindex of vault:")]
+    assert reindex == ["reindex of vault: no changes, 101 unchanged"], logged
+    assert not any("deleted" in m or "removed" in m for m in logged), logged
+
+
+# ---------------------------------------------------------------- issue #12: FIFOs, dangling links
+
+
+def test_fifos_and_dangling_symlinks_are_skipped_with_a_reason_said_once(
+    vault: Path, tmp_path: Path, cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    os.mkfifo(vault / "pipe.md")
+    (vault / "dangling.md").symlink_to(tmp_path / "nowhere" / "note.md")
+    caplog.set_level(logging.WARNING)
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        r = ix.sync()
+        assert set(r.skipped) == {"pipe.md", "dangling.md"}
+        assert "FIFO" in r.skipped["pipe.md"]
+        assert "dangling symlink" in r.skipped["dangling.md"]
+        assert "nowhere/note.md" in r.skipped["dangling.md"]
+        logged = "\n".join(rec.getMessage() for rec in caplog.records)
+        assert "pipe.md" in logged and "dangling.md" in logged
+        caplog.clear()
+        r = ix.sync()  # still there: still skipped, not said again
+        assert set(r.skipped) == {"pipe.md", "dangling.md"}
+        assert not any("pipe.md" in rec.getMessage() for rec in caplog.records)
+        assert not any("dangling.md" in rec.getMessage() for rec in caplog.records)
+        # an update of just these paths (as the watcher sends) reports them too
+        os.mkfifo(vault / "pipe2.md")
+        r = ix.sync(["pipe2.md", "dangling.md"])
+        assert "FIFO" in r.skipped["pipe2.md"] and "dangling symlink" in r.skipped["dangling.md"]
+        assert ix.state.skipped.keys() >= {"pipe.md", "pipe2.md", "dangling.md"}
+        # gone: forgotten
+        (vault / "pipe.md").unlink()
+        r = ix.sync()
+        assert "pipe.md" not in ix.state.skipped and set(r.skipped) == {"pipe2.md", "dangling.md"}
+        assert r.deleted == 0
+        assert_index_matches_folder(ix, dense=False)
+
+
+# ---------------------------------------------------------------- issue #12: links out of the vault
+
+
+def add_links(vault: Path, outside: Path) -> None:
+    (outside / "folder").mkdir(parents=True)
+    (outside / "secret.md").write_text("root:x:0:0:quokka:/root:/bin/bash\n")
+    (outside / "folder" / "private.md").write_text("# Private\nAbout wallabies.\n")
+    (vault / "passwd.md").symlink_to(outside / "secret.md")
+    (vault / "external").symlink_to(outside / "folder")
+    (vault / "Levain alias.md").symlink_to(vault / "baking" / "Levain.md")  # inside
+
+
+def test_symlinks_leaving_the_vault_are_not_indexed_by_default(
+    vault: Path, tmp_path: Path, cache_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outside = tmp_path / "outside"
+    add_links(vault, outside)
+    caplog.set_level(logging.WARNING)
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        r = ix.sync()
+        assert "Levain alias.md" in ix.state.files  # a link inside the vault works
+        assert not any(p == "passwd.md" or p.startswith("external/") for p in ix.state.files)
+        assert ix.store.keyword_search("quokka", 5) == []
+        assert ix.store.keyword_search("wallabies", 5) == []
+        assert set(r.skipped) == {"passwd.md", "external"}
+        assert str((outside / "secret.md").resolve()) in r.skipped["passwd.md"]
+        assert str((outside / "folder").resolve()) in r.skipped["external"]
+        assert "followExternalSymlinks" in r.skipped["passwd.md"]
+        said = [rec.getMessage() for rec in caplog.records if "passwd.md" in rec.getMessage()]
+        assert len(said) == 1 and "outside the vault" in said[0]
+        caplog.clear()
+        r = ix.sync()  # reported once, not at every reconcile
+        assert set(r.skipped) == {"passwd.md", "external"} and r.deleted == 0
+        assert not any("passwd.md" in rec.getMessage() for rec in caplog.records)
+        r = ix.sync(["passwd.md", "external/private.md"])  # as the watcher would send them
+        assert "passwd.md" not in ix.state.files and "external/private.md" not in ix.state.files
+        assert ix.store.keyword_search("quokka", 5) == []
+        assert_index_matches_folder(ix, dense=False)
+
+
+def test_symlinks_leaving_the_vault_are_indexed_when_allowed_and_removed_when_not(
+    vault: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    add_links(vault, tmp_path / "outside")
+    idx = tmp_path / "idx"
+    with open_indexer(vault, idx, cache_dir, follow_external_symlinks=True) as ix:
+        r = ix.sync()
+        assert {"passwd.md", "external/private.md", "Levain alias.md"} <= set(ix.state.files)
+        assert r.skipped == {}
+        assert ix.store.keyword_search("quokka", 5)[0].path == "passwd.md"
+    with open_indexer(vault, idx, cache_dir) as ix:  # the setting turned off again
+        r = ix.sync()
+        assert r.deleted == 2 and set(r.skipped) == {"passwd.md", "external"}
+        assert ix.store.keyword_search("quokka", 5) == []
+        assert ix.store.count("external/private.md") == 0
+        assert_index_matches_folder(ix, dense=False)
+
+
+def test_follow_external_symlinks_setting_reaches_the_indexer(tmp_path: Path) -> None:
+    from zettel_lsp.cli import _index_settings, build_parser
+    from zettel_lsp.server.settings import parse_settings
+
+    assert IndexSettings().follow_external_symlinks is False
+    settings, problems = parse_settings({"zettel": {"followExternalSymlinks": True}})
+    assert problems == [] and settings.index_settings().follow_external_symlinks is True
+    _, problems = parse_settings({"followExternalSymlinks": "yes"})
+    assert problems and "followExternalSymlinks" in problems[0]
+    args = build_parser().parse_args(["index", str(tmp_path), "--follow-external-symlinks"])
+    assert _index_settings(args).follow_external_symlinks is True
+    args = build_parser().parse_args(["index", str(tmp_path)])
+    assert _index_settings(args).follow_external_symlinks is False

@@ -39,8 +39,15 @@ from zettel_lsp.index.store import EdgeStore
 from zettel_lsp.index.store_api import ChunkPoint, IndexLockedError, StoreError, VectorStore
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, read_note
-from zettel_lsp.notes.scan import ScanReport, is_ignored, is_note_path, iter_note_paths
+from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, ReadStatus, read_note
+from zettel_lsp.notes.scan import (
+    ScanReport,
+    external_link_problem,
+    external_target,
+    is_ignored,
+    is_note_path,
+    iter_note_paths,
+)
 from zettel_lsp.notes.title_rule import TitleSource
 
 log = logging.getLogger(__name__)
@@ -61,6 +68,7 @@ class IndexSettings:
     qdrant_url: str | None = None  # a Qdrant server instead of the embedded shard
     qdrant_api_key: str | None = None
     title_source: TitleSource = TitleSource.AUTO  # which name is a card's title (titleSource)
+    follow_external_symlinks: bool = False  # index symlinks leading out of the vault
 
     @property
     def backend(self) -> str:
@@ -82,16 +90,33 @@ ProgressFn = Callable[[Progress], None]
 class SyncReport:
     cards: int = 0
     chunks: int = 0
-    indexed: int = 0  # cards (re)chunked and stored
+    indexed: int = 0  # cards (re)chunked and stored: new + changed + renamed + re-chunked
     unchanged: int = 0
     deleted: int = 0
     renamed: int = 0
+    new: int = 0  # cards not in the index before (a rename is not new)
+    changed: int = 0  # cards whose text changed
     reused_vectors: int = 0
     embedded: int = 0  # chunks embedded by embed_pending
     skipped: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     cards_changed: list[Card] = field(default_factory=list)  # parsed cards, for the graph
     paths_removed: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """'3 new, 1 changed, 89 renamed, 2 deleted' (counts that are 0 left out), or
+        'no changes'. Each card is counted once: a renamed card is neither new nor deleted."""
+        parts = [
+            f"{n:,} {what}"
+            for n, what in (
+                (self.new, "new"),
+                (self.changed, "changed"),
+                (self.renamed, "renamed"),
+                (self.deleted, "deleted"),
+            )
+            if n
+        ]
+        return ", ".join(parts) or "no changes"
 
 
 def default_cache_dir() -> Path:
@@ -331,7 +356,18 @@ class Indexer:
         state = self.state
         scan = ScanReport()
         if scope is None:
-            disk_paths = list(iter_note_paths(self.vault, self.settings.ignore_globs, scan))
+            disk_paths = list(
+                iter_note_paths(
+                    self.vault,
+                    self.settings.ignore_globs,
+                    scan,
+                    follow_external_symlinks=self.settings.follow_external_symlinks,
+                )
+            )
+            for rel, target in scan.external_links.items():  # said once, like other skips
+                self._skip(rel, _outside(self.vault / rel, target), report)
+            for shown, message in scan.bad_names.items():
+                self._skip(shown, ReadResult(ReadStatus.UNREADABLE, problems=[message]), report)
         else:
             disk_paths = [
                 p
@@ -340,15 +376,24 @@ class Indexer:
             ]
         present: dict[str, tuple[int, int]] = {}
         for rel in disk_paths:
+            if scope is not None and not self.settings.follow_external_symlinks:
+                leads_to = external_target(self.vault, rel)
+                if leads_to is not None:  # the full scan does not list these
+                    self._skip(rel, _outside(self.vault / rel, leads_to), report)
+                    continue
             try:
                 st = os.stat(self.vault / rel)
             except FileNotFoundError:
+                if os.path.islink(self.vault / rel):  # dangling symlink: say so, once
+                    self._skip(rel, read_note(self.vault / rel), report)
                 continue
             except OSError:  # a symlink loop, permissions: say why, once
                 self._skip(rel, read_note(self.vault / rel), report)
                 continue
             if stat.S_ISREG(st.st_mode):
                 present[rel] = (st.st_size, st.st_mtime_ns)
+            else:  # a FIFO, socket or device named like a note: say so, once
+                self._skip(rel, read_note(self.vault / rel), report)
         pending = set(state.pending)
         if scope is None:
             known = set(state.files) | pending | set(state.skipped)
@@ -396,15 +441,24 @@ class Indexer:
                 log.warning("%s", problem)
             cards[rel] = (card, sha, res.size, res.mtime_ns)
         for rel in [p for p in gone if p in state.skipped and p not in state.files]:
-            state.skipped.pop(rel, None)
+            if rel not in report.skipped:  # gone; still skipped (FIFO, link...): keep the reason
+                state.skipped.pop(rel, None)
             gone.discard(rel)
 
         # renames: a vanished card whose content hash reappears under a new path
-        by_sha: dict[str, str] = {state.files[g].sha256: g for g in gone if g in state.files}
+        # (several cards may share a text, e.g. empty ones: each old path is used once, the
+        # one with the same file name first)
+        by_sha: dict[str, list[str]] = {}
+        for g in sorted(gone):
+            if g in state.files:
+                by_sha.setdefault(state.files[g].sha256, []).append(g)
         renames: dict[str, str] = {}  # new path -> old path
         for rel, (_, sha, _, _) in cards.items():
-            old_path = by_sha.pop(sha, None)
-            if old_path is not None and rel not in state.files:
+            olds = by_sha.get(sha)
+            if olds and rel not in state.files:
+                name = rel.rsplit("/", 1)[-1]
+                old_path = next((o for o in olds if o.rsplit("/", 1)[-1] == name), olds[0])
+                olds.remove(old_path)
                 renames[rel] = old_path
         report.seconds["read"] = round(time.perf_counter() - t1, 3)
 
@@ -513,6 +567,13 @@ class Indexer:
             report.paths_removed.append(p)
         report.deleted += sum(1 for p in batch if p in gone)
         report.renamed += sum(1 for p in batch if p in renames)
+        for p in batch:
+            if p in cards and p not in renames:
+                old = state.files.get(p)
+                if old is None:
+                    report.new += 1
+                elif old.sha256 != cards[p][1]:
+                    report.changed += 1
         for card, chunks in zip(to_chunk, chunked, strict=True):
             rel = card.path
             _, sha, size, mtime = cards[rel]
@@ -665,6 +726,11 @@ class _FolderLock:
             self._fh.seek(0)
             self._fh.truncate()
         self._fh.close()
+
+
+def _outside(link: Path, target: str) -> ReadResult:
+    """A symlink leaving the vault, as a skipped read (``followExternalSymlinks`` is off)."""
+    return ReadResult(ReadStatus.OUTSIDE_VAULT, problems=[external_link_problem(str(link), target)])
 
 
 def _payload(card: Card, chunk: Chunk) -> dict[str, object]:

@@ -27,6 +27,11 @@ class ScanReport:
 
     problems: list[str] = field(default_factory=list)
     skipped: int = 0  # note files not loaded (binary, too large, unreadable, vanished)
+    # symlinks (to notes or folders) whose target is outside the vault, not followed:
+    # vault-relative link path -> resolved target (see external_link_problem)
+    external_links: dict[str, str] = field(default_factory=dict)
+    # files and folders whose names are not UTF-8, not read: shown path (``\\xff``) -> message
+    bad_names: dict[str, str] = field(default_factory=dict)
 
 
 def is_note_path(rel_path: str) -> bool:
@@ -56,16 +61,46 @@ def is_ignored(rel_path: str, ignore_globs: Iterable[str] = ()) -> bool:
     return any(fnmatch.fnmatch(rel_path, g) for g in ignore_globs)
 
 
+def external_target(root: str | Path, rel_path: str) -> str | None:
+    """The resolved target of ``rel_path`` when it (or a folder on its way) is a symlink that
+    leads outside the vault ``root`` to something that exists; None when the path stays inside
+    (or is a dangling symlink: that is reported as such)."""
+    root_real = os.path.realpath(os.fspath(root))
+    target = os.path.realpath(os.path.join(root_real, rel_path))
+    return None if _stays_inside(target, root_real) else target
+
+
+def _stays_inside(path: str, root_real: str) -> bool:
+    if path == root_real or path.startswith(root_real.rstrip(os.sep) + os.sep):
+        return True
+    return not os.path.lexists(path)  # dangling: nothing outside is read
+
+
+def external_link_problem(link: str, target: str) -> str:
+    """The message for a symlink that is not followed because it leaves the vault."""
+    return (
+        f"{link}: symlink to {target}, outside the vault: not followed (to index what it points "
+        "to, set followExternalSymlinks, or --follow-external-symlinks)"
+    )
+
+
 def iter_note_paths(
-    root: str | Path, ignore_globs: Iterable[str] = (), report: ScanReport | None = None
+    root: str | Path,
+    ignore_globs: Iterable[str] = (),
+    report: ScanReport | None = None,
+    *,
+    follow_external_symlinks: bool = False,
 ) -> Iterator[str]:
     """Vault-relative paths (forward slashes) of every note under ``root``, sorted per folder.
 
     Symlinked folders are followed once: a folder already visited (same device and inode) is
-    skipped, so symlink loops end. Unreadable folders are reported and skipped.
+    skipped, so symlink loops end. Unreadable folders are reported and skipped. A symlink (to
+    a note or a folder) whose target lies outside the vault is not followed unless
+    ``follow_external_symlinks``; it is listed in ``report.external_links``.
     """
     globs = tuple(ignore_globs)
     root_str = os.fspath(root)
+    root_real = os.path.realpath(root_str)
     seen: set[tuple[int, int]] = set()
     try:
         st = os.stat(root_str)
@@ -92,8 +127,7 @@ def iter_note_paths(
             if not utf8_name(name):
                 # Such a name cannot travel as JSON, in a URI or in a Qdrant payload.
                 if report is not None and (name.lower().endswith(NOTE_SUFFIXES) or entry.is_dir()):
-                    report.skipped += 1
-                    report.problems.append(
+                    report.bad_names[shown_path(f"{rel_folder}{name}")] = (
                         f"{shown_path(entry.path)}: the name is not valid UTF-8, skipped "
                         "(rename it to index it)"
                     )
@@ -103,10 +137,14 @@ def iter_note_paths(
                 is_dir = entry.is_dir(follow_symlinks=True)
             except OSError:
                 is_dir = False
+            # only a symlink can lead out (its target resolved, no stat for other entries)
+            leaves = not follow_external_symlinks and _is_symlink(entry)
             if is_dir:
                 if name in DEFAULT_IGNORED_DIRS or any(
                     fnmatch.fnmatch(rel + "/", g) for g in globs
                 ):
+                    continue
+                if leaves and _left(entry.path, rel, root_real, report):
                     continue
                 try:
                     dst = entry.stat(follow_symlinks=True)
@@ -124,8 +162,27 @@ def iter_note_paths(
                 seen.add(key)
                 subdirs.append((entry.path, rel + "/"))
             elif is_note_path(name) and not any(fnmatch.fnmatch(rel, g) for g in globs):
+                if leaves and _left(entry.path, rel, root_real, report):
+                    continue
                 yield rel
         stack.extend(reversed(subdirs))
+
+
+def _is_symlink(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+def _left(path: str, rel: str, root_real: str, report: ScanReport | None) -> bool:
+    """True (and recorded in ``report``) when the symlink ``path`` resolves outside the vault."""
+    target = os.path.realpath(path)
+    if _stays_inside(target, root_real):
+        return False
+    if report is not None:
+        report.external_links[rel] = target
+    return True
 
 
 @dataclass(slots=True)
@@ -163,13 +220,18 @@ def load_vault(
     *,
     report: ScanReport | None = None,
     title_source: TitleSource | str = TitleSource.AUTO,
+    follow_external_symlinks: bool = False,
 ) -> tuple[list[Card], list[str]]:
-    """Every readable card of the vault, plus one line per problem (skipped files, bad YAML...).
-    Pass ``report`` to also get the count of skipped files; ``title_source`` picks the title
-    rule."""
+    """Every readable card of the vault, plus one line per problem (skipped files, bad YAML,
+    symlinks leaving the vault...). Pass ``report`` to also get the count of skipped files;
+    ``title_source`` picks the title rule; ``follow_external_symlinks`` follows symlinks whose
+    target is outside the vault."""
     report = report if report is not None else ScanReport()
     cards: list[Card] = []
-    for rel in iter_note_paths(root, ignore_globs, report):
+    paths = iter_note_paths(
+        root, ignore_globs, report, follow_external_symlinks=follow_external_symlinks
+    )
+    for rel in paths:
         loaded = load_card(root, rel, max_bytes, title_source=title_source)
         if loaded.card is None:
             report.problems.extend(loaded.read.problems)
@@ -177,6 +239,12 @@ def load_vault(
             continue
         cards.append(loaded.card)
         report.problems.extend(loaded.card.problems)
+    for rel, target in report.external_links.items():
+        report.problems.append(external_link_problem(os.path.join(os.fspath(root), rel), target))
+        if is_note_path(rel):
+            report.skipped += 1
+    report.problems.extend(report.bad_names.values())
+    report.skipped += len(report.bad_names)
     for line in report.problems:
         log.warning("%s", line)
     return cards, report.problems

@@ -296,10 +296,7 @@ class VaultService:
         self._warm = threading.Thread(target=self._warm_embedder, args=(vault,), daemon=True)
         self._warm.start()
         report = vault.indexer.sync()
-        self._report(
-            f"{report.cards} cards ({report.indexed} indexed, {report.deleted} removed); "
-            "building the link graph"
-        )
+        self._report(f"{report.cards} cards ({report.summary()}); building the link graph")
         if self._stop.is_set():
             return
         with self.lock:
@@ -314,7 +311,7 @@ class VaultService:
             return
         if s.watch:
             self._watcher = VaultWatcher(
-                vault.indexer, debounce_ms=s.debounce_ms, on_sync=self._apply
+                vault.indexer, debounce_ms=s.debounce_ms, on_sync=self._watched
             )
             self._watcher.on_embedded = self._embedded
             self._watcher.start()
@@ -384,7 +381,11 @@ class VaultService:
         self._report("reading the notes for links and titles")
         s = self.settings
         cards, problems = load_vault(
-            self.root, s.ignore, s.max_file_bytes, title_source=s.title_source
+            self.root,
+            s.ignore,
+            s.max_file_bytes,
+            title_source=s.title_source,
+            follow_external_symlinks=s.follow_external_symlinks,
         )
         graph = LinkGraph.build(cards)
         titles = title_index(graph)
@@ -395,6 +396,12 @@ class VaultService:
         self._end_op(f"{self.root.name}: {len(graph.cards)} cards ({phase.value})")
 
     # ------------------------------------------------------------------ updates
+
+    def _watched(self, report: SyncReport) -> None:
+        """An update from the watcher: say what changed (each card counted once), apply it."""
+        if report.new or report.changed or report.renamed or report.deleted:
+            log.info("%s updated: %s", self.root.name, report.summary())
+        self._apply(report)
 
     def _apply(self, report: SyncReport) -> None:
         """An index update (from the watcher or a reindex): bring the graph in step."""
@@ -425,11 +432,10 @@ class VaultService:
             report = vault.indexer.sync(keep_cards=True)
             self._apply(report)
             log.info(
-                "reindex of %s: %d indexed, %d removed, %d unchanged",
+                "reindex of %s: %s, %s unchanged",
                 self.root.name,
-                report.indexed,
-                report.deleted,
-                report.unchanged,
+                report.summary(),
+                f"{report.unchanged:,}",
             )
             self._embedding_phase(vault)
         except Exception:

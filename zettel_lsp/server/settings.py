@@ -36,6 +36,7 @@ class ServerSettings:
     watch: bool = True
     debounce_ms: int = 500
     title_source: TitleSource = TitleSource.AUTO  # which name is a card's title
+    follow_external_symlinks: bool = False  # index symlinks whose target is outside the vault
     # answers (take effect at once)
     legs: tuple[str, ...] = ALL_LEGS
     graph: bool = True
@@ -56,6 +57,7 @@ class ServerSettings:
             qdrant_url=self.qdrant_url,
             qdrant_api_key=self.qdrant_api_key,
             title_source=self.title_source,
+            follow_external_symlinks=self.follow_external_symlinks,
         )
 
     def index_key(self) -> tuple[object, ...]:
@@ -92,6 +94,7 @@ _KEYS: dict[str, str] = {
     "watch": "watch",
     "debounceMs": "debounce_ms",
     "titleSource": "title_source",
+    "followExternalSymlinks": "follow_external_symlinks",
     "legs": "legs",
     "graph": "graph",
     "graphStrength": "graph_strength",
@@ -148,7 +151,7 @@ def _convert(name: str, value: Any) -> tuple[bool, Any, str]:
         if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 5:
             return True, float(value), ""
         return False, None, f"expected a number from 0 to 5, got {value!r}"
-    if name in ("watch", "graph"):
+    if name in ("watch", "graph", "follow_external_symlinks"):
         if isinstance(value, bool):
             return True, value, ""
         return False, None, f"expected true or false, got {value!r}"

@@ -21,6 +21,7 @@ const INDEX_KEY_LIST = [
   "watch",
   "debounceMs",
   "titleSource",
+  "followExternalSymlinks",
 ] as const;
 
 /** The server's own keys, as in docs/server.md and zettel_lsp/server/settings.py (`_KEYS`). */

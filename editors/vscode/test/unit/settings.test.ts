@@ -50,6 +50,7 @@ describe("serverSettings", () => {
       watch: true,
       debounceMs: 500,
       titleSource: "auto",
+      followExternalSymlinks: false,
       legs: ["dense", "bm25", "keyword", "title"],
       graph: true,
       graphStrength: 1,
@@ -151,6 +152,13 @@ describe("serverSettings", () => {
     assert.ok(INDEX_KEYS.has("titleSource"));
     assert.equal(reindexes({ titleSource: "auto" }, { titleSource: "h1" }), true);
     assert.equal(reindexes({ titleSource: "auto" }, { titleSource: "auto" }), false);
+  });
+
+  it("sends followExternalSymlinks (off by default); a change re-indexes", () => {
+    const values: Partial<Record<ServerKey, unknown>> = { followExternalSymlinks: true };
+    assert.deepEqual(serverSettings((k) => values[k]), { followExternalSymlinks: true });
+    assert.ok(INDEX_KEYS.has("followExternalSymlinks"));
+    assert.equal(reindexes({ followExternalSymlinks: false }, { followExternalSymlinks: true }), true);
   });
 
   it("passes numbers and booleans through", () => {
