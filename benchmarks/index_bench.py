@@ -26,7 +26,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,15 @@ from zettel_lsp.index.embedder import Embedder
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.workdir import (
+    WorkDirError,
+    claim_work_dir,
+    make_temp_work_dir,
+    remove_work_dir,
+    write_marker,
+)
+
+TOOL = "zettel-lsp index_bench"  # in the marker of its work folder
 
 
 def run_index(vault: Path, index_dir: Path, cache_dir: Path) -> tuple[dict[str, Any], float, float]:
@@ -116,17 +124,30 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--edits", type=int, default=5)
     ap.add_argument("--no-baseline", action="store_true", help="skip the model-only timing")
-    ap.add_argument("--keep", type=Path, help="keep the work folder here (index, copy of vault)")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the work folder here (index, copy of vault); new, empty or kept before",
+    )
     args = ap.parse_args()
 
-    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="zettel-bench-"))
-    work.mkdir(parents=True, exist_ok=True)
+    # The work folder is one zettel-lsp made (workdir marker), never beside the vault's notes:
+    # a --keep folder must be new, empty or kept by an earlier run (then it is emptied first).
+    try:
+        if args.keep:
+            work = args.keep.resolve()
+            if claim_work_dir(work, vault=args.vault, tool=TOOL):
+                remove_work_dir(work, tool=TOOL, vault=args.vault)
+            write_marker(work, tool=TOOL)
+        else:
+            work = make_temp_work_dir(vault=args.vault, tool=TOOL, prefix="zettel-bench-")
+    except WorkDirError as exc:
+        print(f"index_bench: {exc}", file=sys.stderr)
+        return 2
     cache = work / "cache"
     vault = work / "vault"
-    shutil.rmtree(vault, ignore_errors=True)
     shutil.copytree(args.vault, vault, symlinks=True)
     index_dir = work / "index"
-    shutil.rmtree(index_dir, ignore_errors=True)
     result: dict[str, Any] = {
         "vault": str(args.vault),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
@@ -159,7 +180,7 @@ def main() -> int:
         }
         result["cold_over_model_only"] = round(wall / base["seconds"], 3)
     if not args.keep:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_work_dir(work, tool=TOOL, vault=args.vault)
     print(json.dumps(result, indent=2) if args.json else _human(result))
     return 0
 

@@ -30,7 +30,6 @@ from zettel_lsp.index.sync import (
     Progress,
     ProgressFn,
     SyncReport,
-    default_index_dir,
 )
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
@@ -39,7 +38,6 @@ from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.progress import TerminalProgress
 from zettel_lsp.search.beir import (
     BeirError,
-    WorkDirError,
     default_work_dir,
     judged_queries,
     load_beir,
@@ -52,12 +50,13 @@ from zettel_lsp.search.engine import (
     FUSIONS,
     SearchOptions,
 )
-from zettel_lsp.search.eval_links import evaluate_links, load_holdout, unlink_copy
+from zettel_lsp.search.eval_links import evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.search.evaluate import EvalReport, as_seen, evaluate, load_golden
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
 from zettel_lsp.vault import Vault
+from zettel_lsp.workdir import WorkDirError
 
 log = logging.getLogger("zettel_lsp")
 
@@ -90,6 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     index.add_argument(
         "--watch", action="store_true", help="keep running and index changes as they are saved"
+    )
+    index.add_argument(
+        "--verify",
+        action="store_true",
+        help="after indexing, check the index against the vault (cards, chunks, keyword probes, "
+        "re-embedded vectors); exit 1 on any mismatch",
+    )
+    index.add_argument(
+        "--sample",
+        type=int,
+        default=200,
+        metavar="N",
+        help="with --verify: cards whose keywords and vectors are re-checked (default "
+        "%(default)s; -1: every card)",
     )
     _add_index_options(index)
     _add_vault_options(index)
@@ -129,7 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_search_options(sg)
 
     el = sub.add_parser(
-        "eval-links", help="hold out links, un-link them in a copy, and score link suggestions"
+        "eval-links",
+        help="hold out links, un-link them in a temporary copy, and score link suggestions; "
+        "--index-dir (optional) must be new, empty or made by eval-links",
     )
     el.add_argument("vault", type=Path)
     el.add_argument("holdout", type=Path, help="TSV with src and dst columns")
@@ -603,24 +618,25 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         print(problem or f"zettel-lsp: hold-out file {args.holdout} not found", file=sys.stderr)
         return 2
     held = load_holdout(args.holdout)
-    work = args.index_dir or (
-        default_index_dir(args.vault, args.cache_dir).with_name(
-            default_index_dir(args.vault, args.cache_dir).name + f"-holdout-{args.variant}"
-        )
-    )
-    copy = work / "vault"
     t0 = time.perf_counter()
-    changed = unlink_copy(args.vault, copy, held, args.variant)
-    args.vault, args.index_dir = copy, work / "index"
-    vault = _open_vault(args)
-    if vault is None:
-        return 1
-    progress = TerminalProgress()
-    with vault:
-        report = evaluate_links(
-            vault, held, progress=lambda d, t: progress(Progress("suggest", d, t))
-        )
-    progress.finish()
+    # the copy goes to a new temporary folder (removed afterwards); --index-dir, when given, must
+    # be new, empty or made by eval-links, and apart from the vault (issue #12)
+    try:
+        with holdout_copy(args.vault, held, args.variant, args.index_dir) as hc:
+            changed = hc.changed
+            args.vault, args.index_dir = hc.vault, hc.index_dir
+            vault = _open_vault(args)
+            if vault is None:
+                return 1
+            progress = TerminalProgress()
+            with vault:
+                report = evaluate_links(
+                    vault, held, progress=lambda d, t: progress(Progress("suggest", d, t))
+                )
+            progress.finish()
+    except WorkDirError as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return 2
     out = {
         "variant": args.variant,
         "pairs": report.pairs,
@@ -826,6 +842,12 @@ def cmd_index(args: argparse.Namespace) -> int:
             },
             "lexical_ready_at": lexical_at,
         }
+        verified = None
+        if args.verify:
+            from zettel_lsp.index.verify import verify
+
+            verified = verify(indexer, None if args.sample < 0 else args.sample)
+            summary["verify"] = verified.to_json()
         if args.json:
             print(json.dumps(summary, ensure_ascii=False, indent=2))
         else:
@@ -842,6 +864,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
             for path, reason in sorted(report.skipped.items())[:20]:
                 print(f"  skipped {path}: {reason}")
+            if verified is not None:
+                print(verified.format())
+        if verified is not None and not verified.ok:
+            return 1
         if args.watch:
             _watch_forever(indexer)
     return 0

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from zettel_lsp.search.beir import (
     prepare_work_dir,
     safe_stem,
 )
+from zettel_lsp.workdir import MARKER
 
 LONG = "A very long title " * 12  # 216 characters
 
@@ -300,6 +303,48 @@ def test_refuses_folders_that_overlap_the_collection(tmp_path: Path) -> None:
         prepare_work_dir(c, tmp_path / "work", index_dir=tmp_path / "work" / "vault" / "i")
     assert sorted(str(p) for p in root.rglob("*")) == before
     assert not (tmp_path / "work").exists()
+
+
+def test_an_index_folder_apart_from_the_work_folder_is_claimed_too(tmp_path: Path) -> None:
+    """The index folder of eval-beir (--index-dir) gets the same rules as the work folder: the
+    index would write into it and may delete its own shard there."""
+    c = load_beir(write_collection(tmp_path / "coll"))
+    notes = tmp_path / "notes"
+    (notes / "shard").mkdir(parents=True)
+    (notes / "Keep.md").write_text("mine")
+    (notes / "shard" / "Deep.md").write_text("mine too")
+    with pytest.raises(WorkDirError, match="not empty and was not made by"):
+        prepare_work_dir(c, tmp_path / "work", index_dir=notes)
+    assert sorted(p.name for p in notes.rglob("*")) == ["Deep.md", "Keep.md", "shard"]
+    assert not (tmp_path / "work").exists()
+    # an index folder that holds the vault copy
+    with pytest.raises(WorkDirError, match="contains the vault copy"):
+        prepare_work_dir(c, tmp_path / "work", index_dir=tmp_path / "work")
+    assert not (tmp_path / "work").exists()
+    # a new one is marked (and then reused); the default index/ is inside the work folder
+    prepare_work_dir(c, tmp_path / "work", index_dir=tmp_path / "idx")
+    marker = json.loads((tmp_path / "idx" / MARKER).read_text())
+    assert marker["tool"] == "zettel-lsp eval-beir"
+    assert prepare_work_dir(c, tmp_path / "work", index_dir=tmp_path / "idx").reused
+    assert not (tmp_path / "work" / "index" / MARKER).exists()
+
+
+def test_the_command_refuses_a_work_folder_holding_the_collection(tmp_path: Path) -> None:
+    """``eval-beir coll --work-dir .`` beside ``./coll``: refused, nothing written."""
+    write_collection(tmp_path / "coll")
+    before = sorted((str(p), p.read_bytes() if p.is_file() else b"") for p in tmp_path.rglob("*"))
+    for flags in (["--work-dir", "."], ["--work-dir", "w", "--index-dir", "."]):
+        out = subprocess.run(
+            [sys.executable, "-m", "zettel_lsp", "eval-beir", "coll", *flags],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 2, out.stderr
+        assert "contains the collection folder" in out.stderr
+    after = sorted((str(p), p.read_bytes() if p.is_file() else b"") for p in tmp_path.rglob("*"))
+    assert after == before
 
 
 def test_work_folder_is_reused_until_the_collection_changes(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -228,19 +229,25 @@ def assemble_default_model(cache_dir: Path) -> Path:
     folder = cache_dir / "models" / f"all-MiniLM-L6-v2-int8-{key}"
     if (folder / "tokenizer_config.json").is_file():
         return folder
-    tmp = folder.with_name(folder.name + f".tmp-{os.getpid()}-{threading.get_ident()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    shutil.copyfile(onnx, tmp / "model.onnx")
-    shutil.copyfile(tokenizer, tmp / "tokenizer.json")
-    for name, data in (
-        ("config.json", _CONFIG),
-        ("special_tokens_map.json", _SPECIAL_TOKENS),
-        ("tokenizer_config.json", _TOKENIZER_CONFIG),  # last: its presence marks completion
-    ):
-        (tmp / name).write_text(json.dumps(data, indent=2), encoding="utf-8")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    # A new folder of this call's own (mkdtemp never returns an existing one): the only folder
+    # removed below, and never a folder someone else made.
+    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
     try:
-        tmp.rename(folder)
+        tmp.chmod(0o755)  # as a plain mkdir would (mkdtemp makes it 0700)
+        shutil.copyfile(onnx, tmp / "model.onnx")
+        shutil.copyfile(tokenizer, tmp / "tokenizer.json")
+        for name, data in (
+            ("config.json", _CONFIG),
+            ("special_tokens_map.json", _SPECIAL_TOKENS),
+            ("tokenizer_config.json", _TOKENIZER_CONFIG),  # last: its presence marks completion
+        ):
+            (tmp / name).write_text(json.dumps(data, indent=2), encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        tmp.rename(folder)  # fails when the folder exists and is not empty: never replaced
     except OSError:  # another process finished first
         shutil.rmtree(tmp, ignore_errors=True)
     return folder

@@ -14,8 +14,9 @@ card of frontmatter only: the index gives such a card one chunk of its title.)
 :func:`prepare_work_dir` owns the folder that holds the materialised vault and its index: by
 default one per collection in the user cache. It is reused while its marker names the same
 content hash, and it refuses any folder it did not create and any folder that is, holds or is
-inside the collection. Nothing here deletes a folder; a stale card is removed only when the
-vault's own manifest says this module wrote it.
+inside the collection (the rules of zettel_lsp/workdir.py); an index folder outside the work
+folder gets the same rules and a marker of its own. Nothing here deletes a folder; a stale card
+is removed only when the vault's own manifest says this module wrote it.
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ from typing import Any
 import yaml
 
 from zettel_lsp.search.evaluate import GoldenQuery
+from zettel_lsp.workdir import WorkDirError as WorkDirError
+from zettel_lsp.workdir import check_apart, claim_work_dir, write_marker
 
 # Bump when the cards' names or text change: work folders made by an older version are rebuilt.
 # 2: an empty text stays empty (the chunker gives such a card a chunk of its title).
 MATERIALISE_VERSION = 2
+TOOL = "zettel-lsp eval-beir"  # in every marker this module writes
 WORK_MARKER = "zettel-lsp-beir-work.json"  # in the work folder (holds vault/ and index/)
 VAULT_MARKER = ".zettel-lsp-beir-vault.json"  # in the vault folder (a dot-file: not a card)
 MAX_STEM_CHARS = 100
@@ -66,10 +70,6 @@ class BeirError(Exception):
         self.problem = problem
         where = f"{path}:{line}" if line is not None else str(path)
         super().__init__(f"{where}: {problem}")
-
-
-class WorkDirError(Exception):
-    """A folder this module refuses to write into (not ours, or overlapping the collection)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,8 +355,7 @@ def materialise(collection: BeirCollection, folder: Path) -> dict[str, str]:
     collection. Raises :class:`WorkDirError` otherwise.
     """
     folder = folder.resolve()
-    _check_apart(folder, collection.root, "vault folder")
-    previous = _claim(folder, VAULT_MARKER, "vault folder")
+    previous = _claim(folder, collection, VAULT_MARKER, "vault folder")
     written = set(previous.get("files", []))
     paths = card_paths(collection)
     stems = {i: p[:-3] for i, p in paths.items()}
@@ -452,16 +451,22 @@ def prepare_work_dir(
 ) -> WorkDir:
     """Claim ``work`` (new, empty, or holding our marker), and materialise the collection into
     ``work/vault`` unless the marker says that copy is of the same content. The index goes to
-    ``index_dir`` or ``work/index``. Raises :class:`WorkDirError` for a folder it must not use."""
+    ``index_dir`` or ``work/index``; an index folder outside ``work`` must be new, empty or
+    marked by eval-beir too (it gets :data:`zettel_lsp.workdir.MARKER`). Raises
+    :class:`WorkDirError` for a folder it must not use, before writing anything."""
     work = work.resolve()
     vault = work / "vault"
     index = (index_dir or work / "index").resolve()
-    _check_apart(work, collection.root, "work folder")
-    _check_apart(index, collection.root, "index folder")
-    if index == vault or vault in index.parents:
-        raise WorkDirError(f"index folder {index} must not be inside the vault copy {vault}")
-    marker = _claim(work, WORK_MARKER, "work folder")
+    check_apart(work, collection.root, what="work folder", vault_what="collection folder")
+    check_apart(index, collection.root, what="index folder", vault_what="collection folder")
+    check_apart(index, vault, what="index folder", vault_what="vault copy")
+    marker = _claim(work, collection, WORK_MARKER, "work folder")
+    index_apart = work not in index.parents
+    if index_apart:
+        claim_work_dir(index, vault=None, tool=TOOL, what="index folder")
     digest = content_hash(collection.root)
+    if index_apart:
+        write_marker(index, tool=TOOL, collection=str(collection.root))
     if (
         marker.get("content_hash") == digest
         and marker.get("version") == MATERIALISE_VERSION
@@ -475,47 +480,25 @@ def prepare_work_dir(
     return WorkDir(work, vault, index, paths, reused=False)
 
 
-def _check_apart(folder: Path, collection_root: Path, what: str) -> None:
-    folder, root = folder.resolve(), collection_root.resolve()
-    if folder == root or root in folder.parents or folder in root.parents:
-        relation = "is" if folder == root else "is inside" if root in folder.parents else "contains"
-        raise WorkDirError(
-            f"{what} {folder} {relation} the collection folder {root}; "
-            "choose a folder apart from the collection (it is never written to)"
-        )
-
-
-def _claim(folder: Path, marker_name: str, what: str) -> dict[str, Any]:
+def _claim(folder: Path, collection: BeirCollection, marker_name: str, what: str) -> dict[str, Any]:
     """The marker's content when ``folder`` is ours, ``{}`` when it is new or empty; raises
-    :class:`WorkDirError` for a folder with anything else in it."""
-    if not folder.exists():
-        return {}
-    if not folder.is_dir():
-        raise WorkDirError(f"{what} {folder} is a file, not a folder")
-    marker = folder / marker_name
-    if not marker.is_file():
-        if any(folder.iterdir()):
-            raise WorkDirError(
-                f"{what} {folder} is not empty and was not made by zettel-lsp eval-beir "
-                f"(no {marker_name}); it is left untouched: choose a new or empty folder"
-            )
-        return {}
-    try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise WorkDirError(f"{marker} cannot be read ({exc}); remove the folder by hand") from exc
-    if not isinstance(data, dict) or data.get("tool") != "zettel-lsp eval-beir":
-        raise WorkDirError(f"{marker} was not written by zettel-lsp eval-beir; folder untouched")
-    return data
+    :class:`WorkDirError` for a folder with anything else in it or overlapping the collection."""
+    return claim_work_dir(
+        folder,
+        vault=collection.root,
+        tool=TOOL,
+        marker=marker_name,
+        what=what,
+        vault_what="collection folder",
+    )
 
 
 def _write_marker(path: Path, collection: BeirCollection, **fields: Any) -> None:
-    data = {
-        "tool": "zettel-lsp eval-beir",
-        "version": MATERIALISE_VERSION,
-        "collection": str(collection.root),
+    write_marker(
+        path.parent,
+        tool=TOOL,
+        marker=path.name,
+        version=MATERIALISE_VERSION,
+        collection=str(collection.root),
         **fields,
-    }
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    )

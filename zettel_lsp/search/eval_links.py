@@ -12,14 +12,20 @@ link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported for:
   ``title_specific``: the same cards, most specific first;
 - ``bm25``: BM25 over src's text;
 - ``adamic_adar``: Adamic-Adar on the remaining link graph (two hops).
+
+:func:`holdout_copy` writes the copy into a new temporary folder (marked, removed afterwards),
+never beside or inside the vault; an index folder the caller names must be new, empty or marked
+by eval-links, and apart from the vault (zettel_lsp/workdir.py).
 """
 
 from __future__ import annotations
 
 import csv
+import logging
 import re
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +41,18 @@ from zettel_lsp.search.suggest import (
     two_hop_neighbours,
 )
 from zettel_lsp.vault import Vault
+from zettel_lsp.workdir import (
+    WorkDirError,
+    check_apart,
+    claim_work_dir,
+    make_temp_work_dir,
+    remove_work_dir,
+    write_marker,
+)
+
+log = logging.getLogger(__name__)
+
+TOOL = "zettel-lsp eval-links"  # in the marker of the folders eval-links makes
 
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
 
@@ -51,11 +69,15 @@ def load_holdout(path: Path) -> list[HeldOut]:
 
 
 def unlink_copy(vault: Path, copy: Path, held: Sequence[HeldOut], variant: str) -> int:
-    """Copy ``vault`` to ``copy`` with the held-out links un-linked; returns links changed."""
+    """Copy ``vault`` to ``copy`` with the held-out links un-linked; returns links changed.
+
+    ``copy`` must not exist yet and must be apart from the vault: nothing is ever replaced
+    (:class:`WorkDirError` otherwise)."""
     if variant not in ("mention", "removed"):
         raise ValueError("variant is 'mention' or 'removed'")
-    if copy.exists():
-        shutil.rmtree(copy)
+    check_apart(copy, vault, what="vault copy")
+    if copy.exists() or copy.is_symlink():
+        raise WorkDirError(f"vault copy {copy} already exists; it is left untouched")
     shutil.copytree(vault, copy, symlinks=True)
     cards, _ = load_vault(vault)
     graph = LinkGraph.build(cards)
@@ -85,6 +107,40 @@ def unlink_copy(vault: Path, copy: Path, held: Sequence[HeldOut], variant: str) 
             changed += 1
         (copy / src).write_text(text, encoding="utf-8")
     return changed
+
+
+@dataclass(frozen=True, slots=True)
+class HoldoutCopy:
+    vault: Path  # the un-linked copy
+    index_dir: Path  # where its index goes
+    changed: int  # links un-linked
+
+
+@contextmanager
+def holdout_copy(
+    vault: Path, held: Sequence[HeldOut], variant: str, index_dir: Path | None = None
+) -> Iterator[HoldoutCopy]:
+    """The un-linked copy of ``vault`` (:func:`unlink_copy`) in a new temporary folder, which is
+    removed on exit (its marker checked first). The index goes to ``index_dir``, which must be
+    new, empty or marked by eval-links, and apart from the vault (it is marked and kept), or by
+    default into the temporary folder. Raises :class:`WorkDirError` before anything is written
+    when a folder is refused."""
+    vault = vault.resolve()
+    if index_dir is not None:
+        claim_work_dir(index_dir, vault=vault, tool=TOOL, what="index folder")
+        index_dir = index_dir.resolve()
+    work = make_temp_work_dir(vault=vault, tool=TOOL, prefix="zettel-lsp-eval-links-")
+    try:
+        if index_dir is not None:
+            write_marker(index_dir, tool=TOOL, vault=str(vault))
+        copy = work / "vault"
+        changed = unlink_copy(vault, copy, held, variant)
+        yield HoldoutCopy(copy, index_dir or work / "index", changed)
+    finally:
+        try:
+            remove_work_dir(work, tool=TOOL, vault=vault)
+        except (WorkDirError, OSError) as exc:
+            log.error("the temporary vault copy %s was not removed: %s", work, exc)
 
 
 def _visible(label: str | None, target: str) -> str:

@@ -9,7 +9,10 @@ Long work (indexing, embedding, reindex) reports ``$/progress`` with a fresh tok
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
+import sys
 import threading
 import uuid
 from collections.abc import Callable
@@ -19,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
 from pygls.uris import to_fs_path
 
 from zettel_lsp import __version__
@@ -31,6 +34,7 @@ from zettel_lsp.search.rerank import RerankParams
 from zettel_lsp.server import features
 from zettel_lsp.server.features import Doc
 from zettel_lsp.server.logging_bridge import LspLogHandler
+from zettel_lsp.server.protocol import RobustProtocol, serve
 from zettel_lsp.server.service import Operation, VaultService
 from zettel_lsp.server.settings import ServerSettings, parse_settings
 
@@ -52,8 +56,9 @@ COMMANDS = (
 )
 
 
-class ZettelProtocol(LanguageServerProtocol):
-    """pygls' protocol, with cancellation that reaches our commands.
+class ZettelProtocol(RobustProtocol):
+    """pygls' protocol, validated (protocol.py: one answer per request, broken framing ends the
+    process), with cancellation that reaches our commands.
 
     pygls runs ``workspace/executeCommand`` through a generator that starts the command under a
     new internal id, so a client's ``$/cancelRequest`` cancels only the outer step while the
@@ -68,6 +73,9 @@ class ZettelProtocol(LanguageServerProtocol):
         self.cancel_events: dict[Any, threading.Event] = {}
 
     def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
+            log.warning("ignored a $/cancelRequest whose id is %r", msg_id)  # not even hashable
+            return
         event = self.cancel_events.pop(msg_id, None)
         if event is not None:
             event.set()
@@ -598,18 +606,13 @@ def create_server() -> ZettelLanguageServer:
     @server.command("zettel.related")
     async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, Any]]:
         uri = str(_arg(args, "uri", 0, "") or "")
-        raw_pos = _arg(args, "position", 1)
+        pos = _position_arg(_arg(args, "position", 1))
         limit = _int(_arg(args, "limit", 2), ls.settings.hover_limit)
 
         def run() -> list[dict[str, Any]]:
             doc = ls.doc(uri)
             if doc is None:
                 return []
-            pos = None
-            if isinstance(raw_pos, dict) and "line" in raw_pos:
-                pos = types.Position(
-                    line=int(raw_pos["line"]), character=int(raw_pos.get("character", 0))
-                )
             with doc.service.lock:
                 return features.related_json(
                     doc, pos, ls.workspace.position_codec, limit, ls.search_options(limit)
@@ -656,6 +659,23 @@ def create_server() -> ZettelLanguageServer:
     return server
 
 
+def _position_arg(raw: Any) -> types.Position | None:
+    """A command's ``position`` argument ({line, character}, unsigned 32-bit integers); None
+    when absent. Anything else is the client's mistake: -32602, not an exception in a thread."""
+    if raw is None:
+        return None
+    if isinstance(raw, dict) and "line" in raw:
+        line, character = raw["line"], raw.get("character", 0)
+        if all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**31
+            for v in (line, character)
+        ):
+            return types.Position(line=line, character=character)
+    raise JsonRpcInvalidParams(
+        f"position must be {{line, character}} with integers in [0, 2**31), got {raw!r:.200}"
+    )
+
+
 def _int(value: Any, default: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return min(value, 200)
@@ -663,12 +683,21 @@ def _int(value: Any, default: int) -> int:
 
 
 def serve_stdio() -> None:
+    """Serve on stdin/stdout. Returns after ``shutdown`` + ``exit``; otherwise (``exit`` without
+    ``shutdown``, end of input, broken framing) raises ``SystemExit`` with a non-zero code, so
+    an editor sees that the server died and can restart it."""
     server = create_server()
     handler = LspLogHandler(server)
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     try:
-        server.start_io()
+        code = serve(
+            server, functools.partial(os.read, sys.stdin.buffer.fileno()), sys.stdout.buffer
+        )
     finally:
         log.removeHandler(handler)
+        server.cancel_all()
+        server.requests.shutdown(wait=False, cancel_futures=True)
         server.stop_vaults()
+    if code:
+        raise SystemExit(code)
