@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zettel_lsp.notes.masking import fenced_code_spans
+from zettel_lsp.notes.masking import atx_heading, fenced_code_spans
 from zettel_lsp.notes.model import Card
 
 # Bump when chunk boundaries or embedded text change: stored vectors are then re-embedded.
@@ -29,11 +29,12 @@ MIN_SECTION_TOKENS = 48
 
 TokenCounter = Callable[[Sequence[str]], list[int]]
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _QUOTE = re.compile(r"^ {0,3}>")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+(?=\S)")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
-_MDLINK = re.compile(r"!?\[([^\[\]\n]*)\]\([^)\n]*\)")
+# the destination may hold one level of parentheses; it stops at any other "(" (``[^)\n]*``
+# ran to the end of a long line from every "[t](" on it: quadratic)
+_MDLINK = re.compile(r"!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +213,9 @@ def _blocks(card: Card) -> list[_Unit]:
                 j += 1
             i = j + 1
             continue
-        h = _HEADING.match(line)
+        h = atx_heading(line)
         if h:
-            level, title = len(h.group(1)), (h.group(2) or "").strip()
+            level, title = h[0], h[1].strip()
             while path and path[-1][0] >= level:
                 path.pop()
             path.append((level, visible_text(title)))
@@ -227,7 +228,7 @@ def _blocks(card: Card) -> list[_Unit]:
             j + 1 < n
             and lines[j + 1].strip()
             and j + 1 not in fence_lines
-            and not _HEADING.match(lines[j + 1])
+            and not atx_heading(lines[j + 1])
             and not _opens_comment(lines[j + 1])
             and bool(_QUOTE.match(lines[j + 1])) == quote
         ):

@@ -8,7 +8,7 @@ from typing import Any
 
 MAX_SCAN_CHARS = 20_000
 MAX_TRIES = 50
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_FENCE = re.compile(r"```(?:json|JSON)?(.*?)```", re.DOTALL)  # no \\s* before .*?: quadratic
 
 
 def loads_lenient(text: str) -> Any | None:

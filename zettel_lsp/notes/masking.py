@@ -5,53 +5,114 @@ Links, tags and mentions inside them do not count. Spans are half-open code-poin
 
 from __future__ import annotations
 
+import bisect
 import re
 
-# A fence line: optional blockquote markers, up to 3 spaces, then ``` or ~~~ (3 or more).
-_FENCE = re.compile(r"^(?:[ \t]{0,3}>[ ]?)*[ ]{0,3}(`{3,}|~{3,})(.*)$", re.MULTILINE)
 _INLINE_OR_COMMENT = re.compile(r"<!--|`+")
+_BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 
 _NOT_NEWLINE = re.compile(r"[^\n]")
 
 Spans = list[tuple[int, int]]
 
+# Everything here is a linear scan: a regular expression for "optional blockquote markers, then
+# a fence" backtracked exponentially on ~30 nested ``> `` markers (issue #12).
+
+
+def _after_quote_markers(text: str, pos: int, end: int) -> int:
+    """Where a line's content starts after blockquote markers (each: up to 3 spaces or tabs,
+    ``>``, one optional space) and up to 3 spaces of indentation."""
+    while True:
+        k, n = pos, 0
+        while k < end and n < 3 and text[k] in " \t":
+            k += 1
+            n += 1
+        if k < end and text[k] == ">":
+            pos = k + 1
+            if pos < end and text[pos] == " ":
+                pos += 1
+            continue
+        break
+    n = 0
+    while pos < end and n < 3 and text[pos] == " ":
+        pos += 1
+        n += 1
+    return pos
+
+
+def _fence_run(text: str, pos: int, end: int) -> tuple[str, int]:
+    """The fence character and the length of its run at ``pos`` (("", 0) when none)."""
+    if pos >= end or text[pos] not in "`~":
+        return "", 0
+    char = text[pos]
+    k = pos
+    while k < end and text[k] == char:
+        k += 1
+    return char, k - pos
+
+
+def atx_heading(line: str) -> tuple[int, str] | None:
+    """An ATX heading line (up to 3 spaces, 1-6 ``#``, then a space, a tab or the end) as
+    (level, text without the closing ``#`` sequence), else None. One pass over the line."""
+    n = len(line)
+    i = 0
+    while i < n and i < 3 and line[i] == " ":
+        i += 1
+    j = i
+    while j < n and line[j] == "#":
+        j += 1
+    level = j - i
+    if not 1 <= level <= 6 or (j < n and line[j] not in " \t"):
+        return None
+    rest = line[j:].strip(" \t")
+    k = len(rest)
+    while k > 0 and rest[k - 1] == "#":
+        k -= 1
+    if 0 < k < len(rest) and rest[k - 1] in " \t":
+        rest = rest[:k].rstrip(" \t")
+    return level, rest
+
 
 def fenced_code_spans(text: str, start: int = 0) -> Spans:
     """Fenced code blocks from the opening fence line to the end of the closing fence line.
 
-    An unclosed fence runs to the end of the text (CommonMark). A backtick fence whose info
-    string contains a backtick is not a fence.
+    A fence may sit inside blockquotes. An unclosed fence runs to the end of the text
+    (CommonMark). A backtick fence whose info string contains a backtick is not a fence.
     """
     spans: Spans = []
-    pos = start
-    while True:
-        m = _FENCE.search(text, pos)
-        if m is None:
-            return spans
-        fence = m.group(1)
-        if fence[0] == "`" and "`" in m.group(2):
-            pos = m.end() + 1
-            continue
-        close_re = re.compile(
-            r"^(?:[ \t]{0,3}>[ ]?)*[ ]{0,3}"
-            + re.escape(fence[0])
-            + "{"
-            + str(len(fence))
-            + r",}[ \t]*$",
-            re.MULTILINE,
-        )
-        close = close_re.search(text, m.end() + 1) if m.end() < len(text) else None
-        end = close.end() if close else len(text)
-        spans.append((m.start(), end))
-        pos = end + 1
-        if pos > len(text):
-            return spans
+    size = len(text)
+    pos = start if start == 0 or text[start - 1 : start] == "\n" else text.find("\n", start) + 1
+    if pos <= 0 and start > 0:
+        return spans
+    opened: tuple[int, str, int] | None = None  # (span start, fence char, run length)
+    while pos <= size:
+        eol = text.find("\n", pos)
+        line_end = size if eol == -1 else eol
+        at = _after_quote_markers(text, pos, line_end)
+        char, run = _fence_run(text, at, line_end)
+        if opened is None:
+            if run >= 3 and not (char == "`" and "`" in text[at + run : line_end]):
+                opened = (pos, char, run)
+        elif char == opened[1] and run >= opened[2] and not text[at + run : line_end].strip(" \t"):
+            spans.append((opened[0], line_end))
+            opened = None
+        if eol == -1:
+            break
+        pos = eol + 1
+    if opened is not None:
+        spans.append((opened[0], size))
+    return spans
 
 
 def inline_spans(text: str, start: int, end: int) -> Spans:
     """Inline code (matching backtick runs in one paragraph) and HTML comments in [start, end)."""
     spans: Spans = []
+    blanks = [m.start() for m in _BLANK_LINE.finditer(text, start, end)]
+    runs: dict[int, list[tuple[int, int]]] = {}  # run length -> runs (start, end), in order
+    for r in _BACKTICKS.finditer(text, start, end):
+        runs.setdefault(r.end() - r.start(), []).append((r.start(), r.end()))
+    run_starts = {n: [s for s, _ in found] for n, found in runs.items()}
     pos = start
     while pos < end:
         m = _INLINE_OR_COMMENT.search(text, pos, end)
@@ -66,15 +127,14 @@ def inline_spans(text: str, start: int, end: int) -> Spans:
             continue
         # backtick run: the closer is the next run of exactly the same length in this paragraph
         n = len(token)
-        para_end = _BLANK_LINE.search(text, m.end(), end)
-        limit = para_end.start() if para_end else end
-        closer = re.compile(r"(?<!`)`{" + str(n) + r"}(?!`)")
-        c = closer.search(text, m.end(), limit)
-        if c is None:
+        b = bisect.bisect_left(blanks, m.end())
+        limit = blanks[b] if b < len(blanks) else end
+        i = bisect.bisect_right(run_starts[n], m.start())
+        if i < len(runs[n]) and runs[n][i][1] <= limit:
+            spans.append((m.start(), runs[n][i][1]))
+            pos = runs[n][i][1]
+        else:
             pos = m.end()  # a literal run of backticks
-            continue
-        spans.append((m.start(), c.end()))
-        pos = c.end()
     return spans
 
 

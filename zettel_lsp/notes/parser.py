@@ -8,25 +8,29 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from urllib.parse import unquote
 
 from zettel_lsp.notes.frontmatter import scalar_text, split_frontmatter, string_list
-from zettel_lsp.notes.masking import blank_out, non_prose_spans
+from zettel_lsp.notes.masking import atx_heading, blank_out, non_prose_spans
 from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Tag
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.notes.title_rule import TitleSource, card_title, same_name
 
 log = logging.getLogger(__name__)
 
+# Seconds one card may take to parse (a normal card takes well under a millisecond).
+PARSE_BUDGET_S = 2.0
+
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 # [text](dest "title"): text may hold one level of [brackets]; dest is <...> or a bare
-# destination with balanced parentheses; an optional title follows.
+# destination with balanced parentheses (at most 2,048 parts: a bound keeps failed attempts
+# on a long line without spaces linear); an optional title follows.
 MDLINK = re.compile(
     r"(!?)\[((?:[^\[\]\n\\]|\\.|\[[^\[\]\n]*\])*)\]"
-    r"\([ \t]*(?:<([^<>\n]*)>|((?:[^\s()\\<]|\\.|\([^\s()]*\))+))"
+    r"\([ \t]*(?:<([^<>\n]*)>|((?:[^\s()\\<]|\\.|\([^\s()]*\)){1,2048}))"
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
 )
-HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
 TAG = re.compile(r"(?<![^\s(\[{,;])#([\w/-]*[^\W\d][\w/-]*)")
 BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
 URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -39,13 +43,29 @@ def parse_card(
     *,
     decoded_with_replacement: bool = False,
     title_source: TitleSource | str = TitleSource.AUTO,
+    budget_s: float = PARSE_BUDGET_S,
 ) -> Card:
     """Parse ``text`` as the card at vault-relative ``path``. Never raises.
 
     ``title_source`` picks the title rule (see :func:`~zettel_lsp.notes.title_rule.card_title`).
+    Parsing past ``budget_s`` seconds stops at the next step: the card is then plain text (its
+    title from the file name, no links, headings or tags) with a warning, so one hostile note
+    never stalls the rest. Every scan is linear; the budget is the safety net.
     """
     try:
-        return _parse(path, text, decoded_with_replacement, title_source)
+        return _parse(
+            path, text, decoded_with_replacement, title_source, time.monotonic() + budget_s
+        )
+    except _OverBudget:
+        log.warning("%s: parsing took longer than %g s; indexed as plain text", path, budget_s)
+        title, _ = card_title(_stem(path), None, None, title_source)
+        card = Card(
+            path=path, title=title, text=text, decoded_with_replacement=decoded_with_replacement
+        )
+        card.problems.append(
+            f"{path}: parsing took longer than {budget_s:g} s; indexed as plain text"
+        )
+        return card
     except Exception as exc:
         log.exception("parser failed on %s", path)
         card = Card(path=path, title=_stem(path), text=text)
@@ -69,24 +89,42 @@ def _stem(path: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
-def _parse(path: str, text: str, replaced: bool, title_source: TitleSource | str) -> Card:
+class _OverBudget(Exception):
+    """Parsing one card took longer than its budget."""
+
+
+def _check(deadline: float) -> None:
+    if time.monotonic() > deadline:
+        raise _OverBudget
+
+
+def _parse(
+    path: str, text: str, replaced: bool, title_source: TitleSource | str, deadline: float
+) -> Card:
+    _check(deadline)
     lines = LineIndex(text)
     fm = split_frontmatter(text)
+    _check(deadline)
     masked = non_prose_spans(text, fm.end)
     prose = blank_out(text, masked)
+    _check(deadline)
 
     links = list(_wikilinks(prose, text, lines))
+    _check(deadline)
     # Markdown links are searched with wikilinks blanked out, so "[[a]](b)" stays one wikilink.
     prose_no_wiki = blank_out(prose, [(ln.span.start, ln.span.end) for ln in links])
     links.extend(_markdown_links(prose_no_wiki, text, lines))
     links.sort(key=lambda ln: ln.span.start)
     prose_no_links = blank_out(prose_no_wiki, [(ln.span.start, ln.span.end) for ln in links])
+    _check(deadline)
 
     headings = _headings(prose, lines)
+    _check(deadline)
     tags = _frontmatter_tags(fm.data) + _inline_tags(prose_no_links, lines)
     block_ids = [
         BlockId(m.group(1), lines.line_of(m.start(1))) for m in BLOCK_ID.finditer(prose_no_links)
     ]
+    _check(deadline)
 
     stem = _stem(path)
     title, extra = card_title(
@@ -180,10 +218,13 @@ def _split_subpath(target: str) -> tuple[str, str | None]:
 
 def _headings(prose: str, lines: LineIndex) -> list[Heading]:
     found: list[tuple[int, str, int]] = []
-    for m in HEADING.finditer(prose):
-        level = len(m.group(1))
-        raw = (m.group(2) or "").strip()
-        found.append((level, raw, lines.line_of(m.start())))
+    offset = 0
+    for text in prose.split("\n"):
+        if "#" in text[:4]:
+            h = atx_heading(text)
+            if h is not None:
+                found.append((h[0], h[1].strip(), lines.line_of(offset)))
+        offset += len(text) + 1
     last_line = lines.line_count - 1
     headings: list[Heading] = []
     for i, (level, raw, line) in enumerate(found):

@@ -47,7 +47,7 @@ _TIMESTAMP = re.compile(
 # zk's random ids (its default is 4 characters of [a-z0-9]): 4 to 8 lowercase letters and
 # digits with at least one digit and one letter ("8m3k", "a1b2c3"). An all-letter id cannot
 # be told from a word ("todo"); numbers are Folgezettel or timestamps.
-_RANDOM_ID = re.compile(r"(?=[a-z]*\d)(?=\d*[a-z])[a-z0-9]{4,8}")
+_RANDOM_ID = re.compile(r"(?<![a-z0-9])(?=[a-z]{0,8}\d)(?=\d{0,8}[a-z])[a-z0-9]{4,8}")
 # Luhmann's Folgezettel: a number of up to 4 digits, then numbers after a separator ("-", ".",
 # "," or "_") and letter groups of one or two that alternate with numbers: "21", "1a", "1a2b",
 # "21-3a2", "21.3a2", "1,1a", "1.2.3". Not "abc1" (three letters in a row), nor "12345" (five
@@ -149,7 +149,7 @@ _STOP_WORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+(?:['’\-+][^\W_]+)*\+*", re.UNICODE)
 _NOT_IN_FILE_NAMES = re.compile(r'[\\/:*?"<>|#^\[\]]')  # characters a file name cannot hold
 _COMPACT = re.compile(r"[\s\-_.·]+")
-_LIST_NUMBER = re.compile(r"\d+[.)]\s")
+_LIST_NUMBER = re.compile(r"(?<!\d)\d+[.)]\s")
 # A capital after the first letter, or a digit: "PSU", "MicroSD", "IPv6" (not "Transformations")
 _NAME_LIKE_WORD = re.compile(r"\w[A-Z]|\d")
 MAX_ALIAS_WORDS = 10  # a longer opening H1 is a sentence, not a name

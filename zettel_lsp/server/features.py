@@ -19,6 +19,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.sync import point_id
+from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.model import Card, Link, Position
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.positions import LineIndex
@@ -529,7 +530,7 @@ def related_links_edit(
     with doc.service.lock:
         suggestions = related_suggestions(engine, doc.card, limit)
         names = [link_name(doc.service.graph, s.path, doc.rel) for s in suggestions]
-    present = {m.lower() for m in re.findall(r"\[\[([^\]|#]+)", doc.text)}
+    present = {m.lower() for m in re.findall(r"\[\[([^\[\]|#\n]+)", doc.text)}
     names = [n for n in names if n.lower() not in present]
     if not names:
         return None
@@ -538,16 +539,13 @@ def related_links_edit(
     return types.TextEdit(range=types.Range(start=p, end=p), new_text=new_text)
 
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-
-
 def insert_related(text: str, heading: str, names: Sequence[str]) -> tuple[int, str]:
     """Where (code-point offset) and what to insert: list items at the end of the ``heading``
     section if the note has one, else a new section at the end of the note."""
     items = "".join(f"- [[{n}]]\n" for n in names)
-    want = _HEADING.match(heading)
-    want_level = len(want.group(1)) if want else 2
-    want_text = (want.group(2) if want else heading).strip().lower()
+    want = atx_heading(heading)
+    want_level = want[0] if want else 2
+    want_text = (want[1] if want else heading).strip().lower()
     lines = text.split("\n")
     offsets = []
     pos = 0
@@ -561,12 +559,12 @@ def insert_related(text: str, heading: str, names: Sequence[str]) -> tuple[int, 
         if line.lstrip().startswith(("```", "~~~")):
             in_fence = not in_fence
             continue
-        m = None if in_fence else _HEADING.match(line)
+        m = None if in_fence else atx_heading(line)
         if m is None:
             continue
-        if section is None and len(m.group(1)) == want_level and m.group(2).lower() == want_text:
+        if section is None and m[0] == want_level and m[1].lower() == want_text:
             section = i
-        elif section is not None and len(m.group(1)) <= want_level:
+        elif section is not None and m[0] <= want_level:
             end_line = i
             break
     if section is not None:
