@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --verify: cards whose keywords and vectors are re-checked (default "
         "%(default)s; -1: every card)",
     )
+    index.add_argument(
+        "--verify-only",
+        action="store_true",
+        help="check the index as it is, without indexing first (implies --verify)",
+    )
     _add_index_options(index)
     _add_vault_options(index)
 
@@ -803,6 +808,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     if problem:
         print(problem, file=sys.stderr)
         return 2
+    if args.verify_only:
+        return _verify_only(args)
     progress = TerminalProgress()
     t0 = time.perf_counter()
     try:
@@ -871,6 +878,30 @@ def cmd_index(args: argparse.Namespace) -> int:
         if args.watch:
             _watch_forever(indexer)
     return 0
+
+
+def _verify_only(args: argparse.Namespace) -> int:
+    """``index --verify-only``: the verifier on the index as it is (no sync first)."""
+    from zettel_lsp.index.sync import default_cache_dir, default_index_dir
+    from zettel_lsp.index.verify import verify_folder
+
+    index_dir = args.index_dir or default_index_dir(args.vault, args.cache_dir)
+    try:
+        verified = verify_folder(
+            args.vault,
+            index_dir,
+            _index_settings(args),
+            cache_dir=args.cache_dir or default_cache_dir(),
+            sample=None if args.sample < 0 else args.sample,
+        )
+    except (IndexLockedError, StoreError, EmbedderError) as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps({"verify": verified.to_json()}, ensure_ascii=False, indent=2))
+    else:
+        print(verified.format())
+    return 0 if verified.ok else 1
 
 
 def _watch_forever(indexer: Indexer) -> None:

@@ -313,3 +313,26 @@ def test_two_index_processes_started_together_on_a_fresh_folder(
         with open_indexer(vault, idx, cache_dir) as ix:
             assert ix.sync().unchanged == 3
             assert_index_matches_folder(ix)
+
+
+def test_an_index_folder_that_is_or_holds_the_vault_or_a_users_folder_is_refused(
+    vault: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    """The index writes (and, when damaged, deletes) its files in its folder: never the notes'."""
+    from zettel_lsp.index.store_api import StoreError
+
+    (vault / "shard").mkdir()
+    (vault / "shard" / "Keep.md").write_text("a note in a folder named shard\n")
+    before = sorted(p.relative_to(vault) for p in vault.rglob("*"))
+    for index_dir in (vault, tmp_path):
+        with pytest.raises(StoreError, match="notes folder"):
+            open_indexer(vault, index_dir, cache_dir)
+    users = tmp_path / "mine"
+    users.mkdir()
+    (users / "todo.txt").write_text("mine\n")
+    with pytest.raises(StoreError, match="not an index folder made by zettel-lsp"):
+        open_indexer(vault, users, cache_dir)
+    assert sorted(p.relative_to(vault) for p in vault.rglob("*")) == before
+    assert sorted(p.name for p in users.iterdir()) == ["todo.txt"]
+    with open_indexer(vault, vault / ".zettel-index", cache_dir) as ix:  # inside is allowed
+        assert ix.sync().indexed == 46

@@ -49,6 +49,7 @@ from zettel_lsp.notes.scan import (
     iter_note_paths,
 )
 from zettel_lsp.notes.title_rule import TitleSource
+from zettel_lsp.workdir import MARKER, overlap
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +188,7 @@ class Indexer:
         # Take the folder's lock before creating, opening or judging anything in it: a second
         # process (even one started in the same instant on a fresh folder) fails here with
         # IndexLockedError and never mistakes a shard being created for a damaged one.
+        _check_index_folder(self.index_dir, self.vault)
         self._folder_lock = _FolderLock(self.index_dir)
         try:
             self._open(dim)
@@ -726,6 +728,40 @@ class _FolderLock:
             self._fh.seek(0)
             self._fh.truncate()
         self._fh.close()
+
+
+# What an index folder holds; a folder holding anything else is not one (and is never written).
+_INDEX_ENTRIES = frozenset({LOCK_FILE, STATE_FILE, "shard", "owner.json", "cards.pickle"})
+
+
+def _check_index_folder(folder: Path, vault: Path) -> None:
+    """Refuse an index folder that is the vault or holds it, or that holds files of its own
+    (a user's folder): the index writes and, when damaged, deletes its files there."""
+    where = overlap(folder, vault)
+    if where in ("is", "contains"):
+        raise StoreError(
+            f"the index folder {folder} {where} the notes folder {vault}; choose a folder "
+            "outside the notes (the default, in the user cache) or a new one such as "
+            f"{vault / '.zettel-index'}"
+        )
+    try:
+        names = [e.name for e in os.scandir(folder)]
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot read the index folder {folder}: {exc.strerror}") from exc
+    foreign = sorted(
+        n
+        for n in names
+        if n not in _INDEX_ENTRIES
+        and not (n.startswith((".state-", ".cards-")) or n.startswith(MARKER))
+    )
+    if foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise StoreError(
+            f"{folder} is not an index folder made by zettel-lsp (it holds {shown}); "
+            "choose a new or empty folder for the index"
+        )
 
 
 def _outside(link: Path, target: str) -> ReadResult:

@@ -1,0 +1,722 @@
+"""Chaos benchmark (issue #12, "keep proving it"): kill the indexer, storm the server, then prove
+the index still equals the vault.
+
+    python benchmarks/chaos.py VAULT [--kills 20] [--storm 1000] [--seed 0] [--work DIR]
+        [--cache-dir DIR] [--sample 200] [--out chaos.json]
+
+VAULT is copied to a fresh work folder (``--work``, default a new temp folder) and never touched.
+
+1. **Kill loop** (``--kills N``): N times, ``python -m zettel_lsp index COPY --index-dir IDX``
+   runs under a pseudo-terminal (so its progress line shows which phase it is in) and is killed
+   with SIGKILL at a random moment of a chosen phase: start-up/scan (before any progress), lexical
+   (cards being chunked and stored) or dense (embedding). Between kills the copy is mutated:
+   edits, renames (some changing the title), moves into folders, deletes, creates; before a
+   lexical kill, a bulk edit makes the lexical phase long enough to land in. Then a clean index
+   runs to the end, and the verifier (``zettel_lsp.index.verify``) checks cards, chunks, keyword
+   probes and re-embedded vectors (every card the loop touched, plus ``--sample`` others).
+2. **Edit storm** (``--storm OPS``): the real language server runs over stdio on the copy (index
+   and cache folders through ``initializationOptions``); once it is ready, OPS random file
+   operations are applied as fast as Python makes them: atomic saves (temp file + rename),
+   in-place rewrites, appends, creates, deletes, renames, moves, folder renames, swaps of two
+   files, rename chains (b->c then a->b). Then ``zettel.status`` is polled until the server's
+   index holds exactly the expected number of cards and chunks, every card embedded, stable for
+   :data:`SETTLE_SECONDS`: that is the time to consistency. The server is stopped with
+   shutdown/exit, the index opened (no sync) and the full verifier run (vectors of every card the
+   storm touched included).
+
+Prints a summary; ``--out`` writes everything as JSON (with the operation journal, so a mismatch
+can be traced to the operations that touched its card). Exit 1 on any mismatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import pty
+import random
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+from zettel_lsp.index.chunker import chunk_cards
+from zettel_lsp.index.embedder import Embedder
+from zettel_lsp.index.sync import Indexer, IndexSettings
+from zettel_lsp.index.verify import VerifyReport, quick_check, verify_folder
+from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.notes.reader import read_note
+from zettel_lsp.notes.scan import iter_note_paths
+
+PHASE_LABELS = {"scanning": "scan", "files indexed": "lexical", "chunks embedded": "dense"}
+SETTLE_SECONDS = 2.0  # consistency must hold this long (the watcher debounces 500 ms)
+CONSISTENCY_TIMEOUT = 900.0
+READY_TIMEOUT = 1800.0
+POLL_SECONDS = 0.1
+BULK_EDITS = 200  # cards edited before a lexical kill, so the lexical phase lasts
+_WORDS = re.compile(r"[A-Za-z]{4,12}")
+
+
+# ---------------------------------------------------------------------- file operations
+
+
+@dataclass
+class Mutator:
+    """Random file operations on the vault copy, with a journal of what touched which path."""
+
+    vault: Path
+    rng: random.Random
+    vocabulary: list[str]
+    journal: list[dict[str, Any]] = field(default_factory=list)
+    touched: set[str] = field(default_factory=set)  # current paths of cards changed or moved
+    counter: int = 0
+    stage: str = ""
+
+    def notes(self) -> list[str]:
+        return sorted(iter_note_paths(self.vault))
+
+    def folders(self) -> list[str]:
+        out = []
+        for root, dirs, _ in os.walk(self.vault):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            rel = os.path.relpath(root, self.vault)
+            if rel != ".":
+                out.append(rel.replace(os.sep, "/"))
+        return sorted(out)
+
+    def _log(self, op: str, *paths: str) -> None:
+        self.journal.append({"stage": self.stage, "n": len(self.journal), "op": op, "paths": paths})
+
+    def _words(self, n: int) -> str:
+        return " ".join(self.rng.choice(self.vocabulary) for _ in range(n))
+
+    def _fresh_name(self, folder: str = "") -> str:
+        self.counter += 1
+        name = f"{self._words(2)} chaos {self.counter}.md"
+        return f"{folder}/{name}" if folder else name
+
+    def _paragraph(self) -> str:
+        return self._words(self.rng.randint(8, 40)).capitalize() + "."
+
+    def _body(self) -> str:
+        kind = self.rng.random()
+        if kind < 0.1:
+            return ""  # front matter only / empty
+        if kind < 0.25:  # long: several chunks
+            return "\n\n".join(
+                f"## {self._words(2)}\n\n" + "\n\n".join(self._paragraph() for _ in range(6))
+                for _ in range(self.rng.randint(2, 5))
+            )
+        return "\n\n".join(self._paragraph() for _ in range(self.rng.randint(1, 4)))
+
+    def _moved(self, old: str, new: str) -> None:
+        self.touched.discard(old)
+        self.touched.add(new)
+
+    # -- the operations; each returns False when it had nothing to work on
+
+    def create(self) -> bool:
+        folder = self.rng.choice(["", "", *self.folders()])
+        rel = self._fresh_name(folder)
+        text = self._body()
+        if self.rng.random() < 0.3:
+            text = f"---\ntitle: {self._words(3)}\ndesc: {self._words(5)}\n---\n{text}"
+        (self.vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (self.vault / rel).write_text(text, encoding="utf-8")
+        self.touched.add(rel)
+        self._log("create", rel)
+        return True
+
+    def _pick(self, notes: list[str] | None = None) -> str | None:
+        notes = notes if notes is not None else self.notes()
+        return self.rng.choice(notes) if notes else None
+
+    def _read(self, rel: str) -> str:
+        return (self.vault / rel).read_text(encoding="utf-8", errors="replace")
+
+    def _edited(self, text: str) -> str:
+        r = self.rng.random()
+        lines = text.split("\n")
+        if r < 0.4:
+            return text.rstrip("\n") + "\n\n" + self._paragraph() + "\n"
+        if r < 0.7 and len(lines) > 1:
+            i = self.rng.randrange(len(lines))
+            lines.insert(i, self._paragraph())
+            return "\n".join(lines)
+        if r < 0.85 and len(lines) > 2:
+            del lines[self.rng.randrange(len(lines))]
+            return "\n".join(lines)
+        return self._paragraph() + "\n" + text
+
+    def edit_in_place(self) -> bool:
+        rel = self._pick()
+        if rel is None:
+            return False
+        text = self._edited(self._read(rel))
+        with open(self.vault / rel, "r+", encoding="utf-8") as fh:  # truncate + write, same inode
+            fh.seek(0)
+            fh.truncate()
+            fh.write(text)
+        self.touched.add(rel)
+        self._log("edit-in-place", rel)
+        return True
+
+    def atomic_save(self) -> bool:
+        rel = self._pick()
+        if rel is None:
+            return False
+        path = self.vault / rel
+        tmp = path.with_name(f".{path.name}.{self.counter}.tmp")
+        self.counter += 1
+        tmp.write_text(self._edited(self._read(rel)), encoding="utf-8")
+        os.replace(tmp, path)
+        self.touched.add(rel)
+        self._log("atomic-save", rel)
+        return True
+
+    def delete(self) -> bool:
+        rel = self._pick()
+        if rel is None:
+            return False
+        (self.vault / rel).unlink()
+        self.touched.discard(rel)
+        self._log("delete", rel)
+        return True
+
+    def rename(self) -> bool:
+        """Same folder, new name (the title changes unless front matter sets it)."""
+        rel = self._pick()
+        if rel is None:
+            return False
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        new = self._fresh_name(folder)
+        os.rename(self.vault / rel, self.vault / new)
+        self._moved(rel, new)
+        self._log("rename", rel, new)
+        return True
+
+    def rename_retitle(self) -> bool:
+        """A rename whose front-matter title changes too (Dendron cards take it from there)."""
+        rel = self._pick()
+        if rel is None:
+            return False
+        folder = rel.rsplit("/", 1)[0] if "/" in rel else ""
+        new = self._fresh_name(folder)
+        text = self._read(rel)
+        title = self._words(3)
+        text, n = re.subn(r"(?m)^title:.*$", f"title: {title}", text, count=1)
+        os.rename(self.vault / rel, self.vault / new)
+        if n:
+            (self.vault / new).write_text(text, encoding="utf-8")
+        self._moved(rel, new)
+        self._log("rename-retitle", rel, new)
+        return True
+
+    def move(self) -> bool:
+        rel = self._pick()
+        if rel is None:
+            return False
+        folder = self.rng.choice(
+            ["moved", "archive/old", "topics/" + self._words(1), *self.folders()]
+        )
+        new = f"{folder}/{rel.rsplit('/', 1)[-1]}"
+        if (self.vault / new).exists():
+            return False
+        (self.vault / folder).mkdir(parents=True, exist_ok=True)
+        os.rename(self.vault / rel, self.vault / new)
+        self._moved(rel, new)
+        self._log("move", rel, new)
+        return True
+
+    def folder_rename(self) -> bool:
+        folders = [f for f in self.folders() if any((self.vault / f).iterdir())]
+        if not folders:
+            return False
+        old = self.rng.choice(folders)
+        parent = old.rsplit("/", 1)[0] + "/" if "/" in old else ""
+        self.counter += 1
+        new = f"{parent}{self._words(1)}-{self.counter}"
+        os.rename(self.vault / old, self.vault / new)
+        for p in list(self.touched):
+            if p.startswith(old + "/"):
+                self._moved(p, new + p[len(old) :])
+        # every card in it moved: their vectors must follow
+        self.touched.update(p for p in self.notes() if p.startswith(new + "/"))
+        self._log("folder-rename", old, new)
+        return True
+
+    def swap(self) -> bool:
+        notes = self.notes()
+        if len(notes) < 2:
+            return False
+        a, b = self.rng.sample(notes, 2)
+        tmp = self.vault / f".swap-{self.counter}.tmp"
+        self.counter += 1
+        os.rename(self.vault / a, tmp)
+        os.rename(self.vault / b, self.vault / a)
+        os.rename(tmp, self.vault / b)
+        self.touched.update((a, b))
+        self._log("swap", a, b)
+        return True
+
+    def rename_chain(self) -> bool:
+        """a->b->c: b moves to a new name c, then a takes b's name."""
+        notes = self.notes()
+        if len(notes) < 2:
+            return False
+        a, b = self.rng.sample(notes, 2)
+        folder = b.rsplit("/", 1)[0] if "/" in b else ""
+        c = self._fresh_name(folder)
+        os.rename(self.vault / b, self.vault / c)
+        os.rename(self.vault / a, self.vault / b)
+        self.touched.discard(a)
+        self.touched.update((b, c))
+        self._log("rename-chain", a, b, c)
+        return True
+
+    def random_op(self, ops: dict[str, float]) -> str:
+        names = list(ops)
+        weights = [ops[n] for n in names]
+        for _ in range(10):
+            name = self.rng.choices(names, weights)[0]
+            if getattr(self, name.replace("-", "_"))():
+                return name
+        return "none"
+
+
+KILL_OPS = {
+    "edit-in-place": 3,
+    "atomic-save": 2,
+    "create": 2,
+    "delete": 1,
+    "rename": 1.5,
+    "rename-retitle": 1.5,
+    "move": 1,
+}
+STORM_OPS = {
+    "atomic-save": 3,
+    "edit-in-place": 3,
+    "create": 2,
+    "delete": 1.5,
+    "rename": 1.5,
+    "rename-retitle": 1,
+    "move": 1,
+    "folder-rename": 0.3,
+    "swap": 0.7,
+    "rename-chain": 0.7,
+}
+
+
+def vocabulary(vault: Path, rng: random.Random) -> list[str]:
+    words: set[str] = set()
+    paths = sorted(iter_note_paths(vault))
+    for rel in rng.sample(paths, min(100, len(paths))):
+        res = read_note(vault / rel)
+        if res.ok:
+            words.update(w.lower() for w in _WORDS.findall(res.text))
+    return sorted(words) or ["alpha", "beta", "gamma", "delta"]
+
+
+# ---------------------------------------------------------------------- kill loop
+
+
+def index_command(vault: Path, index_dir: Path, cache_dir: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "zettel_lsp", "index", str(vault),
+            "--index-dir", str(index_dir), "--cache-dir", str(cache_dir), *extra]  # fmt: skip
+
+
+def run_and_kill(cmd: list[str], target: str, rng: random.Random, scan_s: float) -> dict[str, Any]:
+    """Run ``cmd`` with stderr on a pseudo-terminal; SIGKILL it in the ``target`` phase."""
+    master, slave = pty.openpty()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, close_fds=True
+    )
+    os.close(slave)
+    phase = "start-up/scan"
+    first_progress: float | None = None
+    kill_at: float | None = None
+    if target == "scan":
+        kill_at = t0 + rng.uniform(0.2, max(0.3, scan_s))
+    buf = ""
+    killed = False
+    try:
+        while True:
+            now = time.monotonic()
+            if kill_at is not None and now >= kill_at:
+                proc.send_signal(signal.SIGKILL)
+                killed = True
+                break
+            if proc.poll() is not None:
+                break
+            wait = 0.02 if kill_at is None else max(0.0, min(0.02, kill_at - now))
+            ready, _, _ = select.select([master], [], [], wait)
+            if ready:
+                try:
+                    data = os.read(master, 65536).decode("utf-8", "replace")
+                except OSError:
+                    data = ""
+                buf = (buf + data)[-4096:]
+                seen = [
+                    (buf.rfind(label), name) for label, name in PHASE_LABELS.items() if label in buf
+                ]
+                if seen:
+                    now_phase = max(seen)[1]
+                    if first_progress is None:
+                        first_progress = time.monotonic() - t0
+                    if now_phase != phase:
+                        phase = now_phase
+                        if kill_at is None and phase == target:
+                            delay = rng.uniform(0, 0.3 if target == "lexical" else 5.0)
+                            kill_at = time.monotonic() + delay
+                        elif kill_at is None and target == "lexical" and phase == "dense":
+                            kill_at = time.monotonic()  # lexical was too short to catch
+    finally:
+        proc.wait()
+        os.close(master)
+    return {
+        "target": target,
+        "phase_at_kill": phase if killed else "finished",
+        "killed": killed,
+        "seconds": round(time.monotonic() - t0, 2),
+        "first_progress_s": None if first_progress is None else round(first_progress, 2),
+        "returncode": proc.returncode,
+    }
+
+
+def kill_loop(
+    args: argparse.Namespace, vault: Path, index_dir: Path, cache: Path, mut: Mutator
+) -> dict[str, Any]:
+    rng = mut.rng
+    targets = ["lexical"] + [["scan", "lexical", "dense"][i % 3] for i in range(args.kills - 1)]
+    rng.shuffle(targets[1:])
+    rounds: list[dict[str, Any]] = []
+    scan_s = 3.0
+    t0 = time.monotonic()
+    for i, target in enumerate(targets):
+        mut.stage = f"kill {i}"
+        ops: dict[str, int] = {}
+        if i:
+            for _ in range(rng.randint(5, 30)):
+                op = mut.random_op(KILL_OPS)
+                ops[op] = ops.get(op, 0) + 1
+            if target == "lexical":
+                for _ in range(BULK_EDITS):
+                    mut.edit_in_place()
+                ops["bulk-edit"] = BULK_EDITS
+        cmd = index_command(vault, index_dir, cache)
+        result = run_and_kill(cmd, target, rng, scan_s)
+        if result["first_progress_s"]:
+            scan_s = float(result["first_progress_s"])
+        result["ops_before"] = ops
+        rounds.append(result)
+        print(
+            f"kill {i + 1:>2}/{len(targets)}: target {target:<7} killed in "
+            f"{result['phase_at_kill']:<13} after {result['seconds']:6.2f} s "
+            f"({sum(ops.values())} ops before)",
+            file=sys.stderr,
+        )
+    t_clean = time.monotonic()
+    clean = subprocess.run(
+        index_command(vault, index_dir, cache, "--json"), capture_output=True, text=True
+    )
+    clean_s = time.monotonic() - t_clean
+    summary: dict[str, Any] = {}
+    if clean.returncode == 0:
+        data = json.loads(clean.stdout)
+        keys = ("cards", "chunks", "indexed", "new", "changed", "renamed", "deleted")
+        summary = {k: data.get(k) for k in (*keys, "embedded", "reused_vectors")}
+    else:
+        summary = {"returncode": clean.returncode, "stderr": clean.stderr[-2000:]}
+    phases: dict[str, int] = {}
+    for r in rounds:
+        phases[r["phase_at_kill"]] = phases.get(r["phase_at_kill"], 0) + 1
+    report = run_verify(vault, index_dir, cache, args, mut.touched)
+    return {
+        "kills": len(rounds),
+        "killed_by_phase": phases,
+        "rounds": rounds,
+        "loop_seconds": round(t_clean - t0, 1),
+        "clean_index": summary | {"seconds": round(clean_s, 1)},
+        "verify": report.to_json(),
+        "ok": report.ok and clean.returncode == 0,
+    }
+
+
+def run_verify(
+    vault: Path, index_dir: Path, cache: Path, args: argparse.Namespace, touched: set[str]
+) -> VerifyReport:
+    """Open the index as it was left (no sync) and run the full verifier."""
+    focus = {p for p in touched if (vault / p).is_file()}
+    report = verify_folder(
+        vault, index_dir, IndexSettings(), cache_dir=cache, sample=args.sample, seed=args.seed,
+        focus=focus,
+    )  # fmt: skip
+    print(report.format(), file=sys.stderr)
+    return report
+
+
+# ---------------------------------------------------------------------- edit storm
+
+
+def expected_totals(vault: Path, embedder: Embedder, chunk_tokens: int) -> tuple[int, int]:
+    """(cards, chunks) the index must hold for the vault as it is on disk."""
+    cards = []
+    for rel in iter_note_paths(vault):
+        res = read_note(vault / rel)
+        if res.ok:
+            cards.append(
+                parse_card(rel, res.text, decoded_with_replacement=res.replaced_invalid_utf8)
+            )
+    chunks = chunk_cards(cards, embedder.count_tokens, chunk_tokens)
+    return len(cards), sum(len(c) for c in chunks)
+
+
+async def status(client: LanguageClient) -> dict[str, Any]:
+    result = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="zettel.status", arguments=[])
+    )
+    vaults = result.get("vaults") if isinstance(result, dict) else None
+    return dict(vaults[0]) if vaults else {}
+
+
+async def storm(
+    args: argparse.Namespace, vault: Path, index_dir: Path, cache: Path, mut: Mutator
+) -> dict[str, Any]:
+    mut.stage = "storm"
+    mut.touched = set()
+    client = make_test_lsp_client()
+    t_spawn = time.monotonic()
+    await client.start_io(sys.executable, "-m", "zettel_lsp")
+    out: dict[str, Any] = {"ops": args.storm}
+    try:
+        caps = client_capabilities("visual_studio_code")
+        client.capabilities = caps  # pytest-lsp checks requests against them
+        await asyncio.wait_for(
+            client.initialize_async(
+                types.InitializeParams(
+                    process_id=os.getpid(),
+                    capabilities=caps,
+                    root_uri=vault.as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name=vault.name)],
+                    initialization_options={"indexDir": str(index_dir), "cacheDir": str(cache)},
+                )
+            ),
+            120,
+        )
+        client.initialized(types.InitializedParams())
+        deadline = time.monotonic() + READY_TIMEOUT
+        while (st := await status(client)).get("phase") != "ready":
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"server not ready: {st}")
+            await asyncio.sleep(POLL_SECONDS)
+        out["server_ready_s"] = round(time.monotonic() - t_spawn, 2)
+        await asyncio.sleep(1.0)  # the watcher is running
+
+        counts: dict[str, int] = {}
+        t_ops = time.monotonic()
+        for i in range(args.storm):
+            op = mut.random_op(STORM_OPS)
+            counts[op] = counts.get(op, 0) + 1
+            if i % 50 == 49:
+                await asyncio.sleep(0)  # let the client read the server's messages
+        t_end = time.monotonic()
+        out["ops_seconds"] = round(t_end - t_ops, 3)
+        out["ops_by_kind"] = counts
+        print(f"storm: {args.storm} operations in {t_end - t_ops:.2f} s: {counts}", file=sys.stderr)
+
+        embedder = Embedder(cache_dir=cache, max_length=IndexSettings().chunk_tokens)
+        want_cards, want_chunks = expected_totals(vault, embedder, IndexSettings().chunk_tokens)
+        out["expected"] = {"cards": want_cards, "chunks": want_chunks}
+        since: float | None = None
+        polls = quick = 0
+        st = {}
+        last_quick: VerifyReport | None = None
+        while True:
+            st = await status(client)
+            polls += 1
+            now = time.monotonic()
+            good = (
+                st.get("phase") == "ready"
+                and st.get("cards") == want_cards
+                and st.get("chunks") == want_chunks
+                and st.get("cards_embedded") == want_cards
+                and st.get("chunks_waiting_for_vectors") == 0
+            )
+            if good:  # the counts agree: do the saved state's paths and hashes?
+                quick += 1
+                last_quick = quick_check(vault, index_dir)
+                good = last_quick.ok
+                now = time.monotonic()
+            if good and since is None:
+                since = now
+            elif not good:
+                since = None
+            if since is not None and now - since >= SETTLE_SECONDS:
+                out["time_to_consistency_s"] = round(since - t_end, 2)
+                break
+            if now - t_end > CONSISTENCY_TIMEOUT:
+                out["time_to_consistency_s"] = None
+                out["timed_out"] = True
+                break
+            await asyncio.sleep(POLL_SECONDS)
+        out["polls"] = {"status": polls, "quick_check": quick}
+        if last_quick is not None and not last_quick.ok:
+            out["last_quick_check"] = last_quick.to_json(limit=50)
+        out["final_status"] = {
+            k: st.get(k)
+            for k in ("phase", "cards", "chunks", "cards_embedded", "chunks_waiting_for_vectors")
+        }
+        print(
+            f"storm: consistent {out.get('time_to_consistency_s')} s after the last operation "
+            f"({want_cards} cards, {want_chunks} chunks)",
+            file=sys.stderr,
+        )
+    finally:
+        t_stop = time.monotonic()
+        server = client._server
+        try:
+            await asyncio.wait_for(client.shutdown_session(), 60)
+            out["shutdown"] = "clean"
+        except (TimeoutError, RuntimeError, OSError) as exc:
+            out["shutdown"] = f"failed: {exc!r}"
+        if server is not None and server.returncode is None:  # never leave a server behind
+            out.setdefault("shutdown", "terminated")
+            server.terminate()
+            try:
+                await asyncio.wait_for(server.wait(), 10)
+            except TimeoutError:
+                server.kill()
+                await server.wait()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(client.stop(), 10)  # type: ignore[no-untyped-call]
+        out["shutdown_s"] = round(time.monotonic() - t_stop, 2)
+    report = run_verify(vault, index_dir, cache, args, mut.touched)
+    out["touched_cards"] = len(mut.touched)
+    out["verify"] = report.to_json()
+    out["ok"] = report.ok and not out.get("timed_out")
+    return out
+
+
+# ---------------------------------------------------------------------- main
+
+
+def prepare(source: Path, work: Path) -> Path:
+    source, work = source.resolve(), work.resolve()
+    if work == source or work.is_relative_to(source) or source.is_relative_to(work):
+        raise SystemExit(f"the work folder {work} must not overlap the vault {source}")
+    if work.exists() and any(work.iterdir()):
+        raise SystemExit(f"the work folder {work} is not empty; give a new or empty one")
+    work.mkdir(parents=True, exist_ok=True)
+    copy = work / "vault"
+    shutil.copytree(source, copy, symlinks=True)
+    return copy
+
+
+def trace(out: dict[str, Any], journal: list[dict[str, Any]]) -> None:
+    """For each mismatch: the operations that touched its card."""
+    for part in ("kill_loop", "storm"):
+        verified = out.get(part, {}).get("verify", {})
+        for m in verified.get("mismatches", []):
+            m["operations"] = [j for j in journal if any(m["path"] in p for p in j["paths"])][-10:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("vault", type=Path)
+    p.add_argument("--kills", type=int, default=20)
+    p.add_argument("--storm", type=int, default=1000, metavar="OPS")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--work", type=Path, default=None, help="a new or empty folder")
+    p.add_argument("--cache-dir", type=Path, default=None, help="model cache (default: in work)")
+    p.add_argument(
+        "--sample", type=int, default=200, help="random cards re-probed and re-embedded (-1: all)"
+    )
+    p.add_argument("--out", type=Path, default=None, help="write the results as JSON")
+    args = p.parse_args(argv)
+    if args.sample < 0:
+        args.sample = None
+    work = args.work or Path(tempfile.mkdtemp(prefix="zettel-chaos-"))
+    vault = prepare(args.vault, work)
+    index_dir = work / "index"
+    cache = (args.cache_dir or work / "cache").resolve()
+    rng = random.Random(args.seed)
+    mut = Mutator(vault, rng, vocabulary(vault, rng))
+    out: dict[str, Any] = {
+        "source": str(args.vault.resolve()),
+        "work": str(work),
+        "seed": args.seed,
+        "notes_before": len(mut.notes()),
+        "machine": {
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+    }
+    t0 = time.monotonic()
+    print(f"chaos: {out['notes_before']} notes copied to {vault}", file=sys.stderr)
+    if args.kills > 0:
+        out["kill_loop"] = kill_loop(args, vault, index_dir, cache, mut)
+    if args.storm > 0:
+        if args.kills <= 0:  # the server starts on an index: build it first
+            subprocess.run(index_command(vault, index_dir, cache), check=True)
+        out["storm"] = asyncio.run(storm(args, vault, index_dir, cache, mut))
+    out["notes_after"] = len(mut.notes())
+    out["seconds"] = round(time.monotonic() - t0, 1)
+    trace(out, mut.journal)
+    ok = all(out[k]["ok"] for k in ("kill_loop", "storm") if k in out)
+    out["ok"] = ok
+    print_summary(out)
+    if args.out:
+        out["journal"] = mut.journal
+        args.out.write_text(json.dumps(out, indent=2, ensure_ascii=False), encoding="utf-8")
+    return 0 if ok else 1
+
+
+def print_summary(out: dict[str, Any]) -> None:
+    print(f"\nchaos on {out['source']} (copy in {out['work']}), seed {out['seed']}")
+    if "kill_loop" in out:
+        k = out["kill_loop"]
+        v = k["verify"]
+        print(
+            f"  kill loop: {k['kills']} SIGKILLs by phase {k['killed_by_phase']}; clean index "
+            f"{k['clean_index'].get('seconds')} s; verify: {sum(v['mismatch_counts'].values())} "
+            f"mismatches {v['mismatch_counts']}, {v['cards_on_disk']} cards, "
+            f"{v['points_checked']} points, {v['vectors_checked']} vectors re-embedded "
+            f"(min cosine {v['min_cosine']})"
+        )
+    if "storm" in out:
+        s = out["storm"]
+        v = s["verify"]
+        print(
+            f"  storm: {s['ops']} ops in {s.get('ops_seconds')} s; consistent after "
+            f"{s.get('time_to_consistency_s')} s; verify: "
+            f"{sum(v['mismatch_counts'].values())} mismatches {v['mismatch_counts']}, "
+            f"{v['cards_on_disk']} cards, {v['points_checked']} points, "
+            f"{v['vectors_checked']} vectors re-embedded ({s['touched_cards']} touched cards; "
+            f"min cosine {v['min_cosine']})"
+        )
+    for part in ("kill_loop", "storm"):
+        for m in out.get(part, {}).get("verify", {}).get("mismatches", [])[:20]:
+            print(f"  MISMATCH ({part}) {m['kind']}: {m['path']}: {m['reason']}")
+            for j in m.get("operations", [])[-3:]:
+                print(f"      after {j['stage']} op {j['n']}: {j['op']} {j['paths']}")
+    print(f"  {'OK' if out['ok'] else 'FAILED'} in {out['seconds']} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

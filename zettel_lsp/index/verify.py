@@ -1,0 +1,598 @@
+"""Prove that an index holds exactly what its vault says it should (issue #12, "keep proving it").
+
+:func:`verify` takes an open :class:`~zettel_lsp.index.sync.Indexer` (it holds the folder lock,
+the store and the embedder) and compares, without changing anything:
+
+1. **cards**: the notes the indexer would index (the same scan and reader) against the state's
+   files and the shard's paths: missing, phantom, stale (the file changed since it was indexed),
+   pending paths left over, and per-card point counts;
+2. **chunks**: every card re-chunked as the indexer chunks it (same parser, title rule and token
+   budget); each stored point must carry the payload the indexer would write (title, chunk index,
+   heading, line range, text, embed hash) under the id :func:`point_id` gives it;
+3. **keyword probes**: for a sample of cards, the rarest word of one chunk (and a two-word phrase
+   starting with it) must find that card through ``store.keyword_search``;
+4. **vectors**: for a sample of cards whose state says their vectors are done, every chunk has a
+   dense vector, and re-embedding the chunk's embedded text gives the stored vector back (cosine
+   at least :data:`MIN_COSINE`; the same text embedded twice gives 1.0 up to float rounding).
+
+The report lists each mismatch with its kind, card and reason; ``ok`` is True when there is none.
+A drifted vector is matched against the other re-embedded chunks, so a vector that belongs to
+another card (a swap, a rename that kept old vectors) is named.
+
+:func:`verify_folder` opens an index folder for checking only: it refuses (with an ``index``
+mismatch) a folder whose state belongs to another vault, backend or model, which opening an
+:class:`Indexer` would wipe or re-embed. :func:`quick_check` needs no lock: it compares the
+saved state (``state.json``) with the folder while another process (a server) holds the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zettel_lsp.index.chunker import Chunk, chunk_cards
+from zettel_lsp.index.state import IndexState, load_state
+from zettel_lsp.index.sync import Indexer, IndexSettings, point_id, text_hash
+from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.notes.reader import read_note
+from zettel_lsp.notes.scan import ScanReport, iter_note_paths
+
+MIN_COSINE = 0.99  # below this a stored vector is not the embedding of its chunk's text
+PARSE_BATCH = 256  # cards chunked per tokenizer call
+RETRIEVE_BATCH = 512  # point ids per store.retrieve call
+EMBED_BATCH = 64  # texts per embedder.embed call
+PAYLOAD_KEYS = ("path", "title", "chunk", "heading", "line_start", "line_end", "text")
+
+# Words the store's text index surely tokenizes as one token (ASCII letters, no digits or
+# underscores around them): a probe that misses is then the index's fault, not the tokenizer's.
+_WORD = re.compile(r"(?<![\w'’-])[A-Za-z]{4,}(?![\w'’-])")
+_NEXT_WORD = re.compile(r"(?<![ \t])[ \t]+([A-Za-z]{3,})(?![\w'’-])")
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    kind: str  # see KINDS
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.path}: {self.reason}"
+
+
+KINDS = {
+    "index": "the index folder cannot be judged (no state, another vault, model or chunker)",
+    "missing": "a readable note of the vault that the index does not hold",
+    "phantom": "the index holds a card (state or points) that is not a readable note",
+    "stale": "the indexed version is not the file's current content",
+    "pending": "the state still lists paths whose update was interrupted",
+    "miscounted": "the number of stored points differs from the card's chunk count",
+    "chunk": "a stored point differs from the chunk the indexer would write",
+    "keyword": "an exact keyword or phrase of a card does not find it",
+    "vector": "a dense vector is missing although the state says the card is embedded",
+    "drift": "a stored dense vector is not the embedding of its chunk's text",
+}
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    vault: str
+    index_dir: str
+    cards_on_disk: int = 0
+    cards_in_state: int = 0
+    cards_in_shard: int = 0
+    chunks_expected: int = 0
+    points_checked: int = 0
+    keyword_probes: int = 0
+    phrase_probes: int = 0
+    gap_probes: int = 0  # words of the stored text that its BM25 text lacks (see _probe)
+    vector_cards: int = 0  # cards whose vectors were re-embedded and compared
+    vectors_checked: int = 0
+    vectors_present: int = 0  # chunks whose vector presence was checked (all dense-done cards)
+    cards_not_embedded: int = 0  # state says dense not done (vectors not judged)
+    min_cosine: float | None = None
+    mismatches: list[Mismatch] = field(default_factory=list)
+    # keyword-leg misses of words only the stored text holds: a search limitation, not an
+    # index inconsistency (they do not make ``ok`` False)
+    gaps: list[Mismatch] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def add(self, kind: str, path: str, reason: str) -> None:
+        self.mismatches.append(Mismatch(kind, path, reason))
+
+    def counts(self) -> dict[str, int]:
+        return dict(Counter(m.kind for m in self.mismatches))
+
+    def to_json(self, limit: int = 200) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "vault": self.vault,
+            "index_dir": self.index_dir,
+            "cards_on_disk": self.cards_on_disk,
+            "cards_in_state": self.cards_in_state,
+            "cards_in_shard": self.cards_in_shard,
+            "chunks_expected": self.chunks_expected,
+            "points_checked": self.points_checked,
+            "keyword_probes": self.keyword_probes,
+            "phrase_probes": self.phrase_probes,
+            "gap_probes": self.gap_probes,
+            "vector_cards": self.vector_cards,
+            "vectors_checked": self.vectors_checked,
+            "vectors_present": self.vectors_present,
+            "cards_not_embedded": self.cards_not_embedded,
+            "min_cosine": None if self.min_cosine is None else round(self.min_cosine, 6),
+            "mismatch_counts": self.counts(),
+            "mismatches": [
+                {"kind": m.kind, "path": m.path, "reason": m.reason}
+                for m in self.mismatches[:limit]
+            ],
+            "keyword_gaps": len(self.gaps),
+            "keyword_gap_examples": [
+                {"path": m.path, "reason": m.reason} for m in self.gaps[:limit]
+            ],
+            "seconds": self.seconds,
+        }
+
+    def format(self, limit: int = 30) -> str:
+        cos = "n/a" if self.min_cosine is None else f"{self.min_cosine:.4f}"
+        lines = [
+            f"Verify {'OK' if self.ok else 'FAILED'}: {self.cards_on_disk:,} notes, "
+            f"{self.cards_in_state:,} cards in the state, {self.cards_in_shard:,} in the shard",
+            f"  chunks: {self.points_checked:,} of {self.chunks_expected:,} points compared",
+            f"  keyword probes: {self.keyword_probes:,} words, {self.phrase_probes:,} phrases, "
+            f"{self.gap_probes:,} text-only words",
+            f"  vectors: {self.vectors_present:,} present, {self.vectors_checked:,} re-embedded "
+            f"({self.vector_cards:,} cards, min cosine {cos}); {self.cards_not_embedded:,} cards "
+            "not embedded yet",
+        ]
+        if self.mismatches:
+            kinds = ", ".join(f"{n:,} {k}" for k, n in sorted(self.counts().items()))
+            lines.append(f"  {len(self.mismatches):,} mismatches: {kinds}")
+            lines.extend(f"  {m}" for m in self.mismatches[:limit])
+            if len(self.mismatches) > limit:
+                lines.append(f"  ... {len(self.mismatches) - limit:,} more")
+        if self.gaps:
+            lines.append(
+                f"  note: {len(self.gaps):,} of {self.gap_probes:,} words found only in stored "
+                "text (not in the BM25 text) are missed by keyword search (not an index "
+                f"inconsistency), e.g. {self.gaps[0]}"
+            )
+        return "\n".join(lines)
+
+
+def verify(
+    indexer: Indexer,
+    sample: int | None = 200,
+    seed: int = 0,
+    *,
+    focus: Iterable[str] = (),
+) -> VerifyReport:
+    """Compare ``indexer``'s index with its vault (read-only; see the module docstring).
+
+    Cards and chunks are checked for every card; keyword probes and re-embedded vectors for
+    ``sample`` random cards (``None`` or a negative number: every card) plus the ``focus``
+    cards (e.g. the ones a benchmark renamed or edited), drawn with ``seed``."""
+    t0 = time.perf_counter()
+    ix = indexer
+    settings = ix.settings
+    state = ix.state
+    store = ix.store
+    report = VerifyReport(str(ix.vault), str(ix.index_dir))
+    chunker = getattr(ix, "_chunker_id", state.chunker)
+    if state.chunker != chunker:
+        report.add(
+            "index",
+            str(ix.index_dir),
+            f"chunked as {state.chunker}, the settings chunk as {chunker}: the next sync "
+            "re-chunks every card",
+        )
+
+    # ---------------------------------------------------------------- 1. cards
+    scan = ScanReport()
+    paths = list(
+        iter_note_paths(
+            ix.vault,
+            settings.ignore_globs,
+            scan,
+            follow_external_symlinks=settings.follow_external_symlinks,
+        )
+    )
+    texts: dict[str, tuple[str, bool]] = {}  # path -> (text, decoded with replacement)
+    for rel in paths:
+        res = read_note(ix.vault / rel, settings.max_file_bytes)
+        if res.ok:
+            texts[rel] = (res.text, res.replaced_invalid_utf8)
+    expected = set(texts)
+    in_state = set(state.files)
+    shard_counts = {p: n for p, n in store.paths().items() if n > 0}
+    report.cards_on_disk = len(expected)
+    report.cards_in_state = len(in_state)
+    report.cards_in_shard = len(shard_counts)
+    for rel in sorted(expected - in_state):
+        report.add("missing", rel, "readable note not in the index state")
+    for rel in sorted(expected - set(shard_counts)):
+        report.add("missing", rel, "readable note without points in the shard")
+    for rel in sorted(in_state - expected):
+        report.add("phantom", rel, "in the index state but not a readable note of the vault")
+    for rel in sorted(set(shard_counts) - expected):
+        report.add("phantom", rel, f"{shard_counts[rel]} points in the shard, no such note")
+    for rel in sorted(set(state.pending)):
+        report.add("pending", rel, "left pending in the state (interrupted update)")
+    stale: set[str] = set()
+    for rel in sorted(expected & in_state):
+        sha = hashlib.sha256(texts[rel][0].encode("utf-8")).hexdigest()
+        f = state.files[rel]
+        if f.sha256 != sha:
+            stale.add(rel)
+            report.add("stale", rel, "file content differs from the indexed version (sha256)")
+        n = shard_counts.get(rel, 0)
+        if n and n != f.chunks:
+            report.add("miscounted", rel, f"{n} points in the shard, state says {f.chunks}")
+    report.seconds["cards"] = round(time.perf_counter() - t0, 3)
+
+    # ---------------------------------------------------------------- 2. chunks
+    t1 = time.perf_counter()
+    comparable = sorted((expected & in_state) - stale)
+    chunks_of: dict[str, list[Chunk]] = {}
+    titles: dict[str, str] = {}
+    for start in range(0, len(comparable), PARSE_BATCH):
+        batch = comparable[start : start + PARSE_BATCH]
+        cards: list[Card] = [
+            parse_card(
+                rel,
+                texts[rel][0],
+                decoded_with_replacement=texts[rel][1],
+                title_source=settings.title_source,
+            )
+            for rel in batch
+        ]
+        for card, chunks in zip(
+            cards,
+            chunk_cards(cards, ix.embedder.count_tokens, settings.chunk_tokens),
+            strict=True,
+        ):
+            chunks_of[card.path] = chunks
+            titles[card.path] = card.title
+    report.chunks_expected = sum(len(c) for c in chunks_of.values())
+    vectors: dict[int, Any] = {}  # point id -> stored dense vector (dense-done cards only)
+    for start in range(0, len(comparable), RETRIEVE_BATCH // 4):
+        batch = comparable[start : start + RETRIEVE_BATCH // 4]
+        _check_points(ix, batch, chunks_of, titles, report, vectors)
+    report.seconds["chunks"] = round(time.perf_counter() - t1, 3)
+
+    # ---------------------------------------------------------------- 3. keyword probes
+    t2 = time.perf_counter()
+    rng = random.Random(seed)
+    focus_set = {p for p in focus if p in chunks_of}
+    chosen = _sample(sorted(chunks_of), sample, rng, focus_set)
+    doc_freq: Counter[str] = Counter()
+    for chunks in chunks_of.values():
+        for chunk in chunks:
+            doc_freq.update({w.lower() for w in _WORD.findall(chunk.text)})
+    for rel in chosen:
+        _probe(ix, rel, chunks_of[rel], doc_freq, rng, report)
+    report.seconds["keywords"] = round(time.perf_counter() - t2, 3)
+
+    # ---------------------------------------------------------------- 4. vectors
+    t3 = time.perf_counter()
+    todo: list[tuple[str, Chunk, Any]] = []
+    for rel in chosen:
+        f = state.files[rel]
+        if not f.dense:
+            continue
+        report.vector_cards += 1
+        for chunk in chunks_of[rel]:
+            vec = vectors.get(point_id(rel, chunk.index))
+            if vec is not None:
+                todo.append((rel, chunk, vec))
+    fresh_of: list[tuple[str, int, list[float]]] = []  # (path, chunk, fresh embedding)
+    drifted: list[tuple[str, Chunk, list[float], float]] = []
+    for start in range(0, len(todo), EMBED_BATCH):
+        part = todo[start : start + EMBED_BATCH]
+        fresh = ix.embedder.embed([chunk.embed_text for _, chunk, _ in part])
+        for (rel, chunk, stored), new in zip(part, fresh, strict=True):
+            stored_list = [float(x) for x in stored]
+            new_list = [float(x) for x in new]
+            fresh_of.append((rel, chunk.index, new_list))
+            cos = cosine(stored_list, new_list)
+            report.vectors_checked += 1
+            if report.min_cosine is None or cos < report.min_cosine:
+                report.min_cosine = cos
+            if cos < MIN_COSINE:
+                drifted.append((rel, chunk, stored_list, cos))
+    for rel, chunk, stored_list, cos in drifted:
+        report.add(
+            "drift",
+            rel,
+            f"chunk {chunk.index}: stored vector has cosine {cos:.4f} with the embedding of its "
+            f"text {_short(chunk.embed_text)!r}{_owner(stored_list, fresh_of)}",
+        )
+    report.seconds["vectors"] = round(time.perf_counter() - t3, 3)
+    report.seconds["total"] = round(time.perf_counter() - t0, 3)
+    return report
+
+
+def _owner(vec: list[float], fresh: list[tuple[str, int, list[float]]]) -> str:
+    """Which re-embedded chunk the stored vector ``vec`` really is the embedding of, if any."""
+    if not fresh:
+        return ""
+    mat = np.asarray([f[2] for f in fresh], dtype=np.float64)
+    mat /= np.maximum(np.linalg.norm(mat, axis=1, keepdims=True), 1e-12)
+    v = np.asarray(vec, dtype=np.float64)
+    sims = mat @ (v / max(float(np.linalg.norm(v)), 1e-12))
+    i = int(np.argmax(sims))
+    best, cos = fresh[i], float(sims[i])
+    if cos < MIN_COSINE:
+        return f"; closest re-embedded chunk: {best[0]} chunk {best[1]} (cosine {cos:.4f})"
+    return f"; it is the embedding of {best[0]} chunk {best[1]} (cosine {cos:.4f})"
+
+
+def verify_folder(
+    vault: Path,
+    index_dir: Path,
+    settings: IndexSettings | None = None,
+    *,
+    cache_dir: Path | None = None,
+    sample: int | None = 200,
+    seed: int = 0,
+    focus: Iterable[str] = (),
+) -> VerifyReport:
+    """Verify an index folder as it is, without syncing it first.
+
+    Takes the folder's lock (``IndexLockedError`` while another process holds it). A folder the
+    :class:`Indexer` would not take as it is (no state, a state of another vault, backend or
+    model: opening it would wipe or re-embed it) is left untouched and reported as one
+    ``index`` mismatch."""
+    settings = settings or IndexSettings()
+    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
+    state = load_state(index_dir)
+    problem = _state_problem(state, vault, settings)
+    if problem:
+        report.add("index", str(index_dir), problem)
+        return report
+    with Indexer(vault, index_dir, settings, cache_dir=cache_dir) as ix:
+        return verify(ix, sample, seed, focus=focus)
+
+
+def _state_problem(state: IndexState | None, vault: Path, settings: IndexSettings) -> str:
+    if state is None:
+        return "no readable index state (state.json): not indexed yet, or not an index folder"
+    if state.vault != str(vault.resolve()):
+        return f"the index belongs to the vault {state.vault}"
+    if state.backend != settings.backend:
+        return f"the index uses the backend {state.backend}, the settings {settings.backend}"
+    if not state.model.startswith(settings.model):
+        return f"the index was embedded with {state.model}, the settings say {settings.model}"
+    return ""
+
+
+def quick_check(
+    vault: Path,
+    index_dir: Path,
+    settings: IndexSettings | None = None,
+    *,
+    dense: bool = True,
+) -> VerifyReport:
+    """The cheap part of :func:`verify`, from the saved state alone (no lock, no shard, no
+    model): every readable note in the state with its current content hash, nothing else in
+    it, nothing pending and (with ``dense``) every card's vectors done. Usable while a server
+    holds the index, to see when its saved state has caught up with the folder."""
+    settings = settings or IndexSettings()
+    t0 = time.perf_counter()
+    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
+    state = load_state(index_dir)
+    problem = _state_problem(state, vault, settings)
+    if state is None or problem:
+        report.add("index", str(index_dir), problem)
+        return report
+    hashes = _disk_hashes(vault.resolve(), settings)
+    report.cards_on_disk = len(hashes)
+    report.cards_in_state = len(state.files)
+    for rel in sorted(set(hashes) - set(state.files)):
+        report.add("missing", rel, "readable note not in the index state")
+    for rel in sorted(set(state.files) - set(hashes)):
+        report.add("phantom", rel, "in the index state but not a readable note of the vault")
+    for rel in sorted(set(state.pending)):
+        report.add("pending", rel, "left pending in the state (interrupted update)")
+    for rel in sorted(set(hashes) & set(state.files)):
+        f = state.files[rel]
+        if f.sha256 != hashes[rel]:
+            report.add("stale", rel, "file content differs from the indexed version (sha256)")
+        elif dense and not f.dense:
+            report.add("vector", rel, "vectors not done yet")
+        if not f.dense:
+            report.cards_not_embedded += 1
+    report.seconds["total"] = round(time.perf_counter() - t0, 3)
+    return report
+
+
+def _disk_hashes(vault: Path, settings: IndexSettings) -> dict[str, str]:
+    """sha256 of every readable note, as the indexer scans and reads them."""
+    out: dict[str, str] = {}
+    for rel in iter_note_paths(
+        vault,
+        settings.ignore_globs,
+        ScanReport(),
+        follow_external_symlinks=settings.follow_external_symlinks,
+    ):
+        res = read_note(vault / rel, settings.max_file_bytes)
+        if res.ok:
+            out[rel] = hashlib.sha256(res.text.encode("utf-8")).hexdigest()
+    return out
+
+
+def _check_points(
+    ix: Indexer,
+    batch: Sequence[str],
+    chunks_of: dict[str, list[Chunk]],
+    titles: dict[str, str],
+    report: VerifyReport,
+    vectors: dict[int, Any],
+) -> None:
+    """Compare the stored points of ``batch`` (cards in state and on disk) with their chunks."""
+    state = ix.state
+    ids: list[int] = []
+    owner: dict[int, tuple[str, int]] = {}
+    for rel in batch:
+        # the ids the chunks should have, and any the state's count claims beyond them
+        for i in range(max(len(chunks_of[rel]), state.files[rel].chunks)):
+            pid = point_id(rel, i)
+            ids.append(pid)
+            owner[pid] = (rel, i)
+    stored: dict[int, tuple[dict[str, Any], Any]] = {}
+    for start in range(0, len(ids), RETRIEVE_BATCH):
+        for pid, payload, vec in ix.store.retrieve(
+            ids[start : start + RETRIEVE_BATCH], with_dense=True
+        ):
+            stored[pid] = (payload, vec)
+    for rel in batch:
+        chunks = chunks_of[rel]
+        f = state.files[rel]
+        if len(chunks) != f.chunks:
+            report.add(
+                "miscounted", rel, f"re-chunking gives {len(chunks)} chunks, state says {f.chunks}"
+            )
+        for i in range(len(chunks), f.chunks):
+            if point_id(rel, i) in stored:
+                report.add("chunk", rel, f"chunk {i}: stored, but re-chunking gives {len(chunks)}")
+        if not f.dense:
+            report.cards_not_embedded += 1
+        for chunk in chunks:
+            pid = point_id(rel, chunk.index)
+            got = stored.get(pid)
+            if got is None:
+                report.add("chunk", rel, f"chunk {chunk.index}: no point with id {pid}")
+                continue
+            report.points_checked += 1
+            payload, vec = got
+            want = expected_payload(rel, titles[rel], chunk)
+            diff = [k for k in (*PAYLOAD_KEYS, "embed_hash") if payload.get(k) != want[k]]
+            if diff:
+                detail = "; ".join(
+                    f"{k} {_short(payload.get(k))!r} != {_short(want[k])!r}" for k in diff[:3]
+                )
+                report.add("chunk", rel, f"chunk {chunk.index}: {detail}")
+            if f.dense:
+                report.vectors_present += 1
+                if vec is None:
+                    report.add(
+                        "vector", rel, f"chunk {chunk.index}: no dense vector, state says embedded"
+                    )
+                else:
+                    vectors[pid] = vec
+
+
+def expected_payload(rel: str, title: str, chunk: Chunk) -> dict[str, object]:
+    """The payload the indexer stores for ``chunk`` of the card ``rel`` (see sync._payload)."""
+    return {
+        "path": rel,
+        "title": title,
+        "chunk": chunk.index,
+        "heading": " > ".join(chunk.heading_path),
+        "line_start": chunk.line_start,
+        "line_end": chunk.line_end,
+        "text": chunk.text,
+        "embed_hash": text_hash(chunk.embed_text),
+    }
+
+
+def _sample(paths: list[str], sample: int | None, rng: random.Random, focus: set[str]) -> list[str]:
+    if sample is None or sample < 0 or sample >= len(paths):
+        return paths
+    rest = [p for p in paths if p not in focus]
+    picked = set(rng.sample(rest, min(sample, len(rest)))) | focus
+    return [p for p in paths if p in picked]
+
+
+def _probe(
+    ix: Indexer,
+    rel: str,
+    chunks: list[Chunk],
+    doc_freq: Counter[str],
+    rng: random.Random,
+    report: VerifyReport,
+) -> None:
+    """The rarest word of a random chunk (and the phrase it starts) must find the card.
+
+    The probe word is one the chunk's BM25 text holds too (``keyword_search`` ranks the text
+    matches by BM25, so that is what the index promises). A word that only the stored text holds
+    (a heading line merged into the chunk, a link target shown by its alias) is probed as well;
+    a miss there is a *gap* of the keyword leg, reported apart from the mismatches."""
+    order = list(chunks)
+    rng.shuffle(order)
+    for chunk in order:
+        words = [(m.group(0), m.end()) for m in _WORD.finditer(chunk.text)]
+        if not words:
+            continue
+        in_bm25 = {w.lower() for w in _WORD.findall(chunk.embed_text)}
+        rank = lambda w: (doc_freq[w[0].lower()], w[0].lower())  # noqa: E731
+        both = [w for w in words if w[0].lower() in in_bm25]
+        text_only = [w for w in words if w[0].lower() not in in_bm25]
+        if both:
+            word, end = min(both, key=rank)
+            df = doc_freq[word.lower()]
+            limit = max(20, 2 * df + 10)
+            report.keyword_probes += 1
+            if not _finds(ix.store.keyword_search(word, limit), rel):
+                report.add(
+                    "keyword",
+                    rel,
+                    f"chunk {chunk.index}: word {word!r} (in {df} chunks) does not find the card",
+                )
+            nxt = _NEXT_WORD.match(chunk.text, end)
+            if nxt is not None:
+                phrase = f"{word} {nxt.group(1)}"
+                report.phrase_probes += 1
+                if not _finds(ix.store.keyword_search(phrase, limit, phrase=True), rel):
+                    report.add(
+                        "keyword",
+                        rel,
+                        f"chunk {chunk.index}: phrase {phrase!r} does not find the card",
+                    )
+        if text_only:
+            word, _ = min(text_only, key=rank)
+            df = doc_freq[word.lower()]
+            report.gap_probes += 1
+            if not _finds(ix.store.keyword_search(word, max(20, 2 * df + 10)), rel):
+                report.gaps.append(
+                    Mismatch(
+                        "keyword-gap",
+                        rel,
+                        f"chunk {chunk.index}: word {word!r} is in the stored text but not in "
+                        "the BM25 text, and keyword_search does not return the card",
+                    )
+                )
+        return
+    # no probe-able word (e.g. a title of digits only): nothing to probe
+
+
+def _finds(hits: Sequence[Any], rel: str) -> bool:
+    return any(h.path == rel for h in hits)
+
+
+def cosine(a: Sequence[float] | Any, b: Sequence[float] | Any) -> float:
+    a = [float(x) for x in a]
+    b = [float(x) for x in b]
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def _short(value: object, n: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= n else text[: n - 3] + "..."
