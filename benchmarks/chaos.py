@@ -34,6 +34,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import platform
 import pty
@@ -42,6 +43,7 @@ import re
 import select
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,7 +58,7 @@ from pytest_lsp.client import make_test_lsp_client
 
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.embedder import Embedder
-from zettel_lsp.index.sync import Indexer, IndexSettings
+from zettel_lsp.index.sync import IndexSettings
 from zettel_lsp.index.verify import VerifyReport, quick_check, verify_folder
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import read_note
@@ -83,6 +85,7 @@ class Mutator:
     vocabulary: list[str]
     journal: list[dict[str, Any]] = field(default_factory=list)
     touched: set[str] = field(default_factory=set)  # current paths of cards changed or moved
+    moved: set[str] = field(default_factory=set)  # current paths of cards renamed or moved
     counter: int = 0
     stage: str = ""
 
@@ -126,6 +129,8 @@ class Mutator:
     def _moved(self, old: str, new: str) -> None:
         self.touched.discard(old)
         self.touched.add(new)
+        self.moved.discard(old)
+        self.moved.add(new)
 
     # -- the operations; each returns False when it had nothing to work on
 
@@ -194,6 +199,7 @@ class Mutator:
             return False
         (self.vault / rel).unlink()
         self.touched.discard(rel)
+        self.moved.discard(rel)
         self._log("delete", rel)
         return True
 
@@ -255,7 +261,9 @@ class Mutator:
             if p.startswith(old + "/"):
                 self._moved(p, new + p[len(old) :])
         # every card in it moved: their vectors must follow
-        self.touched.update(p for p in self.notes() if p.startswith(new + "/"))
+        inside = [p for p in self.notes() if p.startswith(new + "/")]
+        self.touched.update(inside)
+        self.moved.update(inside)
         self._log("folder-rename", old, new)
         return True
 
@@ -270,6 +278,7 @@ class Mutator:
         os.rename(self.vault / b, self.vault / a)
         os.rename(tmp, self.vault / b)
         self.touched.update((a, b))
+        self.moved.update((a, b))
         self._log("swap", a, b)
         return True
 
@@ -285,6 +294,8 @@ class Mutator:
         os.rename(self.vault / a, self.vault / b)
         self.touched.discard(a)
         self.touched.update((b, c))
+        self.moved.discard(a)
+        self.moved.update((b, c))
         self._log("rename-chain", a, b, c)
         return True
 
@@ -447,6 +458,8 @@ def kill_loop(
         phases[r["phase_at_kill"]] = phases.get(r["phase_at_kill"], 0) + 1
     report = run_verify(vault, index_dir, cache, args, mut.touched)
     return {
+        "touched_cards": len(mut.touched),
+        "moved_cards": moved_summary(report, mut.moved, vault),
         "kills": len(rounds),
         "killed_by_phase": phases,
         "rounds": rounds,
@@ -454,6 +467,21 @@ def kill_loop(
         "clean_index": summary | {"seconds": round(clean_s, 1)},
         "verify": report.to_json(),
         "ok": report.ok and clean.returncode == 0,
+    }
+
+
+def moved_summary(report: VerifyReport, moved: set[str], vault: Path) -> dict[str, Any]:
+    """Renamed/moved cards (all re-embedded by the verifier: they are in its focus) and the
+    mismatches among them, by kind."""
+    alive = {p for p in moved if (vault / p).is_file()}
+    bad: dict[str, list[str]] = {}
+    for m in report.mismatches:
+        if m.path in alive:
+            bad.setdefault(m.kind, []).append(m.path)
+    return {
+        "cards": len(alive),
+        "mismatched_cards": len({p for paths in bad.values() for p in paths}),
+        "mismatches_by_kind": {k: len(v) for k, v in sorted(bad.items())},
     }
 
 
@@ -494,11 +522,73 @@ async def status(client: LanguageClient) -> dict[str, Any]:
     return dict(vaults[0]) if vaults else {}
 
 
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile."""
+    ranked = sorted(values)
+    return ranked[max(0, min(len(ranked) - 1, math.ceil(q / 100 * len(ranked)) - 1))]
+
+
+async def storm_burst(
+    client: LanguageClient,
+    mut: Mutator,
+    size: int,
+    vault: Path,
+    index_dir: Path,
+    counts: dict[str, int],
+) -> dict[str, Any]:
+    """``size`` random operations as fast as they go, then poll until the server's index is
+    consistent with the folder: status (ready, every card embedded, no chunk waiting, as many
+    cards as readable notes) and the saved state (:func:`quick_check`: every note with its
+    current hash, nothing else, nothing pending), holding for :data:`SETTLE_SECONDS`."""
+    t_ops = time.monotonic()
+    for i in range(size):
+        op = mut.random_op(STORM_OPS)
+        counts[op] = counts.get(op, 0) + 1
+        if i % 50 == 49:
+            await asyncio.sleep(0)  # let the client read the server's messages
+    t_end = time.monotonic()
+    out: dict[str, Any] = {"ops": size, "ops_seconds": round(t_end - t_ops, 3)}
+    since: float | None = None
+    polls = quick = 0
+    last_quick: VerifyReport | None = None
+    while True:
+        st = await status(client)
+        polls += 1
+        good = (
+            st.get("phase") == "ready"
+            and st.get("chunks_waiting_for_vectors") == 0
+            and st.get("cards") == st.get("cards_embedded")
+        )
+        if good:  # the server says it is done: does its saved state match the folder?
+            quick += 1
+            last_quick = quick_check(vault, index_dir)
+            good = last_quick.ok and last_quick.cards_on_disk == st.get("cards")
+        now = time.monotonic()
+        if good and since is None:
+            since = now
+        elif not good:
+            since = None
+        if since is not None and now - since >= SETTLE_SECONDS:
+            out["time_to_consistency_s"] = round(since - t_end, 2)
+            break
+        if now - t_end > CONSISTENCY_TIMEOUT:
+            out["time_to_consistency_s"] = None
+            out["timed_out"] = True
+            break
+        await asyncio.sleep(POLL_SECONDS)
+    out["polls"] = polls
+    out["quick_checks"] = quick
+    if last_quick is not None and not last_quick.ok:
+        out["last_quick_check"] = last_quick.to_json(limit=50)
+    return out
+
+
 async def storm(
     args: argparse.Namespace, vault: Path, index_dir: Path, cache: Path, mut: Mutator
 ) -> dict[str, Any]:
     mut.stage = "storm"
     mut.touched = set()
+    mut.moved = set()
     client = make_test_lsp_client()
     t_spawn = time.monotonic()
     await client.start_io(sys.executable, "-m", "zettel_lsp")
@@ -528,64 +618,44 @@ async def storm(
         await asyncio.sleep(1.0)  # the watcher is running
 
         counts: dict[str, int] = {}
-        t_ops = time.monotonic()
-        for i in range(args.storm):
-            op = mut.random_op(STORM_OPS)
-            counts[op] = counts.get(op, 0) + 1
-            if i % 50 == 49:
-                await asyncio.sleep(0)  # let the client read the server's messages
-        t_end = time.monotonic()
-        out["ops_seconds"] = round(t_end - t_ops, 3)
+        bursts: list[dict[str, Any]] = []
+        n, extra = divmod(args.storm, args.bursts)
+        sizes = [n + (b < extra) for b in range(args.bursts)]
+        for b, size in enumerate(sizes):
+            mut.stage = f"storm burst {b}" if args.bursts > 1 else "storm"
+            burst = await storm_burst(client, mut, size, vault, index_dir, counts)
+            bursts.append(burst)
+            print(
+                f"storm burst {b + 1}/{len(sizes)}: {size} operations in {burst['ops_seconds']} s; "
+                f"consistent {burst['time_to_consistency_s']} s after the last one "
+                f"({burst['polls']} polls)",
+                file=sys.stderr,
+            )
+            if burst.get("timed_out"):
+                out["timed_out"] = True
+                break
         out["ops_by_kind"] = counts
-        print(f"storm: {args.storm} operations in {t_end - t_ops:.2f} s: {counts}", file=sys.stderr)
-
+        out["bursts"] = bursts
+        times = [t for x in bursts if (t := x["time_to_consistency_s"]) is not None]
+        out["ops_seconds"] = round(sum(x["ops_seconds"] for x in bursts), 3)
+        out["time_to_consistency_s"] = times[0] if len(bursts) == 1 and times else None
+        if times:
+            out["time_to_consistency"] = {
+                "median_s": round(statistics.median(times), 2),
+                "p95_s": round(percentile(times, 95), 2),
+                "max_s": max(times),
+                "n": len(times),
+            }
         embedder = Embedder(cache_dir=cache, max_length=IndexSettings().chunk_tokens)
         want_cards, want_chunks = expected_totals(vault, embedder, IndexSettings().chunk_tokens)
         out["expected"] = {"cards": want_cards, "chunks": want_chunks}
-        since: float | None = None
-        polls = quick = 0
-        st = {}
-        last_quick: VerifyReport | None = None
-        while True:
-            st = await status(client)
-            polls += 1
-            now = time.monotonic()
-            good = (
-                st.get("phase") == "ready"
-                and st.get("cards") == want_cards
-                and st.get("chunks") == want_chunks
-                and st.get("cards_embedded") == want_cards
-                and st.get("chunks_waiting_for_vectors") == 0
-            )
-            if good:  # the counts agree: do the saved state's paths and hashes?
-                quick += 1
-                last_quick = quick_check(vault, index_dir)
-                good = last_quick.ok
-                now = time.monotonic()
-            if good and since is None:
-                since = now
-            elif not good:
-                since = None
-            if since is not None and now - since >= SETTLE_SECONDS:
-                out["time_to_consistency_s"] = round(since - t_end, 2)
-                break
-            if now - t_end > CONSISTENCY_TIMEOUT:
-                out["time_to_consistency_s"] = None
-                out["timed_out"] = True
-                break
-            await asyncio.sleep(POLL_SECONDS)
-        out["polls"] = {"status": polls, "quick_check": quick}
-        if last_quick is not None and not last_quick.ok:
-            out["last_quick_check"] = last_quick.to_json(limit=50)
+        st = await status(client)
         out["final_status"] = {
             k: st.get(k)
             for k in ("phase", "cards", "chunks", "cards_embedded", "chunks_waiting_for_vectors")
         }
-        print(
-            f"storm: consistent {out.get('time_to_consistency_s')} s after the last operation "
-            f"({want_cards} cards, {want_chunks} chunks)",
-            file=sys.stderr,
-        )
+        if (st.get("cards"), st.get("chunks")) != (want_cards, want_chunks):
+            out["totals_differ"] = True
     finally:
         t_stop = time.monotonic()
         server = client._server
@@ -607,6 +677,7 @@ async def storm(
         out["shutdown_s"] = round(time.monotonic() - t_stop, 2)
     report = run_verify(vault, index_dir, cache, args, mut.touched)
     out["touched_cards"] = len(mut.touched)
+    out["moved_cards"] = moved_summary(report, mut.moved, vault)
     out["verify"] = report.to_json()
     out["ok"] = report.ok and not out.get("timed_out")
     return out
@@ -627,12 +698,17 @@ def prepare(source: Path, work: Path) -> Path:
     return copy
 
 
+def _touches(entry: dict[str, Any], path: str) -> bool:
+    """Whether a journal entry names ``path`` or a folder holding it (folder renames)."""
+    return any(path == p or path.startswith(p + "/") for p in entry["paths"])
+
+
 def trace(out: dict[str, Any], journal: list[dict[str, Any]]) -> None:
     """For each mismatch: the operations that touched its card."""
     for part in ("kill_loop", "storm"):
         verified = out.get(part, {}).get("verify", {})
         for m in verified.get("mismatches", []):
-            m["operations"] = [j for j in journal if any(m["path"] in p for p in j["paths"])][-10:]
+            m["operations"] = [j for j in journal if _touches(j, m["path"])][-10:]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -640,6 +716,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("vault", type=Path)
     p.add_argument("--kills", type=int, default=20)
     p.add_argument("--storm", type=int, default=1000, metavar="OPS")
+    p.add_argument(
+        "--bursts",
+        type=int,
+        default=1,
+        help="split the storm into this many bursts, each waited out (median/p95 of the time "
+        "to consistency)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--work", type=Path, default=None, help="a new or empty folder")
     p.add_argument("--cache-dir", type=Path, default=None, help="model cache (default: in work)")
@@ -648,6 +731,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON")
     args = p.parse_args(argv)
+    if args.bursts < 1:
+        p.error("--bursts must be at least 1")
     if args.sample < 0:
         args.sample = None
     work = args.work or Path(tempfile.mkdtemp(prefix="zettel-chaos-"))
@@ -710,6 +795,19 @@ def print_summary(out: dict[str, Any]) -> None:
             f"{v['vectors_checked']} vectors re-embedded ({s['touched_cards']} touched cards; "
             f"min cosine {v['min_cosine']})"
         )
+        if "time_to_consistency" in s and s["time_to_consistency"]["n"] > 1:
+            t = s["time_to_consistency"]
+            print(
+                f"    time to consistency over {t['n']} bursts: median {t['median_s']} s, "
+                f"p95 {t['p95_s']} s, max {t['max_s']} s"
+            )
+    for part in ("kill_loop", "storm"):
+        if part in out:
+            mc = out[part]["moved_cards"]
+            print(
+                f"  {part}: {mc['cards']} renamed/moved cards re-verified (vectors re-embedded), "
+                f"{mc['mismatched_cards']} with mismatches {mc['mismatches_by_kind']}"
+            )
     for part in ("kill_loop", "storm"):
         for m in out.get(part, {}).get("verify", {}).get("mismatches", [])[:20]:
             print(f"  MISMATCH ({part}) {m['kind']}: {m['path']}: {m['reason']}")
