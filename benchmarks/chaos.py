@@ -59,7 +59,7 @@ from pytest_lsp.client import make_test_lsp_client
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.embedder import Embedder
 from zettel_lsp.index.sync import IndexSettings
-from zettel_lsp.index.verify import VerifyReport, quick_check, verify_folder
+from zettel_lsp.index.verify import HashMemo, VerifyReport, quick_check, verify_folder
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import read_note
 from zettel_lsp.notes.scan import iter_note_paths
@@ -299,6 +299,29 @@ class Mutator:
         self._log("rename-chain", a, b, c)
         return True
 
+    def same_stat_edit(self) -> bool:
+        """Hostile (``--hostile``): one letter changed in place, size kept, mtime restored (as
+        ``cp -p``, ``rsync -t`` or an archive extraction leave a file): invisible to a
+        size + mtime check."""
+        rel = self._pick()
+        if rel is None:
+            return False
+        path = self.vault / rel
+        data = path.read_bytes()
+        spots = [i for i, c in enumerate(data) if 97 <= c <= 122]  # ASCII a-z
+        if not spots:
+            return False
+        st = path.stat()
+        i = self.rng.choice(spots)
+        new = bytes([97 + (data[i] - 97 + self.rng.randint(1, 25)) % 26])
+        with open(path, "r+b") as fh:
+            fh.seek(i)
+            fh.write(new)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        self.touched.add(rel)
+        self._log("same-stat-edit", rel)
+        return True
+
     def random_op(self, ops: dict[str, float]) -> str:
         names = list(ops)
         weights = [ops[n] for n in names]
@@ -330,6 +353,9 @@ STORM_OPS = {
     "swap": 0.7,
     "rename-chain": 0.7,
 }
+
+
+HOSTILE_OPS = {"same-stat-edit": 0.5}
 
 
 def vocabulary(vault: Path, rng: random.Random) -> list[str]:
@@ -549,21 +575,27 @@ async def storm_burst(
     t_end = time.monotonic()
     out: dict[str, Any] = {"ops": size, "ops_seconds": round(t_end - t_ops, 3)}
     since: float | None = None
-    polls = quick = 0
+    polls = 0
+    memo: HashMemo = {}
     last_quick: VerifyReport | None = None
     while True:
         st = await status(client)
         polls += 1
-        good = (
+        last_quick = quick_check(vault, index_dir, memo=memo)
+        now = time.monotonic()
+        lexical = (
             st.get("phase") == "ready"
+            and last_quick.cards_on_disk == st.get("cards")
+            and set(last_quick.counts()) <= {"vector"}  # only vectors still to come
+        )
+        if lexical and "lexical_consistency_s" not in out:
+            out["lexical_consistency_s"] = round(now - t_end, 2)
+        good = (
+            lexical
+            and last_quick.ok
             and st.get("chunks_waiting_for_vectors") == 0
             and st.get("cards") == st.get("cards_embedded")
         )
-        if good:  # the server says it is done: does its saved state match the folder?
-            quick += 1
-            last_quick = quick_check(vault, index_dir)
-            good = last_quick.ok and last_quick.cards_on_disk == st.get("cards")
-        now = time.monotonic()
         if good and since is None:
             since = now
         elif not good:
@@ -577,7 +609,6 @@ async def storm_burst(
             break
         await asyncio.sleep(POLL_SECONDS)
     out["polls"] = polls
-    out["quick_checks"] = quick
     if last_quick is not None and not last_quick.ok:
         out["last_quick_check"] = last_quick.to_json(limit=50)
     return out
@@ -627,7 +658,8 @@ async def storm(
             bursts.append(burst)
             print(
                 f"storm burst {b + 1}/{len(sizes)}: {size} operations in {burst['ops_seconds']} s; "
-                f"consistent {burst['time_to_consistency_s']} s after the last one "
+                f"lexically consistent after {burst.get('lexical_consistency_s')} s, fully "
+                f"{burst['time_to_consistency_s']} s after the last one "
                 f"({burst['polls']} polls)",
                 file=sys.stderr,
             )
@@ -637,6 +669,7 @@ async def storm(
         out["ops_by_kind"] = counts
         out["bursts"] = bursts
         times = [t for x in bursts if (t := x["time_to_consistency_s"]) is not None]
+        lex = [t for x in bursts if (t := x.get("lexical_consistency_s")) is not None]
         out["ops_seconds"] = round(sum(x["ops_seconds"] for x in bursts), 3)
         out["time_to_consistency_s"] = times[0] if len(bursts) == 1 and times else None
         if times:
@@ -645,6 +678,13 @@ async def storm(
                 "p95_s": round(percentile(times, 95), 2),
                 "max_s": max(times),
                 "n": len(times),
+            }
+        if lex:
+            out["lexical_consistency"] = {
+                "median_s": round(statistics.median(lex), 2),
+                "p95_s": round(percentile(lex, 95), 2),
+                "max_s": max(lex),
+                "n": len(lex),
             }
         embedder = Embedder(cache_dir=cache, max_length=IndexSettings().chunk_tokens)
         want_cards, want_chunks = expected_totals(vault, embedder, IndexSettings().chunk_tokens)
@@ -730,7 +770,15 @@ def main(argv: list[str] | None = None) -> int:
         "--sample", type=int, default=200, help="random cards re-probed and re-embedded (-1: all)"
     )
     p.add_argument("--out", type=Path, default=None, help="write the results as JSON")
+    p.add_argument(
+        "--hostile",
+        action="store_true",
+        help="add operations no editor makes: same-size edits with the old mtime restored",
+    )
     args = p.parse_args(argv)
+    if args.hostile:
+        KILL_OPS.update(HOSTILE_OPS)
+        STORM_OPS.update(HOSTILE_OPS)
     if args.bursts < 1:
         p.error("--bursts must be at least 1")
     if args.sample < 0:
@@ -787,20 +835,27 @@ def print_summary(out: dict[str, Any]) -> None:
     if "storm" in out:
         s = out["storm"]
         v = s["verify"]
+        bursts = s.get("bursts", [])
+        if len(bursts) == 1:
+            when = (
+                f"lexically consistent after {bursts[0].get('lexical_consistency_s')} s, "
+                f"fully (vectors too) after {s.get('time_to_consistency_s')} s"
+            )
+        else:
+            t, lx = s.get("time_to_consistency", {}), s.get("lexical_consistency", {})
+            when = (
+                f"{len(bursts)} bursts; lexically consistent after median {lx.get('median_s')} "
+                f"s (p95 {lx.get('p95_s')}), fully after median {t.get('median_s')} s (p95 "
+                f"{t.get('p95_s')}, max {t.get('max_s')})"
+            )
         print(
-            f"  storm: {s['ops']} ops in {s.get('ops_seconds')} s; consistent after "
-            f"{s.get('time_to_consistency_s')} s; verify: "
+            f"  storm: {s['ops']} ops in {s.get('ops_seconds')} s {s.get('ops_by_kind')}; {when}"
+            f"{'; TIMED OUT' if s.get('timed_out') else ''}; verify: "
             f"{sum(v['mismatch_counts'].values())} mismatches {v['mismatch_counts']}, "
             f"{v['cards_on_disk']} cards, {v['points_checked']} points, "
             f"{v['vectors_checked']} vectors re-embedded ({s['touched_cards']} touched cards; "
             f"min cosine {v['min_cosine']})"
         )
-        if "time_to_consistency" in s and s["time_to_consistency"]["n"] > 1:
-            t = s["time_to_consistency"]
-            print(
-                f"    time to consistency over {t['n']} bursts: median {t['median_s']} s, "
-                f"p95 {t['p95_s']} s, max {t['max_s']} s"
-            )
     for part in ("kill_loop", "storm"):
         if part in out:
             mc = out[part]["moved_cards"]

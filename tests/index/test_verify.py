@@ -5,6 +5,7 @@ named. Real model, real Edge shard, a copy of examples/vault."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from zettel_lsp.cli import main
 from zettel_lsp.index.state import load_state, save_state
 from zettel_lsp.index.store_api import ChunkPoint
 from zettel_lsp.index.sync import Indexer, IndexSettings, point_id
-from zettel_lsp.index.verify import VerifyReport, verify
+from zettel_lsp.index.verify import VerifyReport, quick_check, verify, verify_folder
 
 CARD = "baking/Autolyse.md"
 OTHER = "baking/Gluten.md"
@@ -99,6 +100,10 @@ def test_a_vector_of_another_chunk_is_drift(ix: Indexer) -> None:
     assert kinds(report) == {"drift": {CARD}}, report.format()
     assert report.min_cosine is not None and report.min_cosine < 0.99
     assert "chunk 0" in report.mismatches[0].reason
+    # with the other card re-embedded too, the report names whose vector it is
+    report = verify(ix, sample=0, focus=[CARD, OTHER])
+    assert kinds(report) == {"drift": {CARD}}, report.format()
+    assert f"it is the embedding of {OTHER} chunk 0" in report.mismatches[0].reason
 
 
 def test_phantom_points_are_found(ix: Indexer) -> None:
@@ -140,6 +145,53 @@ def test_edits_and_renames_not_synced_are_found(ix: Indexer) -> None:
     assert verify(ix, sample=None).ok  # and a sync repairs it all
 
 
+def test_an_edit_that_keeps_size_and_mtime_is_stale(ix: Indexer) -> None:
+    """The verifier hashes every file: an edit a size + mtime check cannot see is found."""
+    path = ix.vault / CARD
+    st = path.stat()
+    data = bytearray(path.read_bytes())
+    i = data.index(b"e")
+    data[i] = ord("a")
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert kinds(verify(ix, sample=0)) == {"stale": {CARD}}
+
+
+def test_quick_check_compares_the_saved_state_with_the_folder(ix: Indexer) -> None:
+    memo: dict[str, tuple[int, int, str | None]] = {}
+    report = quick_check(ix.vault, ix.index_dir, memo=memo)
+    assert report.ok and report.cards_on_disk == report.cards_in_state == 45, report.format()
+    assert len(memo) == 45
+    card = ix.vault / CARD
+    card.write_text(card.read_text(encoding="utf-8") + "\nMore.\n", encoding="utf-8")
+    (ix.vault / OTHER).unlink()
+    (ix.vault / "New card.md").write_text("# New card\n", encoding="utf-8")
+    report = quick_check(ix.vault, ix.index_dir, memo=memo)  # the memo sees the new size
+    assert kinds(report) == {"stale": {CARD}, "phantom": {OTHER}, "missing": {"New card.md"}}
+    ix.sync()  # saves the state, vectors still to come
+    report = quick_check(ix.vault, ix.index_dir, memo=memo)
+    assert kinds(report) == {"vector": {CARD, "New card.md"}}, report.format()
+    assert quick_check(ix.vault, ix.index_dir, dense=False, memo=memo).ok
+    ix.embed_pending()
+    assert quick_check(ix.vault, ix.index_dir, memo=memo).ok
+
+
+def test_verify_folder_leaves_an_index_of_another_vault_alone(
+    indexed: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    shutil.copytree(indexed / "vault", tmp_path / "vault")
+    shutil.copytree(indexed / "index", tmp_path / "index")  # its state names the other vault
+    before = (tmp_path / "index" / "state.json").read_bytes()
+    report = verify_folder(tmp_path / "vault", tmp_path / "index", cache_dir=cache_dir)
+    assert kinds(report) == {"index": {str(tmp_path / "index")}}
+    assert "belongs to the vault" in report.mismatches[0].reason
+    assert (tmp_path / "index" / "state.json").read_bytes() == before  # not wiped
+    empty = verify_folder(tmp_path / "vault", tmp_path / "nothing", cache_dir=cache_dir)
+    assert "no readable index state" in empty.mismatches[0].reason
+    assert not (tmp_path / "nothing").exists()
+
+
 def test_cli_index_verify_exits_0_on_a_clean_index(
     indexed: Path, tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -157,3 +209,10 @@ def test_cli_index_verify_exits_0_on_a_clean_index(
         ix.store.set_dense([point_id(CARD, 0)], [other_vec])
     assert main([*args[:-3], "--sample", "-1"]) == 1
     assert f"drift: {CARD}" in capsys.readouterr().out
+    # --verify-only checks the index as it is: with no vector re-embedded (sample 0) the
+    # drift goes unseen; re-embedding every card finds it (no sync repaired it)
+    assert main([*args[:-4], "--verify-only", "--sample", "0"]) == 0
+    assert "Verify OK" in capsys.readouterr().out
+    assert main([*args[:-4], "--verify-only", "--sample", "-1", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["verify"]["mismatch_counts"] == {"drift": 1}

@@ -386,11 +386,13 @@ def quick_check(
     settings: IndexSettings | None = None,
     *,
     dense: bool = True,
+    memo: HashMemo | None = None,
 ) -> VerifyReport:
     """The cheap part of :func:`verify`, from the saved state alone (no lock, no shard, no
     model): every readable note in the state with its current content hash, nothing else in
     it, nothing pending and (with ``dense``) every card's vectors done. Usable while a server
-    holds the index, to see when its saved state has caught up with the folder."""
+    holds the index, to see when its saved state has caught up with the folder. Pass the same
+    ``memo`` to repeated calls: only files whose size or mtime changed are read again."""
     settings = settings or IndexSettings()
     t0 = time.perf_counter()
     report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
@@ -399,7 +401,7 @@ def quick_check(
     if state is None or problem:
         report.add("index", str(index_dir), problem)
         return report
-    hashes = _disk_hashes(vault.resolve(), settings)
+    hashes = _disk_hashes(vault.resolve(), settings, memo)
     report.cards_on_disk = len(hashes)
     report.cards_in_state = len(state.files)
     for rel in sorted(set(hashes) - set(state.files)):
@@ -420,18 +422,38 @@ def quick_check(
     return report
 
 
-def _disk_hashes(vault: Path, settings: IndexSettings) -> dict[str, str]:
+HashMemo = dict[str, tuple[int, int, str | None]]  # path -> (size, mtime_ns, sha256 or None)
+
+
+def _disk_hashes(vault: Path, settings: IndexSettings, memo: HashMemo | None) -> dict[str, str]:
     """sha256 of every readable note, as the indexer scans and reads them."""
     out: dict[str, str] = {}
+    seen: set[str] = set()
     for rel in iter_note_paths(
         vault,
         settings.ignore_globs,
         ScanReport(),
         follow_external_symlinks=settings.follow_external_symlinks,
     ):
-        res = read_note(vault / rel, settings.max_file_bytes)
-        if res.ok:
-            out[rel] = hashlib.sha256(res.text.encode("utf-8")).hexdigest()
+        seen.add(rel)
+        sha: str | None
+        try:
+            st = (vault / rel).stat()
+        except OSError:
+            continue
+        known = memo.get(rel) if memo is not None else None
+        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
+            sha = known[2]
+        else:
+            res = read_note(vault / rel, settings.max_file_bytes)
+            sha = hashlib.sha256(res.text.encode("utf-8")).hexdigest() if res.ok else None
+            if memo is not None:
+                memo[rel] = (st.st_size, st.st_mtime_ns, sha)
+        if sha is not None:
+            out[rel] = sha
+    if memo is not None:
+        for rel in set(memo) - seen:
+            del memo[rel]
     return out
 
 
