@@ -88,11 +88,31 @@ class Mutator:
     moved: set[str] = field(default_factory=set)  # current paths of cards renamed or moved
     counter: int = 0
     stage: str = ""
+    # the notes and folders, kept up to date by the operations (a rescan per operation would
+    # make the storm a slow drizzle on a large vault); None: scan again
+    _notes: set[str] | None = field(default=None, repr=False)
+    _folders: list[str] | None = field(default=None, repr=False)
 
     def notes(self) -> list[str]:
-        return sorted(iter_note_paths(self.vault))
+        if self._notes is None:
+            self._notes = set(iter_note_paths(self.vault))
+        return sorted(self._notes)
+
+    def _paths_changed(self, removed: tuple[str, ...], added: tuple[str, ...]) -> None:
+        if self._notes is not None:
+            self._notes.difference_update(removed)
+            self._notes.update(added)
+
+    def _rescan(self) -> None:
+        self._notes = None
+        self._folders = None
 
     def folders(self) -> list[str]:
+        if self._folders is None:
+            self._folders = self._scan_folders()
+        return self._folders
+
+    def _scan_folders(self) -> list[str]:
         out = []
         for root, dirs, _ in os.walk(self.vault):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
@@ -127,6 +147,7 @@ class Mutator:
         return "\n\n".join(self._paragraph() for _ in range(self.rng.randint(1, 4)))
 
     def _moved(self, old: str, new: str) -> None:
+        self._paths_changed((old,), (new,))
         self.touched.discard(old)
         self.touched.add(new)
         self.moved.discard(old)
@@ -142,6 +163,7 @@ class Mutator:
             text = f"---\ntitle: {self._words(3)}\ndesc: {self._words(5)}\n---\n{text}"
         (self.vault / rel).parent.mkdir(parents=True, exist_ok=True)
         (self.vault / rel).write_text(text, encoding="utf-8")
+        self._paths_changed((), (rel,))
         self.touched.add(rel)
         self._log("create", rel)
         return True
@@ -198,6 +220,7 @@ class Mutator:
         if rel is None:
             return False
         (self.vault / rel).unlink()
+        self._paths_changed((rel,), ())
         self.touched.discard(rel)
         self.moved.discard(rel)
         self._log("delete", rel)
@@ -242,7 +265,9 @@ class Mutator:
         new = f"{folder}/{rel.rsplit('/', 1)[-1]}"
         if (self.vault / new).exists():
             return False
-        (self.vault / folder).mkdir(parents=True, exist_ok=True)
+        if not (self.vault / folder).is_dir():
+            (self.vault / folder).mkdir(parents=True)
+            self._folders = None
         os.rename(self.vault / rel, self.vault / new)
         self._moved(rel, new)
         self._log("move", rel, new)
@@ -257,6 +282,7 @@ class Mutator:
         self.counter += 1
         new = f"{parent}{self._words(1)}-{self.counter}"
         os.rename(self.vault / old, self.vault / new)
+        self._rescan()
         for p in list(self.touched):
             if p.startswith(old + "/"):
                 self._moved(p, new + p[len(old) :])
@@ -292,6 +318,7 @@ class Mutator:
         c = self._fresh_name(folder)
         os.rename(self.vault / b, self.vault / c)
         os.rename(self.vault / a, self.vault / b)
+        self._paths_changed((a,), (c,))
         self.touched.discard(a)
         self.touched.update((b, c))
         self.moved.discard(a)
@@ -376,19 +403,25 @@ def index_command(vault: Path, index_dir: Path, cache_dir: Path, *extra: str) ->
             "--index-dir", str(index_dir), "--cache-dir", str(cache_dir), *extra]  # fmt: skip
 
 
-def run_and_kill(cmd: list[str], target: str, rng: random.Random, scan_s: float) -> dict[str, Any]:
-    """Run ``cmd`` with stderr on a pseudo-terminal; SIGKILL it in the ``target`` phase."""
+def run_and_kill(
+    cmd: list[str], target: str, rng: random.Random, index_dir: Path, scan_window: float
+) -> dict[str, Any]:
+    """Run ``cmd`` with stderr on a pseudo-terminal; SIGKILL it in the ``target`` phase.
+
+    Phases: *start-up* (imports, model load), *scan* (the process holds the index folder's lock,
+    which it writes its pid into, and opens the shard, scans and compares; no progress line
+    yet), *lexical* and *dense* (from the progress line). A scan kill waits for the lock, then
+    picks a moment within ``scan_window`` seconds (the last run's lock-to-progress time)."""
     master, slave = pty.openpty()
     t0 = time.monotonic()
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave, close_fds=True
     )
     os.close(slave)
-    phase = "start-up/scan"
+    phase = "start-up"
+    lock_at: float | None = None
     first_progress: float | None = None
     kill_at: float | None = None
-    if target == "scan":
-        kill_at = t0 + rng.uniform(0.2, max(0.3, scan_s))
     buf = ""
     killed = False
     try:
@@ -400,7 +433,13 @@ def run_and_kill(cmd: list[str], target: str, rng: random.Random, scan_s: float)
                 break
             if proc.poll() is not None:
                 break
-            wait = 0.02 if kill_at is None else max(0.0, min(0.02, kill_at - now))
+            if lock_at is None and _holds_lock(index_dir, proc.pid):
+                lock_at = now
+                if phase == "start-up":
+                    phase = "scan"
+                if kill_at is None and target == "scan":
+                    kill_at = now + rng.uniform(0, scan_window)
+            wait = 0.01 if kill_at is None else max(0.0, min(0.01, kill_at - now))
             ready, _, _ = select.select([master], [], [], wait)
             if ready:
                 try:
@@ -413,6 +452,8 @@ def run_and_kill(cmd: list[str], target: str, rng: random.Random, scan_s: float)
                 ]
                 if seen:
                     now_phase = max(seen)[1]
+                    if now_phase == "scan":  # the scan's progress line: the comparison is done
+                        now_phase = "lexical"
                     if first_progress is None:
                         first_progress = time.monotonic() - t0
                     if now_phase != phase:
@@ -430,19 +471,30 @@ def run_and_kill(cmd: list[str], target: str, rng: random.Random, scan_s: float)
         "phase_at_kill": phase if killed else "finished",
         "killed": killed,
         "seconds": round(time.monotonic() - t0, 2),
+        "lock_taken_s": None if lock_at is None else round(lock_at - t0, 2),
         "first_progress_s": None if first_progress is None else round(first_progress, 2),
         "returncode": proc.returncode,
     }
+
+
+def _holds_lock(index_dir: Path, pid: int) -> bool:
+    """Whether process ``pid`` holds the index folder (its lock file names it)."""
+    try:
+        return (index_dir / "lock").read_text(encoding="utf-8").strip() == str(pid)
+    except OSError:
+        return False
 
 
 def kill_loop(
     args: argparse.Namespace, vault: Path, index_dir: Path, cache: Path, mut: Mutator
 ) -> dict[str, Any]:
     rng = mut.rng
-    targets = ["lexical"] + [["scan", "lexical", "dense"][i % 3] for i in range(args.kills - 1)]
-    rng.shuffle(targets[1:])
+    # the first kill interrupts the initial build; the others in turn, in a random order
+    rest = [["scan", "lexical", "dense"][i % 3] for i in range(args.kills - 1)]
+    rng.shuffle(rest)
+    targets = ["lexical", *rest][: args.kills]
     rounds: list[dict[str, Any]] = []
-    scan_s = 3.0
+    scan_window = 1.0
     t0 = time.monotonic()
     for i, target in enumerate(targets):
         mut.stage = f"kill {i}"
@@ -456,9 +508,9 @@ def kill_loop(
                     mut.edit_in_place()
                 ops["bulk-edit"] = BULK_EDITS
         cmd = index_command(vault, index_dir, cache)
-        result = run_and_kill(cmd, target, rng, scan_s)
-        if result["first_progress_s"]:
-            scan_s = float(result["first_progress_s"])
+        result = run_and_kill(cmd, target, rng, index_dir, scan_window)
+        if result["first_progress_s"] and result["lock_taken_s"]:
+            scan_window = max(0.05, result["first_progress_s"] - result["lock_taken_s"])
         result["ops_before"] = ops
         rounds.append(result)
         print(

@@ -32,9 +32,6 @@ TokenCounter = Callable[[Sequence[str]], list[int]]
 _QUOTE = re.compile(r"^ {0,3}>")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+(?=\S)")
 _WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
-# the destination may hold one level of parentheses; it stops at any other "(" (``[^)\n]*``
-# ran to the end of a long line from every "[t](" on it: quadratic)
-_MDLINK = re.compile(r"!?\[([^\[\]\n]*)\]\((?:[^()\n]|\([^()\n]*\))*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +60,37 @@ class _Unit:
 def visible_text(markdown: str) -> str:
     """Link syntax replaced by what a reader sees: ``[[a|b]]`` → ``b``, ``[t](u)`` → ``t``."""
     text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), markdown)
-    return _MDLINK.sub(lambda m: m.group(1), text)
+    return _markdown_links_as_text(text)
+
+
+def _markdown_links_as_text(text: str) -> str:
+    """``[t](u)`` and ``![t](u)`` → ``t``: the text holds no bracket, the destination runs to the
+    first ")", all on one line. A plain scan, linear: as a regular expression, the destination
+    ran to the end of the line from every "[t](" of a long line without ")" (quadratic)."""
+    parts: list[str] = []
+    done = 0  # text[:done] is in parts
+    floor = 0  # the "[" of the next link is after the previous "](" and after ``done``
+    close = newline = -1  # the next ")" and line break after a "](" (looked up again only when
+    n = len(text)  # passed, so each character is read a fixed number of times)
+    while (p := text.find("](", floor)) != -1:
+        o = text.rfind("[", floor, p)
+        floor = p + 1
+        if o == -1 or "]" in text[o + 1 : p] or "\n" in text[o + 1 : p]:
+            continue
+        if close < p + 2:
+            close = text.find(")", p + 2)
+            if close == -1:
+                break
+        if newline < p + 2:
+            newline = text.find("\n", p + 2)
+            newline = n if newline == -1 else newline
+        if newline < close:
+            continue
+        bang = o > done and text[o - 1] == "!"
+        parts += [text[done : o - 1 if bang else o], text[o + 1 : p]]
+        done = floor = close + 1
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def chunk_card(
@@ -272,12 +299,14 @@ def _sentences(u: _Unit) -> list[_Unit]:
     """A paragraph as sentences, each with its own line range."""
     pieces: list[_Unit] = []
     start = 0
+    line = u.line_start  # the line of ``start`` (counted on, not from 0 each time: linear)
     for cut in [m.end() for m in _SENTENCE_END.finditer(u.text)] + [len(u.text)]:
         piece = u.text[start:cut].strip()
+        last = max(start, cut - 1)
+        last_line = line + u.text.count("\n", start, last)
         if piece:
-            first_line = u.line_start + u.text.count("\n", 0, start)
-            last_line = u.line_start + u.text.count("\n", 0, max(start, cut - 1))
-            pieces.append(_Unit(piece, first_line, last_line, u.heading_path))
+            pieces.append(_Unit(piece, line, last_line, u.heading_path))
+        line = last_line + u.text.count("\n", last, cut)
         start = cut
     return pieces
 

@@ -31,7 +31,9 @@ MDLINK = re.compile(
     r"\([ \t]*(?:<([^<>\n]*)>|((?:[^\s()\\<]|\\.|\([^\s()]*\)){1,2048}))"
     r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
 )
-TAG = re.compile(r"(?<![^\s(\[{,;])#([\w/-]*[^\W\d][\w/-]*)")
+# a tag holds a letter: digits, "/" and "-" before the first one (``[\w/-]*[^\W\d]`` was
+# ambiguous and backtracked quadratically when a match had to fail)
+TAG = re.compile(r"(?<![^\s(\[{,;])#([\d/-]*[^\W\d][\w/-]*)")
 BLOCK_ID = re.compile(r"(?:^|[ \t])\^([A-Za-z0-9-]+)[ \t]*$", re.MULTILINE)
 URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 ZETTEL_ID = re.compile(r"^(\d{12,14})(?!\d)")
@@ -94,7 +96,7 @@ class _OverBudget(Exception):
 
 
 def _check(deadline: float) -> None:
-    if time.monotonic() > deadline:
+    if time.monotonic() >= deadline:
         raise _OverBudget
 
 
