@@ -1,31 +1,38 @@
 """Chaos benchmark (issue #12, "keep proving it"): kill the indexer, storm the server, then prove
 the index still equals the vault.
 
-    python benchmarks/chaos.py VAULT [--kills 20] [--storm 1000] [--seed 0] [--work DIR]
-        [--cache-dir DIR] [--sample 200] [--out chaos.json]
+    python benchmarks/chaos.py VAULT [--kills 20] [--storm 1000] [--bursts 1] [--seed 0]
+        [--work DIR] [--cache-dir DIR] [--sample 200] [--hostile] [--out chaos.json]
 
-VAULT is copied to a fresh work folder (``--work``, default a new temp folder) and never touched.
+VAULT is copied to a fresh work folder (``--work``, new or empty, default a new temp folder) and
+never touched.
 
 1. **Kill loop** (``--kills N``): N times, ``python -m zettel_lsp index COPY --index-dir IDX``
-   runs under a pseudo-terminal (so its progress line shows which phase it is in) and is killed
-   with SIGKILL at a random moment of a chosen phase: start-up/scan (before any progress), lexical
-   (cards being chunked and stored) or dense (embedding). Between kills the copy is mutated:
-   edits, renames (some changing the title), moves into folders, deletes, creates; before a
-   lexical kill, a bulk edit makes the lexical phase long enough to land in. Then a clean index
-   runs to the end, and the verifier (``zettel_lsp.index.verify``) checks cards, chunks, keyword
-   probes and re-embedded vectors (every card the loop touched, plus ``--sample`` others).
+   runs under a pseudo-terminal (its progress line shows the phase) and is killed with SIGKILL
+   at a random moment of a chosen phase: scan (the process holds the folder lock, which names
+   its pid, and has not printed progress yet), lexical (cards being chunked and stored) or dense
+   (embedding). Between kills the copy is mutated: edits, renames (some changing the title),
+   moves into folders, deletes, creates; before a lexical kill, a bulk edit makes the lexical
+   phase long enough to land in. Then a clean index runs to the end, and the verifier
+   (``zettel_lsp.index.verify``) checks cards, chunks, keyword probes and re-embedded vectors
+   (every card the loop touched, plus ``--sample`` others).
 2. **Edit storm** (``--storm OPS``): the real language server runs over stdio on the copy (index
    and cache folders through ``initializationOptions``); once it is ready, OPS random file
    operations are applied as fast as Python makes them: atomic saves (temp file + rename),
-   in-place rewrites, appends, creates, deletes, renames, moves, folder renames, swaps of two
-   files, rename chains (b->c then a->b). Then ``zettel.status`` is polled until the server's
-   index holds exactly the expected number of cards and chunks, every card embedded, stable for
-   :data:`SETTLE_SECONDS`: that is the time to consistency. The server is stopped with
-   shutdown/exit, the index opened (no sync) and the full verifier run (vectors of every card the
-   storm touched included).
+   in-place rewrites, creates, deletes, renames, moves, folder renames, swaps of two files,
+   rename chains (b->c then a->b). Then ``zettel.status`` and the saved state
+   (:func:`~zettel_lsp.index.verify.quick_check`) are polled every 0.1 s: *lexically
+   consistent* is the first poll at which only vectors are missing; *consistent* is the server
+   ready with every card embedded and the saved state equal to the folder, for
+   :data:`SETTLE_SECONDS` in a row (the time to consistency is measured to the start of that
+   stretch). ``--bursts B`` splits the OPS into B bursts, each waited out (median, p95). The
+   server is stopped with shutdown/exit, the index opened as it is (no sync) and the full
+   verifier run (vectors of every card the storm touched, renamed ones included).
 
-Prints a summary; ``--out`` writes everything as JSON (with the operation journal, so a mismatch
-can be traced to the operations that touched its card). Exit 1 on any mismatch.
+``--hostile`` adds same-size edits with the old mtime restored (no editor makes them; ``cp -p``
+and ``rsync -t`` can). Prints a summary; ``--out`` writes everything as JSON (with the operation
+journal, so a mismatch can be traced to the operations that touched its card). Exit 1 on any
+mismatch.
 """
 
 from __future__ import annotations

@@ -138,7 +138,8 @@ def chunk_cards(
         else:
             flat = [p for u in units for p in sentences.get(id(u), [u])]
             groups = _group(flat, budget, overlap_tokens)
-        out.append([_make_chunk(card, i, g) for i, g in enumerate(groups)])
+        lines = card.text.split("\n")  # once per card, not per chunk (quadratic)
+        out.append([_make_chunk(card, lines, i, g) for i, g in enumerate(groups)])
     return out
 
 
@@ -151,8 +152,7 @@ def _prefix(card: Card, heading_path: tuple[str, ...], first: bool) -> str:
     return head
 
 
-def _make_chunk(card: Card, index: int, units: list[_Unit]) -> Chunk:
-    lines = card.text.split("\n")
+def _make_chunk(card: Card, lines: list[str], index: int, units: list[_Unit]) -> Chunk:
     start = min(u.line_start for u in units)
     end = max(u.line_end for u in units)
     text = "\n".join(lines[start : end + 1]).strip("\n")

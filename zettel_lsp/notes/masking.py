@@ -11,8 +11,7 @@ import re
 _INLINE_OR_COMMENT = re.compile(r"<!--|`+")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
-
-_NOT_NEWLINE = re.compile(r"[^\n]")
+_FENCE_MARK = re.compile(r"```|~~~")  # every line that opens or closes a fence holds one
 
 Spans = list[tuple[int, int]]
 
@@ -86,8 +85,9 @@ def fenced_code_spans(text: str, start: int = 0) -> Spans:
     if pos <= 0 and start > 0:
         return spans
     opened: tuple[int, str, int] | None = None  # (span start, fence char, run length)
-    while pos <= size:
-        eol = text.find("\n", pos)
+    while (mark := _FENCE_MARK.search(text, pos)) is not None:  # only lines with a fence mark
+        pos = text.rfind("\n", pos, mark.start()) + 1 or pos
+        eol = text.find("\n", mark.end())
         line_end = size if eol == -1 else eol
         at = _after_quote_markers(text, pos, line_end)
         char, run = _fence_run(text, at, line_end)
@@ -164,7 +164,7 @@ def blank_out(text: str, spans: Spans) -> str:
             continue
         parts.append(text[cursor:s])
         chunk = text[s:e]
-        parts.append(_NOT_NEWLINE.sub(" ", chunk) if "\n" in chunk else " " * len(chunk))
+        parts.append("\n".join(" " * len(line) for line in chunk.split("\n")))
         cursor = e
     parts.append(text[cursor:])
     return "".join(parts)

@@ -12,6 +12,11 @@ import time
 from urllib.parse import unquote
 
 from zettel_lsp.notes.frontmatter import scalar_text, split_frontmatter, string_list
+from zettel_lsp.notes.markdown_links import (
+    is_one_markdown_link,
+    markdown_links,
+    markdown_links_as_text,
+)
 from zettel_lsp.notes.masking import atx_heading, blank_out, non_prose_spans
 from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Tag
 from zettel_lsp.notes.positions import LineIndex
@@ -19,18 +24,12 @@ from zettel_lsp.notes.title_rule import TitleSource, card_title, same_name
 
 log = logging.getLogger(__name__)
 
-# Seconds one card may take to parse (a normal card takes well under a millisecond).
+# Seconds one card may take to parse (a normal card takes well under a millisecond; 600 KB,
+# 0.1 s). CPU seconds of the parsing thread: a busy machine does not turn a card to plain text.
 PARSE_BUDGET_S = 2.0
 
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-# [text](dest "title"): text may hold one level of [brackets]; dest is <...> or a bare
-# destination with balanced parentheses (at most 2,048 parts: a bound keeps failed attempts
-# on a long line without spaces linear); an optional title follows.
-MDLINK = re.compile(
-    r"(!?)\[((?:[^\[\]\n\\]|\\.|\[[^\[\]\n]*\])*)\]"
-    r"\([ \t]*(?:<([^<>\n]*)>|((?:[^\s()\\<]|\\.|\([^\s()]*\)){1,2048}))"
-    r"(?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|\([^()\n]*\)))?[ \t]*\)"
-)
+# [text](dest "title") links: a linear scan, see zettel_lsp.notes.markdown_links
 # a tag holds a letter: digits, "/" and "-" before the first one (``[\w/-]*[^\W\d]`` was
 # ambiguous and backtracked quadratically when a match had to fail)
 TAG = re.compile(r"(?<![^\s(\[{,;])#([\d/-]*[^\W\d][\w/-]*)")
@@ -56,7 +55,7 @@ def parse_card(
     """
     try:
         return _parse(
-            path, text, decoded_with_replacement, title_source, time.monotonic() + budget_s
+            path, text, decoded_with_replacement, title_source, time.thread_time() + budget_s
         )
     except _OverBudget:
         log.warning("%s: parsing took longer than %g s; indexed as plain text", path, budget_s)
@@ -96,7 +95,7 @@ class _OverBudget(Exception):
 
 
 def _check(deadline: float) -> None:
-    if time.monotonic() >= deadline:
+    if time.thread_time() >= deadline:
         raise _OverBudget
 
 
@@ -175,29 +174,26 @@ def _wikilinks(prose: str, text: str, lines: LineIndex) -> list[Link]:
         else:
             target_part = inner
         kind = LinkKind.EMBED if m.group(1) else LinkKind.WIKI
-        _append_link(out, kind, m, text, lines, target_part, label)
+        _append_link(out, kind, m.span(), text, lines, target_part, label)
     return out
 
 
 def _markdown_links(prose: str, text: str, lines: LineIndex) -> list[Link]:
     out: list[Link] = []
-    for m in MDLINK.finditer(prose):
-        dest = m.group(3) if m.group(3) is not None else m.group(4)
-        if dest is None:
-            continue
-        dest = dest.strip()
+    for m in markdown_links(prose):
+        dest = m.destination.strip()
         if not dest or URL_SCHEME.match(dest) or dest.startswith("//"):
             continue  # external URL (https:, mailto:, obsidian:, ...) or empty: not a card link
         dest = unquote(dest.replace("\\", ""))
-        kind = LinkKind.MARKDOWN_EMBED if m.group(1) else LinkKind.MARKDOWN
-        _append_link(out, kind, m, text, lines, dest, m.group(2).strip() or None)
+        kind = LinkKind.MARKDOWN_EMBED if m.embed else LinkKind.MARKDOWN
+        _append_link(out, kind, (m.start, m.end), text, lines, dest, m.text.strip() or None)
     return out
 
 
 def _append_link(
     out: list[Link],
     kind: LinkKind,
-    m: re.Match[str],
+    where: tuple[int, int],
     text: str,
     lines: LineIndex,
     target_part: str,
@@ -206,8 +202,8 @@ def _append_link(
     """Split ``target#subpath`` and record the link, unless it names nothing at all."""
     target, subpath = _split_subpath(target_part)
     if target or subpath is not None:
-        span = lines.span(m.start(), m.end())
-        out.append(Link(kind, text[m.start() : m.end()], span, target, subpath, label))
+        start, end = where
+        out.append(Link(kind, text[start:end], lines.span(start, end), target, subpath, label))
 
 
 def _split_subpath(target: str) -> tuple[str, str | None]:
@@ -250,18 +246,14 @@ def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | N
     before = prose[body_start:].lstrip()
     if not before.startswith("#"):
         return None
-    if WIKILINK.fullmatch(h1.text) or MDLINK.fullmatch(h1.text):
+    if WIKILINK.fullmatch(h1.text) or is_one_markdown_link(h1.text):
         return None
-    return " ".join(MDLINK.sub(_md_label, WIKILINK.sub(_wiki_label, h1.text)).split()) or None
+    return " ".join(markdown_links_as_text(WIKILINK.sub(_wiki_label, h1.text)).split()) or None
 
 
 def _wiki_label(m: re.Match[str]) -> str:
     target, _, label = m.group(2).partition("|")
     return (label or target.split("#", 1)[0] or target).strip().rstrip("\\")
-
-
-def _md_label(m: re.Match[str]) -> str:
-    return m.group(2).strip()
 
 
 def _frontmatter_tags(data: dict[str, object]) -> list[Tag]:

@@ -1,0 +1,212 @@
+"""Markdown links ``[text](destination "title")`` found by a linear scan.
+
+The grammar is the regular expression the parser used before (issue #12)::
+
+    (!?)\\[((?:[^\\[\\]\\n\\\\]|\\\\.|\\[[^\\[\\]\\n]*\\])*)\\]
+    \\([ \\t]*(?:<([^<>\\n]*)>|((?:[^\\s()\\\\<]|\\\\.|\\([^\\s()]*\\))+))
+    (?:[ \\t]+(?:"[^"\\n]*"|'[^'\\n]*'|\\([^()\\n]*\\)))?[ \\t]*\\)
+
+that is: the text may hold escapes and one level of [brackets]; the destination is ``<...>`` or
+bare, with escapes and one level of balanced parentheses; an optional title follows. Searched
+with ``finditer``, that expression rescanned a long destination (or text) from every ``[`` that
+could open a link, e.g. ``[a](\\)`` repeated, and took seconds on a 100 KB line. Here each step
+(the text from a position, the destination from a position, the tail after a destination) is
+computed once per position and remembered, so every character is read a fixed number of times.
+The result equals that expression's ``finditer`` (a test compares them on random input).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+_TEXT_RUN = re.compile(r"[^\[\]\n\\]+")  # plain characters of a link text
+_INNER_TEXT = re.compile(r"[^\[\]\n]*")  # inside one level of [brackets] in a link text
+_DEST_RUN = re.compile(r"[^\s()\\<]+")  # plain characters of a bare destination
+_INNER_DEST = re.compile(r"[^\s()]*")  # inside one level of (parentheses) in a destination
+# The runs below never fail (a required closing character is checked after them), so no pattern
+# here scans to the end of a line and fails: every one is linear under findall too.
+_ANGLE_INNER = re.compile(r"[^<>\n]*")  # inside a <destination>
+_BLANKS = re.compile(r"[ \t]*")
+_TITLE_INNER = {  # inside a title, and the character closing it, by its opening character
+    '"': (re.compile(r'[^"\n]*'), '"'),
+    "'": (re.compile(r"[^'\n]*"), "'"),
+    "(": (re.compile(r"[^()\n]*"), ")"),
+}
+
+
+class MarkdownLink(NamedTuple):
+    start: int  # at "!" for an embed, else at "["
+    end: int  # after the closing ")"
+    embed: bool
+    text: str  # between the brackets, as written
+    destination: str  # inside <...>, or the bare destination, as written
+
+
+def _skip(pattern: re.Pattern[str], s: str, i: int) -> int:
+    m = pattern.match(s, i)
+    return i if m is None else m.end()
+
+
+class _Scan:
+    """The memoised steps over one string."""
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+        self.n = len(s)
+        self._text_end: dict[int, int] = {}
+        self._dest_end: dict[int, int] = {}
+        self._tail_end: dict[int, int] = {}
+        self._after: dict[int, tuple[int, str] | None] = {}
+
+    def text_end(self, q: int) -> int:
+        """The ``]`` that closes a link text starting at ``q``, or -1."""
+        s, n, memo = self.s, self.n, self._text_end
+        seen: list[int] = []
+        while True:
+            known = memo.get(q)
+            if known is not None:
+                result = known
+                break
+            seen.append(q)
+            c = s[q] if q < n else "\n"
+            if c == "]":
+                result = q
+                break
+            if c == "\n":
+                result = -1
+                break
+            if c == "\\":
+                if q + 1 < n and s[q + 1] != "\n":
+                    q += 2
+                    continue
+                result = -1
+                break
+            if c == "[":
+                k = _skip(_INNER_TEXT, s, q + 1)
+                if k < n and s[k] == "]":
+                    q = k + 1
+                    continue
+                result = -1
+                break
+            q = _skip(_TEXT_RUN, s, q)
+        for v in seen:
+            memo[v] = result
+        return result
+
+    def dest_end(self, q: int) -> int:
+        """Where a bare destination starting at ``q`` ends (``q`` when it is empty)."""
+        s, n, memo = self.s, self.n, self._dest_end
+        seen: list[int] = []
+        while True:
+            known = memo.get(q)
+            if known is not None:
+                result = known
+                break
+            seen.append(q)
+            if q >= n:
+                result = q
+                break
+            c = s[q]
+            if c == "\\":
+                if q + 1 < n and s[q + 1] != "\n":
+                    q += 2
+                    continue
+                result = q
+                break
+            if c == "(":
+                k = _skip(_INNER_DEST, s, q + 1)
+                if k < n and s[k] == ")":
+                    q = k + 1
+                    continue
+                result = q
+                break
+            if c in ")<" or c.isspace():  # str.isspace is exactly the \s of a str pattern
+                result = q
+                break
+            q = _skip(_DEST_RUN, s, q)
+        for v in seen:
+            memo[v] = result
+        return result
+
+    def tail_end(self, e: int) -> int:
+        """After a destination ending at ``e``: an optional title (after a blank), blanks and
+        ``)``. The end of the link, or -1."""
+        known = self._tail_end.get(e)
+        if known is not None:
+            return known
+        s, n = self.s, self.n
+        k = _skip(_BLANKS, s, e)
+        result = -1
+        if k < n and s[k] == ")":
+            result = k + 1
+        elif k > e and k < n and s[k] in _TITLE_INNER:
+            inner, closing = _TITLE_INNER[s[k]]
+            t = _skip(inner, s, k + 1)
+            if t < n and s[t] == closing:
+                m = _skip(_BLANKS, s, t + 1)
+                if m < n and s[m] == ")":
+                    result = m + 1
+        self._tail_end[e] = result
+        return result
+
+    def after_text(self, close: int) -> tuple[int, str] | None:
+        """After the ``]`` at ``close``: ``(destination title)`` as (end of the link,
+        destination), or None."""
+        if close not in self._after:
+            self._after[close] = self._after_text(close)
+        return self._after[close]
+
+    def _after_text(self, close: int) -> tuple[int, str] | None:
+        s, n = self.s, self.n
+        if close + 1 >= n or s[close + 1] != "(":
+            return None
+        q = _skip(_BLANKS, s, close + 2)
+        if q < n and s[q] == "<":
+            a = _skip(_ANGLE_INNER, s, q + 1)
+            if a >= n or s[a] != ">":
+                return None
+            end = self.tail_end(a + 1)
+            return None if end == -1 else (end, s[q + 1 : a])
+        e = self.dest_end(q)
+        if e == q:
+            return None
+        end = self.tail_end(e)
+        return None if end == -1 else (end, s[q:e])
+
+
+def markdown_links(s: str) -> list[MarkdownLink]:
+    """The links of ``s``, left to right, not overlapping (as ``finditer`` finds them)."""
+    scan = _Scan(s)
+    out: list[MarkdownLink] = []
+    pos = 0
+    while (p := s.find("[", pos)) != -1:
+        close = scan.text_end(p + 1)
+        found = None if close == -1 else scan.after_text(close)
+        if found is None:
+            pos = p + 1
+            continue
+        end, destination = found
+        embed = p > pos and s[p - 1] == "!"
+        out.append(MarkdownLink(p - 1 if embed else p, end, embed, s[p + 1 : close], destination))
+        pos = end
+    return out
+
+
+def is_one_markdown_link(s: str) -> bool:
+    """Is ``s`` exactly one link (``fullmatch``)? A link's end is fixed by its start."""
+    if not s.startswith(("[", "![")):
+        return False
+    found = markdown_links(s)
+    return bool(found) and found[0].start == 0 and found[0].end == len(s)
+
+
+def markdown_links_as_text(s: str) -> str:
+    """Each link replaced by its text, stripped."""
+    parts: list[str] = []
+    done = 0
+    for link in markdown_links(s):
+        parts += [s[done : link.start], link.text.strip()]
+        done = link.end
+    parts.append(s[done:])
+    return "".join(parts)
