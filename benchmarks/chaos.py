@@ -64,7 +64,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
 from zettel_lsp.index.chunker import chunk_cards
-from zettel_lsp.index.embedder import Embedder
+from zettel_lsp.index.embedders import Embedder, make_embedder
 from zettel_lsp.index.sync import IndexSettings
 from zettel_lsp.index.verify import HashMemo, VerifyReport, quick_check, verify_folder
 from zettel_lsp.notes.parser import parse_card
@@ -745,7 +745,7 @@ async def storm(
                 "max_s": max(lex),
                 "n": len(lex),
             }
-        embedder = Embedder(cache_dir=cache, max_length=IndexSettings().chunk_tokens)
+        embedder = make_embedder(cache_dir=cache, max_length=IndexSettings().chunk_tokens)
         want_cards, want_chunks = expected_totals(vault, embedder, IndexSettings().chunk_tokens)
         out["expected"] = {"cards": want_cards, "chunks": want_chunks}
         st = await status(client)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from zettel_lsp.index.chunker import chunk_cards
-from zettel_lsp.index.embedder import Embedder
+from zettel_lsp.index.embedders import make_embedder
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.scan import load_vault
@@ -108,7 +108,7 @@ def edit_to_searchable(vault: Path, index_dir: Path, cache_dir: Path, edits: int
 
 def model_baseline(vault: Path, cache_dir: Path) -> dict[str, Any]:
     cards, _ = load_vault(vault)
-    emb = Embedder(cache_dir=cache_dir)
+    emb = make_embedder(cache_dir=cache_dir)
     texts = [c.embed_text for cs in chunk_cards(cards, emb.count_tokens) for c in cs]
     emb.embed(texts[:16])  # load the model outside the timing
     t0 = time.perf_counter()
@@ -153,7 +153,7 @@ def main() -> int:
         "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
     }
     # warm the model folder assembly so the cold run measures indexing, not a 23 MB copy
-    Embedder(cache_dir=cache)
+    make_embedder(cache_dir=cache)
 
     summary, wall, lexical_ready = run_index(vault, index_dir, cache)
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

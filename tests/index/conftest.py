@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from zettel_lsp.index.sync import Indexer, point_id
+from zettel_lsp.index.store_api import point_id
+from zettel_lsp.index.sync import Indexer
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, read_note
 from zettel_lsp.notes.scan import iter_note_paths
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from zettel_lsp.index.embedder import Embedder, EmbedderError, assemble_default_model
+from zettel_lsp.index.embedders import EmbedderError, assemble_default_model, make_embedder
 
 
 def test_default_model_folder_is_assembled_once(cache_dir: Path) -> None:
@@ -26,7 +26,7 @@ def test_default_model_folder_is_assembled_once(cache_dir: Path) -> None:
 
 
 def test_vectors_are_unit_length_and_meaningful(cache_dir: Path) -> None:
-    e = Embedder(cache_dir=cache_dir)
+    e = make_embedder(cache_dir=cache_dir)
     texts = [
         "Reciprocal rank fusion combines several ranked lists.",
         "Bake the sourdough loaf in a preheated Dutch oven.",
@@ -44,13 +44,13 @@ def test_vectors_are_unit_length_and_meaningful(cache_dir: Path) -> None:
 
 
 def test_token_counts_and_model_id(cache_dir: Path) -> None:
-    e = Embedder(cache_dir=cache_dir)
+    e = make_embedder(cache_dir=cache_dir)
     assert e.count_tokens(["hello world", "x " * 1000]) == [2, 1000]  # no truncation, no pad
     assert e.model_tokens(["hello world", "x " * 1000]) == 4 + 256  # specials, truncation
     assert e.model_id.endswith(":max256")
-    assert Embedder(cache_dir=cache_dir, max_length=128).model_id != e.model_id
+    assert make_embedder(cache_dir=cache_dir, max_length=128).model_id != e.model_id
 
 
 def test_unknown_model_fails_with_a_clear_message(cache_dir: Path) -> None:
     with pytest.raises(EmbedderError, match=r"could not be loaded.*default model.*works offline"):
-        Embedder("no-such-org/no-such-model", cache_dir=cache_dir).embed(["x"])
+        make_embedder("no-such-org/no-such-model", cache_dir=cache_dir).embed(["x"])

@@ -20,8 +20,8 @@ from tests.conftest import EXAMPLE_VAULT, SHARED
 from tests.index.conftest import assert_index_matches_folder
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.state import load_state
-from zettel_lsp.index.store_api import IndexLockedError
-from zettel_lsp.index.sync import Indexer, IndexSettings, point_id
+from zettel_lsp.index.store_api import IndexLockedError, point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.card_cache import save_cache
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card

@@ -18,8 +18,8 @@ from tests.conftest import EXAMPLE_VAULT
 from tests.index.conftest import assert_index_matches_folder, folder_cards
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.state import load_state
-from zettel_lsp.index.store_api import IndexLockedError
-from zettel_lsp.index.sync import Indexer, IndexSettings, SyncReport, point_id
+from zettel_lsp.index.store_api import IndexLockedError, point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings, SyncReport
 from zettel_lsp.notes.parser import parse_card
 
 

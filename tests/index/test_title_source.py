@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.index.conftest import assert_index_matches_folder
-from zettel_lsp.index.sync import Indexer, IndexSettings, point_id
+from zettel_lsp.index.store_api import point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.card_cache import load_cache
 from zettel_lsp.notes.title_rule import TitleSource
 from zettel_lsp.vault import Vault

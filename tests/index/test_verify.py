@@ -15,8 +15,8 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT
 from zettel_lsp.cli import main
 from zettel_lsp.index.state import load_state, save_state
-from zettel_lsp.index.store_api import ChunkPoint
-from zettel_lsp.index.sync import Indexer, IndexSettings, point_id
+from zettel_lsp.index.store_api import ChunkPoint, point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.verify import VerifyReport, quick_check, verify, verify_folder
 
 CARD = "baking/Autolyse.md"

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from zettel_lsp.index.embedder import configure_ollama
 from zettel_lsp.llm import LLMSettings, Ollama
 from zettel_lsp.vault import Vault
 
@@ -31,13 +30,6 @@ def vault(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator
     v.open()
     yield v
     v.close()
-
-
-@pytest.fixture(autouse=True)
-def _reset_ollama_defaults() -> Iterator[None]:
-    """The CLI sets the process-wide Ollama defaults; no test may leak them to the next."""
-    yield
-    configure_ollama()
 
 
 def make_llm(url: str, **settings: Any) -> Ollama:

@@ -11,8 +11,9 @@ import pytest
 
 from tests.conftest import EXAMPLE_VAULT
 from tests.llm.stub import OllamaStub, free_port
-from zettel_lsp.index.embedder import Embedder, EmbedderError, configure_ollama
+from zettel_lsp.index.embedders import EmbedderError, make_embedder
 from zettel_lsp.index.sync import Indexer, IndexSettings
+from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.vault import Vault
 
@@ -27,7 +28,7 @@ def notes(tmp_path: Path) -> Path:
 
 
 def test_embedder_over_ollama(stub: OllamaStub, cache_dir: Path) -> None:
-    e = Embedder(NOMIC, cache_dir=cache_dir, ollama_host=stub.url, batch_size=16)
+    e = make_embedder(NOMIC, cache_dir=cache_dir, ollama=OllamaSettings(stub.url), batch_size=16)
     assert e.model_id == "ollama:nomic-embed-text:latest"
     assert e.dim == 64
     texts = [f"note number {i} about sourdough" for i in range(40)]
@@ -43,24 +44,28 @@ def test_embedder_over_ollama(stub: OllamaStub, cache_dir: Path) -> None:
     # tokens for chunking come from the default model's tokenizer, offline
     assert e.count_tokens(["hello world"]) == [2]
     # the id does not depend on the host, and a tag is spelled out
-    other = Embedder("ollama:nomic-embed-text:latest", cache_dir=cache_dir, ollama_host="x:1")
+    other = make_embedder(
+        "ollama:nomic-embed-text:latest", cache_dir=cache_dir, ollama=OllamaSettings("x:1")
+    )
     assert other.model_id == e.model_id
 
 
 def test_unknown_ollama_model(stub: OllamaStub, cache_dir: Path) -> None:
-    e = Embedder("ollama:no-such-embedder", cache_dir=cache_dir, ollama_host=stub.url)
+    e = make_embedder(
+        "ollama:no-such-embedder", cache_dir=cache_dir, ollama=OllamaSettings(stub.url)
+    )
     with pytest.raises(EmbedderError, match=r"not found; pull it with 'ollama pull no-such"):
         _ = e.dim
     with pytest.raises(EmbedderError, match="give an Ollama model"):
-        Embedder("ollama:", cache_dir=cache_dir)
+        make_embedder("ollama:", cache_dir=cache_dir)
 
 
 def test_a_vault_indexes_and_searches_with_ollama_embeddings(
     stub: OllamaStub, cache_dir: Path, notes: Path, tmp_path: Path
 ) -> None:
-    configure_ollama(stub.url)
+    nomic = IndexSettings(model=NOMIC, ollama=OllamaSettings(stub.url))
     index = tmp_path / "index"
-    with Vault(notes, index, IndexSettings(model=NOMIC), cache_dir=cache_dir) as v:
+    with Vault(notes, index, nomic, cache_dir=cache_dir) as v:
         report = v.open()
         assert v.indexer.state.model == "ollama:nomic-embed-text:latest"
         assert v.indexer.state.dim == 64
@@ -73,10 +78,10 @@ def test_a_vault_indexes_and_searches_with_ollama_embeddings(
         assert best.path == "retrieval/Reciprocal rank fusion.md"
         chunks = report.sync.chunks
     # the same model again: nothing is re-embedded
-    with Vault(notes, index, IndexSettings(model=NOMIC), cache_dir=cache_dir) as v:
+    with Vault(notes, index, nomic, cache_dir=cache_dir) as v:
         assert v.open().embedded == 0
     # another model (another dimension): every chunk is re-embedded, search works on
-    other = IndexSettings(model="ollama:other-embed")
+    other = IndexSettings(model="ollama:other-embed", ollama=OllamaSettings(stub.url))
     with Vault(notes, index, other, cache_dir=cache_dir) as v:
         report = v.open()
         assert report.embedded == chunks
@@ -90,13 +95,13 @@ def test_ollama_down_keeps_lexical_search(
     stub: OllamaStub, cache_dir: Path, notes: Path, tmp_path: Path
 ) -> None:
     index = tmp_path / "index"
-    configure_ollama(stub.url)
-    with Vault(notes, index, IndexSettings(model=NOMIC), cache_dir=cache_dir) as v:
+    up = IndexSettings(model=NOMIC, ollama=OllamaSettings(stub.url))
+    with Vault(notes, index, up, cache_dir=cache_dir) as v:
         v.open()
     (notes / "New card.md").write_text("# New card\n\nAbout a fresh levain build.\n")
-    configure_ollama(f"http://127.0.0.1:{free_port()}")
+    down = IndexSettings(model=NOMIC, ollama=OllamaSettings(f"http://127.0.0.1:{free_port()}"))
     # the dimension is remembered: the index opens, the lexical phase runs
-    with Indexer(notes, index, IndexSettings(model=NOMIC), cache_dir=cache_dir) as ix:
+    with Indexer(notes, index, down, cache_dir=cache_dir) as ix:
         report = ix.sync()
         assert report.indexed == 1 and ix.dense_pending == 1
         with pytest.raises(EmbedderError, match="not reachable; start Ollama") as info:
@@ -111,6 +116,6 @@ def test_ollama_down_keeps_lexical_search(
 
 
 def test_ollama_down_without_a_remembered_dimension(tmp_path: Path, notes: Path) -> None:
-    configure_ollama(f"http://127.0.0.1:{free_port()}")
+    down = IndexSettings(model=NOMIC, ollama=OllamaSettings(f"http://127.0.0.1:{free_port()}"))
     with pytest.raises(EmbedderError, match=r"ollama:nomic-embed-text:latest.*not reachable"):
-        Indexer(notes, tmp_path / "index", IndexSettings(model=NOMIC), cache_dir=tmp_path / "c")
+        Indexer(notes, tmp_path / "index", down, cache_dir=tmp_path / "c")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from zettel_lsp.index.embedder import OLLAMA_DEFAULT_HOST, ollama_url, resolve_ollama_host
 from zettel_lsp.llm import LLM_KEYS, LLMError, LLMSettings, parse
 from zettel_lsp.llm.expand import MAX_SUBQUERIES, parse_queries
 from zettel_lsp.llm.jsonout import loads_lenient
 from zettel_lsp.llm.rerank import parse_ratings
+from zettel_lsp.ollama_client import OLLAMA_DEFAULT_HOST, ollama_url, resolve_ollama_host
 
 
 def test_defaults_are_off_and_local() -> None:

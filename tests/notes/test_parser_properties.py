@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from zettel_lsp.notes.mentions import MentionMatcher
 from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.notes.positions import LineIndex, column_from_utf16, utf16_column
+from zettel_lsp.notes.positions import LineIndex
 
 # Markdown-ish fragments mixed with arbitrary Unicode (emoji, CJK, combining marks, surrogates'
 # neighbours, controls), so both random noise and near-valid syntax are explored.
@@ -100,16 +100,6 @@ def test_parser_on_arbitrary_unicode(text: str) -> None:
 @given(st.binary(max_size=300))
 def test_parser_on_decoded_junk_bytes(data: bytes) -> None:
     check_card(data.decode("utf-8", errors="replace"))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(), st.data())
-def test_utf16_round_trip(line: str, data: st.DataObject) -> None:
-    line = line.replace("\n", " ")
-    col = data.draw(st.integers(0, len(line)))
-    units = utf16_column(line, col)
-    assert units == len(line[:col].encode("utf-16-le")) // 2
-    assert column_from_utf16(line, units) == col
 
 
 @settings(max_examples=200, deadline=None)

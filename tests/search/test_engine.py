@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import EXAMPLE_VAULT
 from zettel_lsp.search.engine import DEFAULT_DEPTH, SearchOptions
+from zettel_lsp.search.fallback import scan_search
+from zettel_lsp.search.query import parse_query
 from zettel_lsp.vault import Vault
 
 # a start page: a long list of links, which says nothing about "home"
@@ -75,3 +77,16 @@ def test_both_fusions_find_the_card_about_it(vault: Vault) -> None:
         assert "retrieval/Reciprocal rank fusion.md" in got[:3], (fusion, got)
     with pytest.raises(ValueError, match="unknown fusion"):
         paths(vault, "bread", fusion="average")
+
+
+def test_a_parsed_query_searches_as_its_text(vault: Vault) -> None:
+    """Callers parse once and pass the Query on (its terms then highlight the excerpts)."""
+    for text in ("  Bread   DOUGH fermentation ", "home", "the of and"):
+        query = parse_query(text)
+        as_text = vault.engine.search(text, SearchOptions(limit=5))
+        assert [(r.path, r.score) for r in vault.engine.search(query, SearchOptions(limit=5))] == [
+            (r.path, r.score) for r in as_text
+        ]
+        cards = vault.graph.cards.values()
+        titles = vault.engine.titles
+        assert scan_search(cards, titles, query, 5) == scan_search(cards, titles, text, 5)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from zettel_lsp.notes.editing import insert_related
 from zettel_lsp.notes.title_rule import TitleSource
-from zettel_lsp.server.features import insert_related, words_around
+from zettel_lsp.server.features.hover import words_around
 from zettel_lsp.server.settings import ServerSettings, parse_settings
 
 

@@ -18,9 +18,12 @@ from dataclasses import dataclass
 
 from zettel_lsp.notes.masking import atx_heading, fenced_code_spans
 from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.parser import visible_text
 
 # Bump when chunk boundaries or embedded text change: stored vectors are then re-embedded.
-CHUNKER_VERSION = "md-4"  # md-4: an empty card's chunk holds its front-matter text and tags
+# md-4: an empty card's chunk holds its front-matter text and tags; md-5: links become text by
+# the parser's link rules (notes/parser.py visible_text), not a second pattern of the chunker's
+CHUNKER_VERSION = "md-5"
 DEFAULT_MAX_TOKENS = 256
 DEFAULT_OVERLAP_TOKENS = 40
 # A heading starts a new chunk once the current one holds at least this many tokens; smaller
@@ -31,7 +34,6 @@ TokenCounter = Callable[[Sequence[str]], list[int]]
 
 _QUOTE = re.compile(r"^ {0,3}>")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+(?=\S)")
-_WIKILINK = re.compile(r"!?\[\[([^\[\]\n|#]*)(?:#[^\[\]\n|]*)?(?:\|([^\[\]\n]*))?\]\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,42 +57,6 @@ class _Unit:
     atomic: bool = False  # code or quote: never split
     is_heading: bool = False
     tokens: int = 0
-
-
-def visible_text(markdown: str) -> str:
-    """Link syntax replaced by what a reader sees: ``[[a|b]]`` → ``b``, ``[t](u)`` → ``t``."""
-    text = _WIKILINK.sub(lambda m: (m.group(2) or m.group(1)).strip(), markdown)
-    return _markdown_links_as_text(text)
-
-
-def _markdown_links_as_text(text: str) -> str:
-    """``[t](u)`` and ``![t](u)`` → ``t``: the text holds no bracket, the destination runs to the
-    first ")", all on one line. A plain scan, linear: as a regular expression, the destination
-    ran to the end of the line from every "[t](" of a long line without ")" (quadratic)."""
-    parts: list[str] = []
-    done = 0  # text[:done] is in parts
-    floor = 0  # the "[" of the next link is after the previous "](" and after ``done``
-    close = newline = -1  # the next ")" and line break after a "](" (looked up again only when
-    n = len(text)  # passed, so each character is read a fixed number of times)
-    while (p := text.find("](", floor)) != -1:
-        o = text.rfind("[", floor, p)
-        floor = p + 1
-        if o == -1 or "]" in text[o + 1 : p] or "\n" in text[o + 1 : p]:
-            continue
-        if close < p + 2:
-            close = text.find(")", p + 2)
-            if close == -1:
-                break
-        if newline < p + 2:
-            newline = text.find("\n", p + 2)
-            newline = n if newline == -1 else newline
-        if newline < close:
-            continue
-        bang = o > done and text[o - 1] == "!"
-        parts += [text[done : o - 1 if bang else o], text[o + 1 : p]]
-        done = floor = close + 1
-    parts.append(text[done:])
-    return "".join(parts)
 
 
 def chunk_card(

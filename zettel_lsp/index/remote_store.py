@@ -17,13 +17,22 @@ from qdrant_client import QdrantClient
 from qdrant_client import models as m
 
 from zettel_lsp.index.store import BM25, DENSE, Bm25Encoder
-from zettel_lsp.index.store_api import ChunkPoint, Hit, StoreError, record_tuples
+from zettel_lsp.index.store_api import (
+    PATH_FIELD,
+    TEXT_FIELD,
+    ChunkPayload,
+    ChunkPoint,
+    Hit,
+    StoreError,
+    as_payload,
+    record_tuples,
+)
 
 
 def _path_filter(paths: Iterable[str] | None) -> m.Filter | None:
     if paths is None:
         return None
-    return m.Filter(must=[m.FieldCondition(key="path", match=m.MatchAny(any=list(paths)))])
+    return m.Filter(must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=list(paths)))])
 
 
 class RemoteStore:
@@ -68,10 +77,10 @@ class RemoteStore:
             vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
             sparse_vectors_config={BM25: m.SparseVectorParams(modifier=m.Modifier.IDF)},
         )
-        self._client.create_payload_index(self.collection, "path", m.PayloadSchemaType.KEYWORD)
+        self._client.create_payload_index(self.collection, PATH_FIELD, m.PayloadSchemaType.KEYWORD)
         self._client.create_payload_index(
             self.collection,
-            "text",
+            TEXT_FIELD,
             m.TextIndexParams(
                 type=m.TextIndexType.TEXT,
                 tokenizer=m.TokenizerType.WORD,
@@ -114,7 +123,7 @@ class RemoteStore:
             vector: dict[str, Any] = {BM25: m.SparseVector(indices=idx, values=val)}
             if p.dense is not None:
                 vector[DENSE] = [float(x) for x in p.dense]
-            structs.append(m.PointStruct(id=p.id, vector=vector, payload=p.payload))
+            structs.append(m.PointStruct(id=p.id, vector=vector, payload=dict(p.payload)))
         if structs:
             with self._lock:
                 self._client.upsert(self.collection, points=structs, wait=True)
@@ -137,7 +146,7 @@ class RemoteStore:
                     self.collection,
                     points_selector=m.FilterSelector(
                         filter=m.Filter(
-                            must=[m.FieldCondition(key="path", match=m.MatchAny(any=values))]
+                            must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=values))]
                         )
                     ),
                     wait=True,
@@ -157,7 +166,7 @@ class RemoteStore:
                 query_filter=_path_filter(paths),
                 with_payload=True,
             )
-        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in res.points]
+        return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
 
     def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
         idx, val = self._bm25.query_pairs(text)
@@ -172,11 +181,11 @@ class RemoteStore:
                 query_filter=_path_filter(paths),
                 with_payload=True,
             )
-        return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in res.points]
+        return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
 
     def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]:
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
-        flt = m.Filter(must=[m.FieldCondition(key="text", match=match)])
+        flt = m.Filter(must=[m.FieldCondition(key=TEXT_FIELD, match=match)])
         idx, val = self._bm25.query_pairs(text)
         with self._lock:
             if idx:
@@ -188,15 +197,22 @@ class RemoteStore:
                     query_filter=flt,
                     with_payload=True,
                 )
-                return [Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in res.points]
+                return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
             records, _ = self._client.scroll(
                 self.collection, scroll_filter=flt, limit=limit, with_payload=True
             )
-        return [Hit(int(r.id), 0.0, dict(r.payload or {})) for r in records]
+        return [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
+
+    def keyword_count(self, text: str, *, phrase: bool = False) -> int:
+        """How many points hold every word of ``text`` (or the phrase): see EdgeStore."""
+        match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
+        flt = m.Filter(must=[m.FieldCondition(key=TEXT_FIELD, match=match)])
+        with self._lock:
+            return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
 
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False
-    ) -> list[tuple[int, dict[str, Any], Any]]:
+    ) -> list[tuple[int, ChunkPayload, Any]]:
         if not ids:
             return []
         with self._lock:
@@ -216,5 +232,5 @@ class RemoteStore:
     def paths(self) -> dict[str, int]:
         limit = max(16, self.count() + 1)
         with self._lock:
-            res = self._client.facet(self.collection, key="path", limit=limit, exact=True)
+            res = self._client.facet(self.collection, key=PATH_FIELD, limit=limit, exact=True)
         return {str(h.value): int(h.count) for h in res.hits}

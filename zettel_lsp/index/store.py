@@ -3,9 +3,10 @@
 
 Each chunk is a point with a dense vector ``dense`` (cosine; absent until embedded) and a sparse
 vector ``bm25`` (Edge's own BM25 embedder: Snowball stemming and stopwords, IDF applied by the
-shard), and a payload: ``path``, ``title``, ``chunk``, ``heading``, ``line_start``, ``line_end``,
-``text``. ``path`` has a keyword index (filters, deletes); ``text`` a full-text index with phrase
-matching (the keyword leg). Search calls hold the GIL inside Edge, so writers use small batches.
+shard), and a payload (``store_api.ChunkPayload``): ``path``, ``title``, ``chunk``, ``heading``,
+``line_start``, ``line_end``, ``text``, ``embed_hash``. ``path`` has a keyword index (filters,
+deletes); ``text`` a full-text index with phrase matching (the keyword leg). Search calls hold the
+GIL inside Edge, so writers use small batches.
 """
 
 from __future__ import annotations
@@ -49,7 +50,17 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from zettel_lsp.index.store_api import ChunkPoint, Hit, IndexLockedError, StoreError, record_tuples
+from zettel_lsp.index.store_api import (
+    PATH_FIELD,
+    TEXT_FIELD,
+    ChunkPayload,
+    ChunkPoint,
+    Hit,
+    IndexLockedError,
+    StoreError,
+    as_payload,
+    record_tuples,
+)
 
 log = logging.getLogger(__name__)
 
@@ -86,8 +97,8 @@ def _path_filter(paths: Iterable[str] | None) -> Filter | None:
         return None
     values = list(paths)
     if len(values) == 1:
-        return Filter(must=[FieldCondition(key="path", match=MatchValue(value=values[0]))])
-    return Filter(must=[FieldCondition(key="path", match=MatchAny(any=values))])
+        return Filter(must=[FieldCondition(key=PATH_FIELD, match=MatchValue(value=values[0]))])
+    return Filter(must=[FieldCondition(key=PATH_FIELD, match=MatchAny(any=values))])
 
 
 class EdgeStore:
@@ -138,12 +149,12 @@ class EdgeStore:
     @staticmethod
     def _ensure_indexes(shard: EdgeShard) -> None:
         schema = shard.info().payload_schema
-        if "path" not in schema:
-            shard.update(UpdateOperation.create_field_index("path", PayloadSchemaType.Keyword))
-        if "text" not in schema:
+        if PATH_FIELD not in schema:
+            shard.update(UpdateOperation.create_field_index(PATH_FIELD, PayloadSchemaType.Keyword))
+        if TEXT_FIELD not in schema:
             shard.update(
                 UpdateOperation.create_field_index(
-                    "text",
+                    TEXT_FIELD,
                     TextIndexParams(
                         tokenizer=TokenizerType.Word, lowercase=True, phrase_matching=True
                     ),
@@ -205,7 +216,7 @@ class EdgeStore:
             vector: dict[str, Any] = {BM25: sv}
             if p.dense is not None:
                 vector[DENSE] = list(map(float, p.dense))
-            batch.append(Point(id=p.id, vector=vector, payload=p.payload))
+            batch.append(Point(id=p.id, vector=vector, payload=dict(p.payload)))
         with self._write_lock:
             self._shard.update(UpdateOperation.upsert_points(batch))
 
@@ -226,11 +237,6 @@ class EdgeStore:
         with self._write_lock:
             self._shard.update(UpdateOperation.delete_points_by_filter(flt))
 
-    def delete_ids(self, ids: Sequence[int]) -> None:
-        if ids:
-            with self._write_lock:
-                self._shard.update(UpdateOperation.delete_points(list(ids)))
-
     # ------------------------------------------------------------------ reads
 
     def dense_search(
@@ -249,22 +255,30 @@ class EdgeStore:
         """Points whose text holds every word of ``text`` (or the exact phrase), ranked by BM25
         among themselves (in id order when the words are all stopwords)."""
         match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
-        flt = Filter(must=[FieldCondition(key="text", match=match)])
+        flt = Filter(must=[FieldCondition(key=TEXT_FIELD, match=match)])
         sparse = self._bm25.query(text)
         if len(sparse.indices):
             return self._query(Query.Nearest(sparse, using=BM25), limit, flt)
         records, _ = self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
-        return [Hit(int(r.id), 0.0, dict(r.payload or {})) for r in records]
+        return [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
+
+    def keyword_count(self, text: str, *, phrase: bool = False) -> int:
+        """How many points hold every word of ``text`` (or the phrase) by the full-text index:
+        the candidates :meth:`keyword_search` ranks (its tokenizer, not a caller's, decides
+        what a word is: ``woman_farmer`` holds ``woman``, ``doesn't`` holds ``doesn``)."""
+        match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
+        flt = Filter(must=[FieldCondition(key=TEXT_FIELD, match=match)])
+        return int(self._shard.count(CountRequest(exact=True, filter=flt)))
 
     def _query(self, query: Any, limit: int, flt: Filter | None) -> list[Hit]:
         req = QueryRequest(limit=limit, query=query, filter=flt, with_payload=True)
         return [
-            Hit(int(p.id), float(p.score), dict(p.payload or {})) for p in self._shard.query(req)
+            Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in self._shard.query(req)
         ]
 
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False
-    ) -> list[tuple[int, dict[str, Any], Any]]:
+    ) -> list[tuple[int, ChunkPayload, Any]]:
         """(id, payload, dense vector or None) for the ids that exist."""
         if not ids:
             return []
@@ -281,5 +295,5 @@ class EdgeStore:
         """Every card path in the shard with its number of points (at least one: the facet
         can still list a path whose points were all deleted)."""
         limit = max(16, self.count() + 1)
-        resp = self._shard.facet(FacetRequest(key="path", limit=limit, exact=True))
+        resp = self._shard.facet(FacetRequest(key=PATH_FIELD, limit=limit, exact=True))
         return {str(h.value): int(h.count) for h in resp.hits if int(h.count) > 0}

@@ -3,9 +3,64 @@ Qdrant server collection (``remote_store.py``) both provide this, with the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, NotRequired, Protocol, TypedDict, cast
+
+if TYPE_CHECKING:
+    from zettel_lsp.index.chunker import Chunk
+
+
+class ChunkPayload(TypedDict):
+    """The payload of one chunk's point: written by the indexer (:func:`chunk_payload`), read by
+    search, the server, ``llm/`` and ``index/verify.py``. A point keeps its payload until its card
+    is indexed again, so readers take values with ``.get`` and a default."""
+
+    path: str  # the card, vault-relative with "/" (keyword index: PATH_FIELD)
+    title: str  # the card's title
+    chunk: int  # the chunk's index in the card (0: the first)
+    heading: str  # the heading path, " > "-joined ("" before the first heading)
+    line_start: int  # zero-based, inclusive
+    line_end: int  # zero-based, inclusive
+    text: str  # the card's own lines (excerpts; full-text index: TEXT_FIELD)
+    # text_hash() of the embedded text, to reuse a vector while that text is unchanged; absent
+    # from the chunks search/fallback.py makes from cards (no index, no vector)
+    embed_hash: NotRequired[str]
+
+
+PATH_FIELD: Final = "path"  # ChunkPayload key with a keyword index: path filters, deletes, facet
+TEXT_FIELD: Final = "text"  # ChunkPayload key with a full-text index (phrases): the keyword leg
+
+
+def point_id(path: str, index: int) -> int:
+    """A stable unsigned 64-bit id per (card path, chunk index)."""
+    digest = hashlib.blake2b(f"{path}\0{index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def text_hash(text: str) -> str:
+    """The hash stored with each chunk (``embed_hash``) to recognise the text it embedded."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def chunk_payload(path: str, title: str, chunk: Chunk) -> ChunkPayload:
+    """The payload the indexer stores for ``chunk`` of the card ``path`` titled ``title``."""
+    return {
+        "path": path,
+        "title": title,
+        "chunk": chunk.index,
+        "heading": " > ".join(chunk.heading_path),
+        "line_start": chunk.line_start,
+        "line_end": chunk.line_end,
+        "text": chunk.text,
+        "embed_hash": text_hash(chunk.embed_text),
+    }
+
+
+def as_payload(raw: Mapping[str, Any] | None) -> ChunkPayload:
+    """A payload as a store client returns it (untyped), copied, as a :class:`ChunkPayload`."""
+    return cast(ChunkPayload, dict(raw or {}))
 
 
 class IndexLockedError(RuntimeError):
@@ -19,7 +74,7 @@ class StoreError(RuntimeError):
 @dataclass(frozen=True, slots=True)
 class ChunkPoint:
     id: int
-    payload: dict[str, Any]
+    payload: ChunkPayload
     bm25_text: str  # what BM25 indexes (title/heading prefix + visible text)
     dense: Sequence[float] | None = None
 
@@ -28,21 +83,19 @@ class ChunkPoint:
 class Hit:
     id: int
     score: float
-    payload: dict[str, Any]
+    payload: ChunkPayload
 
     @property
     def path(self) -> str:
-        return str(self.payload.get("path", ""))
+        return str(self.payload.get(PATH_FIELD, ""))
 
 
-def record_tuples(
-    records: Iterable[Any], dense: str | None
-) -> list[tuple[int, dict[str, Any], Any]]:
+def record_tuples(records: Iterable[Any], dense: str | None) -> list[tuple[int, ChunkPayload, Any]]:
     """(id, payload, vector named ``dense`` or None) from either client's records."""
     out = []
     for r in records:
         vec = r.vector.get(dense) if dense and isinstance(r.vector, dict) else None
-        out.append((int(r.id), dict(r.payload or {}), vec))
+        out.append((int(r.id), as_payload(r.payload), vec))
     return out
 
 
@@ -66,8 +119,9 @@ class VectorStore(Protocol):
         self, text: str, limit: int, paths: Iterable[str] | None = None
     ) -> list[Hit]: ...
     def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]: ...
+    def keyword_count(self, text: str, *, phrase: bool = False) -> int: ...
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False
-    ) -> list[tuple[int, dict[str, Any], Any]]: ...
+    ) -> list[tuple[int, ChunkPayload, Any]]: ...
     def count(self, path: str | None = None) -> int: ...
     def paths(self) -> dict[str, int]: ...

@@ -33,10 +33,18 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
-from zettel_lsp.index.embedder import DEFAULT_MODEL, Embedder
+from zettel_lsp.index.embedders import DEFAULT_MODEL, make_embedder
 from zettel_lsp.index.state import STATE_FILE, FileState, IndexState, load_state, save_state
 from zettel_lsp.index.store import EdgeStore
-from zettel_lsp.index.store_api import ChunkPoint, IndexLockedError, StoreError, VectorStore
+from zettel_lsp.index.store_api import (
+    ChunkPoint,
+    IndexLockedError,
+    StoreError,
+    VectorStore,
+    chunk_payload,
+    point_id,
+    text_hash,
+)
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, ReadStatus, read_note
@@ -49,6 +57,7 @@ from zettel_lsp.notes.scan import (
     iter_note_paths,
 )
 from zettel_lsp.notes.title_rule import TitleSource
+from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.workdir import MARKER, overlap
 
 log = logging.getLogger(__name__)
@@ -70,6 +79,8 @@ class IndexSettings:
     qdrant_api_key: str | None = None
     title_source: TitleSource = TitleSource.AUTO  # which name is a card's title (titleSource)
     follow_external_symlinks: bool = False  # index symlinks leading out of the vault
+    # where Ollama is, for an 'ollama:' model (the defaults otherwise)
+    ollama: OllamaSettings = field(default_factory=OllamaSettings)
 
     @property
     def backend(self) -> str:
@@ -132,17 +143,6 @@ def default_index_dir(vault: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
 
 
-def point_id(path: str, index: int) -> int:
-    """A stable unsigned 64-bit id per (card path, chunk index)."""
-    digest = hashlib.blake2b(f"{path}\0{index}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big")
-
-
-def text_hash(text: str) -> str:
-    """The hash stored with each chunk (``embed_hash``) to recognise the text it embedded."""
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
-
-
 @dataclass(slots=True)
 class _DenseItem:
     path: str
@@ -169,12 +169,13 @@ class Indexer:
         cache = cache_dir or default_cache_dir()
         self.index_dir = (index_dir or default_index_dir(self.vault, cache)).resolve()
         self.progress = progress or (lambda p: None)
-        self.embedder = Embedder(
+        self.embedder = make_embedder(
             self.settings.model,
             cache_dir=cache,
             threads=self.settings.threads,
             batch_size=self.settings.batch_size,
             max_length=self.settings.chunk_tokens,
+            ollama=self.settings.ollama,
         )
         self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
         # chunk boundaries depend on the code and on the budget, and the embedded text starts
@@ -550,7 +551,8 @@ class Indexer:
             for chunk in chunks:
                 pid = point_id(rel, chunk.index)
                 vec = reuse.get(chunk.index)
-                points.append(ChunkPoint(pid, _payload(card, chunk), chunk.embed_text, vec))
+                payload = chunk_payload(rel, card.title, chunk)
+                points.append(ChunkPoint(pid, payload, chunk.embed_text, vec))
                 if vec is None:
                     missing.append(_DenseItem(rel, gen, pid, chunk.embed_text))
                 else:
@@ -767,16 +769,3 @@ def _check_index_folder(folder: Path, vault: Path) -> None:
 def _outside(link: Path, target: str) -> ReadResult:
     """A symlink leaving the vault, as a skipped read (``followExternalSymlinks`` is off)."""
     return ReadResult(ReadStatus.OUTSIDE_VAULT, problems=[external_link_problem(str(link), target)])
-
-
-def _payload(card: Card, chunk: Chunk) -> dict[str, object]:
-    return {
-        "path": card.path,
-        "title": card.title,
-        "chunk": chunk.index,
-        "heading": " > ".join(chunk.heading_path),
-        "line_start": chunk.line_start,
-        "line_end": chunk.line_end,
-        "text": chunk.text,
-        "embed_hash": text_hash(chunk.embed_text),
-    }

@@ -33,7 +33,7 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,8 @@ import numpy as np
 
 from zettel_lsp.index.chunker import Chunk, chunk_cards
 from zettel_lsp.index.state import IndexState, load_state
-from zettel_lsp.index.sync import Indexer, IndexSettings, point_id, text_hash
+from zettel_lsp.index.store_api import ChunkPayload, chunk_payload, point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import read_note
@@ -52,7 +53,6 @@ MIN_COSINE = 0.99  # below this a stored vector is not the embedding of its chun
 PARSE_BATCH = 256  # cards chunked per tokenizer call
 RETRIEVE_BATCH = 512  # point ids per store.retrieve call
 EMBED_BATCH = 64  # texts per embedder.embed call
-PAYLOAD_KEYS = ("path", "title", "chunk", "heading", "line_start", "line_end", "text")
 
 # Words the store's text index surely tokenizes as one token (ASCII letters, no digits or
 # underscores around them): a probe that misses is then the index's fault, not the tokenizer's.
@@ -475,7 +475,7 @@ def _check_points(
             pid = point_id(rel, i)
             ids.append(pid)
             owner[pid] = (rel, i)
-    stored: dict[int, tuple[dict[str, Any], Any]] = {}
+    stored: dict[int, tuple[ChunkPayload, Any]] = {}
     for start in range(0, len(ids), RETRIEVE_BATCH):
         for pid, payload, vec in ix.store.retrieve(
             ids[start : start + RETRIEVE_BATCH], with_dense=True
@@ -501,11 +501,12 @@ def _check_points(
                 continue
             report.points_checked += 1
             payload, vec = got
-            want = expected_payload(rel, titles[rel], chunk)
-            diff = [k for k in (*PAYLOAD_KEYS, "embed_hash") if payload.get(k) != want[k]]
+            have: Mapping[str, object] = payload
+            want: Mapping[str, object] = chunk_payload(rel, titles[rel], chunk)
+            diff = [k for k in want if have.get(k) != want[k]]
             if diff:
                 detail = "; ".join(
-                    f"{k} {_short(payload.get(k))!r} != {_short(want[k])!r}" for k in diff[:3]
+                    f"{k} {_short(have.get(k))!r} != {_short(want[k])!r}" for k in diff[:3]
                 )
                 report.add("chunk", rel, f"chunk {chunk.index}: {detail}")
             if f.dense:
@@ -516,20 +517,6 @@ def _check_points(
                     )
                 else:
                     vectors[pid] = vec
-
-
-def expected_payload(rel: str, title: str, chunk: Chunk) -> dict[str, object]:
-    """The payload the indexer stores for ``chunk`` of the card ``rel`` (see sync._payload)."""
-    return {
-        "path": rel,
-        "title": title,
-        "chunk": chunk.index,
-        "heading": " > ".join(chunk.heading_path),
-        "line_start": chunk.line_start,
-        "line_end": chunk.line_end,
-        "text": chunk.text,
-        "embed_hash": text_hash(chunk.embed_text),
-    }
 
 
 def _sample(paths: list[str], sample: int | None, rng: random.Random, focus: set[str]) -> list[str]:
@@ -567,7 +554,9 @@ def _probe(
         if both:
             word, end = min(both, key=rank)
             df = doc_freq[word.lower()]
-            limit = max(20, 2 * df + 10)
+            # every candidate the full-text index holds (its tokenizer counts more than ours:
+            # "woman_farmer" holds "woman"), so a ranking cannot push the card out
+            limit = ix.store.keyword_count(word) + 10
             report.keyword_probes += 1
             if not _finds(ix.store.keyword_search(word, limit), rel):
                 report.add(
@@ -579,7 +568,8 @@ def _probe(
             if nxt is not None:
                 phrase = f"{word} {nxt.group(1)}"
                 report.phrase_probes += 1
-                if not _finds(ix.store.keyword_search(phrase, limit, phrase=True), rel):
+                plimit = ix.store.keyword_count(phrase, phrase=True) + 10
+                if not _finds(ix.store.keyword_search(phrase, plimit, phrase=True), rel):
                     report.add(
                         "keyword",
                         rel,
@@ -589,7 +579,7 @@ def _probe(
             word, _ = min(text_only, key=rank)
             df = doc_freq[word.lower()]
             report.gap_probes += 1
-            if not _finds(ix.store.keyword_search(word, max(20, 2 * df + 10)), rel):
+            if not _finds(ix.store.keyword_search(word, ix.store.keyword_count(word) + 10), rel):
                 report.gaps.append(
                     Mismatch(
                         "keyword-gap",

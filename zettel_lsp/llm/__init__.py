@@ -15,9 +15,10 @@ API (see docs/llm.md):
   (results, messages);
 - errors :class:`LLMError` (``.message``), :class:`LLMUnavailable`, :class:`LLMCancelled`.
 
-Ollama embeddings for the index are an :class:`~zettel_lsp.index.embedder.Embedder` model named
-``ollama:<name>`` (see there), configured with
-:func:`~zettel_lsp.index.embedder.configure_ollama`.
+Ollama embeddings for the index are an :class:`~zettel_lsp.index.embedders.base.Embedder` for a
+model named ``ollama:<name>`` (``index/embedders/ollama_backend.py``), given its host and
+timeouts in ``IndexSettings.ollama``. Both use one Ollama connection and one error map:
+:mod:`zettel_lsp.ollama_client`.
 
 The names below load on first use: importing ``zettel_lsp.llm.settings`` (the CLI and the server
 do at start) does not import the ``ollama`` client (about 0.3 s).

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,7 +26,7 @@ from zettel_lsp.llm.client import Cancel, Message, Ollama, is_cancelled
 from zettel_lsp.llm.errors import LLMCancelled, LLMError
 from zettel_lsp.llm.prompts import ASK_NOTE, ASK_NOTE_SEPARATOR, ASK_SYSTEM, ASK_USER
 from zettel_lsp.llm.search import search_llm
-from zettel_lsp.search.engine import SearchEngine, SearchOptions
+from zettel_lsp.search.engine import Reader, SearchEngine, SearchOptions, direct
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.search.results import result_dict
@@ -132,10 +131,10 @@ def ask(
     on_delta: Callable[[str], None] | None = None,
     cancel: Cancel | None = None,
     options: SearchOptions | None = None,
-    guard: AbstractContextManager[object] | None = None,
+    read: Reader = direct,
 ) -> AskResult:
     """Answer ``question`` from the notes (see module doc). Thread-safe for one engine.
-    ``guard`` is held while the index and graph are read (see :func:`search_llm`)."""
+    ``read`` runs the steps that read the index and the graph (see :func:`search_llm`)."""
     s = llm.settings
     opts = options or SearchOptions()
     model = s.chat_model
@@ -152,7 +151,7 @@ def ask(
         expand=s.expand_query,
         rerank=s.llm_rerank,
         cancel=cancel,
-        guard=guard,
+        read=read,
     )
     words = query.terms
     top = results[:k]

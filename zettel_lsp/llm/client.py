@@ -6,12 +6,12 @@ True when the caller gave up) run the request on a daemon thread and poll ``canc
 ``POLL_SECONDS``: the caller gets control back within that time even while the socket is
 silent, and the thread stops reading at the next chunk (or at the timeout). Every failure is
 raised as :class:`LLMUnavailable` (no server, unknown model, timeout) or :class:`LLMError`
-(server error, malformed answer), never as a client or socket exception.
+(server error, malformed answer), never as a client or socket exception: the connection and the
+error map are :mod:`zettel_lsp.ollama_client`'s, shared with the index's ``ollama:`` models.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import queue
 import threading
@@ -21,11 +21,10 @@ from typing import Any, Literal, TypeVar, cast
 
 import httpx
 import ollama
-import pydantic
 
-from zettel_lsp.index.embedder import ollama_model_name
-from zettel_lsp.llm.errors import LLMCancelled, LLMError, LLMUnavailable, one_line
+from zettel_lsp.llm.errors import LLMCancelled, LLMError, LLMUnavailable
 from zettel_lsp.llm.settings import LLMSettings
+from zettel_lsp.ollama_client import OllamaHttp, OllamaSettings, classify, ollama_model_name
 
 log = logging.getLogger(__name__)
 
@@ -56,23 +55,19 @@ class Ollama:
 
     def __init__(self, settings: LLMSettings | None = None) -> None:
         self.settings = settings or LLMSettings()
-        self.host = self.settings.base_url
         s = self.settings
-        self._client = ollama.Client(
-            host=self.host, timeout=httpx.Timeout(s.timeout, connect=s.connect_timeout)
-        )
+        self._http = OllamaHttp(OllamaSettings(s.host, s.connect_timeout, s.timeout))
+        self.host = self._http.host
         quick = min(s.connect_timeout, STATUS_TIMEOUT_SECONDS)
-        self._status_client = ollama.Client(
-            host=self.host, timeout=httpx.Timeout(STATUS_TIMEOUT_SECONDS, connect=quick)
-        )
+        self._status_http = OllamaHttp(OllamaSettings(self.host, quick, STATUS_TIMEOUT_SECONDS))
         self._lock = threading.Lock()
         self._status: tuple[float, dict[str, Any]] | None = None
         self._context: dict[str, int] = {}
         self._notified: set[str] = set()
 
     def close(self) -> None:
-        self._client.close()  # type: ignore[no-untyped-call]
-        self._status_client.close()  # type: ignore[no-untyped-call]
+        self._http.close()
+        self._status_http.close()
 
     def first_time(self, message: str) -> bool:
         """True the first time ``message`` is seen: show a failure once, not on every request."""
@@ -88,30 +83,9 @@ class Ollama:
         """Any exception of a call as one :class:`LLMError` with a one-line message."""
         if isinstance(exc, LLMError):
             return exc
-        at = f"Ollama at {self.host}"
-        s = self.settings
-        if isinstance(exc, ollama.ResponseError):
-            error = one_line(str(exc.error), 200)
-            if exc.status_code == 404:
-                hint = f"; pull it with 'ollama pull {model}'" if model else ""
-                return LLMUnavailable(f"{at}: {error}{hint}")
-            code = f" (HTTP {exc.status_code})" if exc.status_code > 0 else ""
-            return LLMError(f"{at} answered with an error: {error}{code}")
-        if isinstance(exc, httpx.ConnectTimeout):
-            return LLMUnavailable(
-                f"{at} did not accept a connection within {s.connect_timeout:g} s"
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            return LLMUnavailable(f"{at} did not answer within {s.timeout:g} s (llmTimeout)")
-        if isinstance(exc, ConnectionError | httpx.ConnectError):
-            return LLMUnavailable(
-                f"{at} is not reachable; start it with 'ollama serve' or set ollamaHost"
-            )
-        if isinstance(exc, httpx.HTTPError):
-            return LLMUnavailable(f"{at} could not be reached: {type(exc).__name__}: {exc}")
-        if isinstance(exc, json.JSONDecodeError | pydantic.ValidationError | ValueError):
-            return LLMError(f"{at} sent a malformed answer ({type(exc).__name__})")
-        return LLMError(f"{at}: request failed ({type(exc).__name__}: {exc})")
+        failure = classify(exc)
+        message = self._http.message(failure, model)
+        return LLMUnavailable(message) if failure.unavailable else LLMError(message)
 
     def _run(self, fn: Callable[[], T], cancel: Cancel | None, model: str | None) -> T:
         """``fn()`` with errors translated; with ``cancel``, on a thread the caller can leave."""
@@ -163,7 +137,7 @@ class Ollama:
             "message": None,
         }
         try:
-            listed = self._status_client.list()
+            listed = self._status_http.client.list()
             models = sorted({m.model for m in listed.models if m.model})
         except Exception as exc:  # noqa: BLE001 - reported, not raised
             err = self.translate(exc)
@@ -194,7 +168,7 @@ class Ollama:
         with self._lock:
             if name in self._context:
                 return self._context[name]
-        shown = self._run(lambda: self._client.show(name), cancel, name)
+        shown = self._run(lambda: self._http.client.show(name), cancel, name)
         length = DEFAULT_CONTEXT_LENGTH
         for key, value in (shown.modelinfo or {}).items():
             if key.endswith(".context_length") and isinstance(value, int) and value > 0:
@@ -231,7 +205,7 @@ class Ollama:
         name = model or self.settings.chat_model
         opts = self._options(options, cancel)
         response = self._run(
-            lambda: self._client.chat(
+            lambda: self._http.client.chat(
                 model=name,
                 messages=[dict(m) for m in messages],
                 stream=False,
@@ -266,7 +240,7 @@ class Ollama:
             try:
                 stream = cast(
                     Generator[ollama.ChatResponse, None, None],
-                    self._client.chat(model=name, messages=payload, stream=True, options=opts),
+                    self._http.client.chat(model=name, messages=payload, stream=True, options=opts),
                 )
                 try:
                     for part in stream:
@@ -309,14 +283,4 @@ class Ollama:
     ) -> list[list[float]]:
         """``/api/embed`` for ``texts`` with the embedding model (one request)."""
         name = model or self.settings.embed_model
-        if not texts:
-            return []
-        response = self._run(
-            lambda: self._client.embed(model=name, input=list(texts)), cancel, name
-        )
-        vectors = [[float(x) for x in row] for row in response.embeddings]
-        if len(vectors) != len(texts):
-            raise LLMError(
-                f"Ollama at {self.host} sent {len(vectors)} vectors for {len(texts)} texts"
-            )
-        return vectors
+        return self._run(lambda: self._http.embed(name, texts), cancel, name)

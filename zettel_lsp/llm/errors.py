@@ -3,12 +3,7 @@ and for the CLI's stderr. Callers catch :class:`LLMError` and fall back to the n
 
 from __future__ import annotations
 
-MAX_MESSAGE_CHARS = 300
-
-
-def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+from zettel_lsp.ollama_client import one_line
 
 
 class LLMError(Exception):

@@ -14,17 +14,23 @@ the result is exactly ``engine.search``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
-from zettel_lsp.index.embedder import EmbedderError
+from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.llm.client import Cancel, Ollama
 from zettel_lsp.llm.errors import LLMError
 from zettel_lsp.llm.expand import expand_query
 from zettel_lsp.llm.rerank import llm_rerank
-from zettel_lsp.search.engine import SearchEngine, SearchOptions, fuse_legs
+from zettel_lsp.search.engine import (
+    Reader,
+    SearchEngine,
+    SearchOptions,
+    Vectors,
+    direct,
+    fuse_legs,
+)
 from zettel_lsp.search.fusion import CardResult, LegHit
-from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import graph_rerank
 from zettel_lsp.search.titles import TitleMatch, exact_first
 
@@ -32,23 +38,23 @@ from zettel_lsp.search.titles import TitleMatch, exact_first
 def search_llm(
     engine: SearchEngine,
     llm: Ollama | None,
-    text: str,
+    text: str | Query,
     options: SearchOptions | None = None,
     *,
     expand: bool = False,
     rerank: bool = False,
     cancel: Cancel | None = None,
-    guard: AbstractContextManager[object] | None = None,
+    read: Reader = direct,
 ) -> tuple[list[CardResult], list[str]]:
     """Results (as ``engine.search`` returns them) and one message per LLM step skipped.
 
     Also when the query embedding fails (an ``ollama:`` embedding model while Ollama is down):
-    the search runs again without the dense leg, with a message. ``guard`` (e.g. the server's
-    vault lock) is held around the steps that read the index and the graph, never while waiting
-    for the model."""
+    the search runs again without the dense leg, with a message. ``read`` (e.g. the server's
+    :meth:`~zettel_lsp.server.service.VaultService.read`) runs the steps that read the index
+    and the graph; the waits for a model (query embeddings, Ollama) run outside it."""
     # this function reports a failing query embedding itself (a message, then lexical legs)
     opts = replace(options or SearchOptions(), dense_fallback=False)
-    query = parse_query(text)
+    query = text if isinstance(text, Query) else parse_query(text)
     messages: list[str] = []
     subqueries: list[str] = []
     if llm is not None and not query.empty and expand:
@@ -57,11 +63,8 @@ def search_llm(
         except LLMError as exc:
             messages.append(f"query expansion skipped: {exc.message}")
     plain = llm is None or query.empty or not (subqueries or rerank)
-    lock = guard if guard is not None else nullcontext()
     try:
-        return _search(
-            engine, llm, query.text, subqueries, opts, rerank, plain, cancel, messages, lock
-        )
+        return _search(engine, llm, query, subqueries, opts, rerank, plain, cancel, messages, read)
     except EmbedderError as exc:
         if "dense" not in opts.legs:
             raise
@@ -70,43 +73,47 @@ def search_llm(
         if not lexical.legs:
             return [], messages
         return _search(
-            engine, llm, query.text, subqueries, lexical, rerank, plain, cancel, messages, lock
+            engine, llm, query, subqueries, lexical, rerank, plain, cancel, messages, read
         )
 
 
 def _search(
     engine: SearchEngine,
     llm: Ollama | None,
-    text: str,
+    query: Query,
     subqueries: list[str],
     opts: SearchOptions,
     rerank: bool,
     plain: bool,
     cancel: Cancel | None,
     messages: list[str],
-    lock: AbstractContextManager[object],
+    read: Reader,
 ) -> tuple[list[CardResult], list[str]]:
     if plain or llm is None:
-        with lock:
-            return engine.search(text, opts), messages
-    with lock:
-        fused, title_matches, words = fused_candidates(engine, [text, *subqueries], opts)
+        vectors = engine.query_vectors([query], opts)  # the model call, outside ``read``
+        return read(lambda: engine.search(query, opts, vectors=vectors)), messages
+    queries: list[str | Query] = [query, *subqueries]
+    vectors = engine.query_vectors(queries, opts)
+    fused, title_matches, words = read(
+        lambda: fused_candidates(engine, queries, opts, vectors=vectors)
+    )
     if rerank:
         try:
-            terms = parse_query(text).terms
-            fused = llm_rerank(llm, text, fused, terms, k=opts.rrf_k, cancel=cancel)
+            fused = llm_rerank(llm, query.text, fused, query.terms, k=opts.rrf_k, cancel=cancel)
         except LLMError as exc:
             messages.append(f"LLM rerank skipped: {exc.message}")
     if opts.graph:
-        with lock:
-            fused = graph_rerank(
-                fused,
+        candidates = fused
+        fused = read(
+            lambda: graph_rerank(
+                candidates,
                 engine.graph,
                 words,
                 title_matches=title_matches,
                 first_chunk=engine.first_chunk,
                 params=opts.rerank,
             )
+        )
     if opts.exact_title_first and "title" in opts.legs:  # as engine.search does
         fused = exact_first(fused, [TitleMatch(p, k, "") for p, k in title_matches.items()])
     return fused[: opts.limit], messages
@@ -120,17 +127,21 @@ def _strength(kind: str) -> int:
 
 
 def fused_candidates(
-    engine: SearchEngine, queries: Sequence[str], opts: SearchOptions
+    engine: SearchEngine,
+    queries: Sequence[str | Query],
+    opts: SearchOptions,
+    *,
+    vectors: Vectors | None = None,
 ) -> tuple[list[CardResult], dict[str, str], list[str]]:
     """The fusion (``opts.fusion``) of the legs of every query (before any rerank), the title
     matches of all queries (path -> the strongest kind any query gave it) and all their words
-    (deduplicated)."""
+    (deduplicated). With ``vectors`` (:meth:`SearchEngine.query_vectors`) no model is called."""
     legs: dict[str, list[LegHit]] = {}
     weights: dict[str, float] = {}
     title_matches: dict[str, str] = {}
     words: list[str] = []
     for i, text in enumerate(queries):
-        query = parse_query(text)
+        query = text if isinstance(text, Query) else parse_query(text)
         if query.empty:
             continue
         matches = engine.titles.search(query, opts.leg_depth)
@@ -139,7 +150,7 @@ def fused_candidates(
             if old is None or _strength(m.kind) < _strength(old):
                 title_matches[m.path] = m.kind
         words.extend(w for w in query.terms if w not in words)
-        for leg, hits in engine.run_legs(query, opts, matches).items():
+        for leg, hits in engine.run_legs(query, opts, matches, vectors=vectors).items():
             name = leg if i == 0 else f"q{i}:{leg}"
             legs[name] = hits
             weights[name] = (opts.weights or {}).get(leg, 1.0)

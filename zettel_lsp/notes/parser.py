@@ -161,18 +161,32 @@ def _parse(
     return card
 
 
+def wikilink_parts(inner: str) -> tuple[str, str | None]:
+    """The inside of ``[[...]]`` as (target with its ``#subpath``, label or None)."""
+    bar = inner.find("|")
+    if bar == -1:
+        return inner, None
+    target_part, label = inner[:bar], inner[bar + 1 :].strip() or None
+    if target_part.endswith("\\"):  # [[a\|b]] inside a table
+        target_part = target_part[:-1]
+    return target_part, label
+
+
+def visible_text(markdown: str) -> str:
+    """Link syntax replaced by what a reader sees, by the parser's own link rules:
+    ``[[a|b]]`` → ``b``, ``[[a#h]]`` → ``a``, ``![[c]]`` → ``c``, ``[t](u)`` → ``t``."""
+    return markdown_links_as_text(WIKILINK.sub(_shown, markdown))
+
+
+def _shown(m: re.Match[str]) -> str:
+    target_part, label = wikilink_parts(m.group(2))
+    return label or target_part.split("#", 1)[0].strip()
+
+
 def _wikilinks(prose: str, text: str, lines: LineIndex) -> list[Link]:
     out: list[Link] = []
     for m in WIKILINK.finditer(prose):
-        inner = m.group(2)
-        label: str | None = None
-        bar = inner.find("|")
-        if bar != -1:
-            target_part, label = inner[:bar], inner[bar + 1 :].strip() or None
-            if target_part.endswith("\\"):  # [[a\|b]] inside a table
-                target_part = target_part[:-1]
-        else:
-            target_part = inner
+        target_part, label = wikilink_parts(m.group(2))
         kind = LinkKind.EMBED if m.group(1) else LinkKind.WIKI
         _append_link(out, kind, m.span(), text, lines, target_part, label)
     return out

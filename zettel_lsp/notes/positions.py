@@ -1,8 +1,8 @@
-"""Offsets, line/column positions and UTF-16 columns.
+"""Offsets and line/column positions, in code points.
 
 The parser works in code points (Python ``str`` indices). LSP positions count UTF-16 code units by
-default, so a character outside the Basic Multilingual Plane (most emoji) counts 2 there. These
-helpers are pure and cheap so that the server converts only what it reports.
+default, so a character outside the Basic Multilingual Plane (most emoji) counts 2 there: the
+server converts what it reports (pygls' ``PositionCodec``, in ``server/``), nothing here does.
 """
 
 from __future__ import annotations
@@ -52,19 +52,3 @@ class LineIndex:
     def offset(self, pos: Position) -> int:
         line = min(max(pos.line, 0), len(self._starts) - 1)
         return min(self._starts[line] + max(pos.character, 0), len(self._text))
-
-
-def utf16_column(line_text: str, column: int) -> int:
-    """Code-point column → UTF-16 code-unit column on one line."""
-    prefix = line_text[:column]
-    return column + sum(1 for ch in prefix if ord(ch) > 0xFFFF)
-
-
-def column_from_utf16(line_text: str, utf16_col: int) -> int:
-    """UTF-16 code-unit column → code-point column (clamped to the line; never splits a pair)."""
-    units = 0
-    for i, ch in enumerate(line_text):
-        if units >= utf16_col:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return len(line_text)

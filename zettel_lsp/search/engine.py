@@ -13,13 +13,14 @@ larger, so the first results do not depend on how many were asked for):
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.index.embedder import Embedder, EmbedderError
-from zettel_lsp.index.store_api import Hit, VectorStore
-from zettel_lsp.index.sync import point_id, text_hash
+from zettel_lsp.index.embedders import Embedder, EmbedderError
+from zettel_lsp.index.store_api import ChunkPayload, Hit, VectorStore, point_id, text_hash
 from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse, fuse_convex
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
@@ -58,26 +59,95 @@ class SearchOptions:
         return max(1, self.depth, self.limit)
 
 
+T = TypeVar("T")
+
+# query text -> its embedding, computed before the ranking step (see SearchEngine.query_vectors)
+Vectors = Mapping[str, list[float]]
+
+
+class Reader(Protocol):
+    """Runs ``fn`` while the index and the graph hold still (the server's vault lock; see
+    :meth:`zettel_lsp.server.service.VaultService.read`) and returns its result."""
+
+    def __call__(self, fn: Callable[[], T], /) -> T: ...
+
+
+def direct(fn: Callable[[], T], /) -> T:
+    """The :class:`Reader` of a single-threaded caller (the CLI, benchmarks): no lock."""
+    return fn()
+
+
+def _always() -> bool:
+    return True
+
+
 class SearchEngine:
-    def __init__(self, store: VectorStore, embedder: Embedder, graph: LinkGraph) -> None:
+    """Ranking over one index and graph.
+
+    Two steps, so that a server never waits for a model while holding its vault lock:
+    :meth:`query_vectors` computes the query embeddings (a model call: no lock; its cache has a
+    lock of its own), then :meth:`search` / :meth:`run_legs` with ``vectors=`` rank (index and
+    graph reads: under the caller's lock). Without ``vectors=``, :meth:`search` embeds itself
+    (the CLI and benchmarks, which have no lock)."""
+
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: Embedder,
+        graph: LinkGraph,
+        *,
+        dense_ready: Callable[[], bool] = _always,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.graph = graph
         self.titles = title_index(graph)
-        self.dense_available = True  # the owner clears it while no vector exists
+        self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
+        self._cache_lock = threading.Lock()
 
-    def refresh_titles(self) -> None:
-        """After the graph changed: titles and aliases may have too."""
-        self.titles = title_index(self.graph)
+    @property
+    def dense_available(self) -> bool:
+        """Whether the dense leg runs (the owning vault decides: vectors exist, model loaded)."""
+        return self._dense_ready()
 
-    def search(self, text: str, options: SearchOptions | None = None) -> list[CardResult]:
+    def search(
+        self,
+        text: str | Query,
+        options: SearchOptions | None = None,
+        *,
+        vectors: Vectors | None = None,
+    ) -> list[CardResult]:
+        """The ranked cards for ``text``. With ``vectors`` (from :meth:`query_vectors`) no model
+        is called: a query without a vector there runs without the dense leg."""
         opts = options or SearchOptions()
-        query = parse_query(text)
+        query = text if isinstance(text, Query) else parse_query(text)
         if query.empty:
             return self.default_results(opts.limit)
         matches = self.titles.search(query, opts.leg_depth)
-        return self.rank(query, self.run_legs(query, opts, matches), matches, opts)
+        return self.rank(query, self.run_legs(query, opts, matches, vectors=vectors), matches, opts)
+
+    def query_vectors(
+        self, texts: Sequence[str | Query], opts: SearchOptions
+    ) -> dict[str, list[float]]:
+        """The embeddings the dense leg needs for these queries (none when it does not run): the
+        model-calling step of a search, to run without holding the vault lock. A failing model
+        (an ``ollama:`` model while Ollama is down) leaves its query out and logs, or raises
+        :class:`EmbedderError` when ``opts.dense_fallback`` is False."""
+        out: dict[str, list[float]] = {}
+        if "dense" not in opts.legs or not self.dense_available:
+            return out
+        for t in texts:
+            query = t if isinstance(t, Query) else parse_query(t)
+            if query.empty or query.text in out:
+                continue
+            try:
+                out[query.text] = self.query_vector(query.text)
+            except EmbedderError as exc:
+                if not opts.dense_fallback:
+                    raise
+                log.warning("dense leg skipped: %s", exc)
+        return out
 
     def rank(
         self,
@@ -106,21 +176,25 @@ class SearchEngine:
         return fused[: opts.limit]
 
     def run_legs(
-        self, query: Query, opts: SearchOptions, matches: list[TitleMatch]
+        self,
+        query: Query,
+        opts: SearchOptions,
+        matches: list[TitleMatch],
+        *,
+        vectors: Vectors | None = None,
     ) -> dict[str, list[LegHit]]:
+        """Each leg's hits. The dense leg uses ``vectors[query.text]`` when ``vectors`` is
+        given (no model call), else embeds the query now."""
         n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
         for leg in opts.legs:
             if leg == "dense":
                 if self.dense_available:
-                    try:
-                        vec = self.query_vector(query.text)
-                    except EmbedderError as exc:  # e.g. an ollama: model while Ollama is down
-                        if not opts.dense_fallback:
-                            raise
-                        log.warning("dense leg skipped: %s", exc)
-                        continue
-                    legs[leg] = _hits(self.store.dense_search(vec, n))
+                    if vectors is None:
+                        vectors = self.query_vectors([query], opts)
+                    vec = vectors.get(query.text)
+                    if vec is not None:
+                        legs[leg] = _hits(self.store.dense_search(vec, n))
             elif leg == "bm25":
                 legs[leg] = _hits(self.store.bm25_search(query.text, n))
             elif leg == "keyword":
@@ -143,12 +217,14 @@ class SearchEngine:
     def query_vector(self, text: str) -> list[float]:
         """The query's embedding; the last few are cached (editors re-send a query as the user
         types, and hovers repeat)."""
-        vec = self._query_cache.pop(text, None)
+        with self._cache_lock:
+            vec = self._query_cache.pop(text, None)
         if vec is None:
-            vec = self.embedder.embed_query(text).tolist()
-        self._query_cache[text] = vec
-        while len(self._query_cache) > QUERY_CACHE_SIZE:
-            self._query_cache.pop(next(iter(self._query_cache)))
+            vec = self.embedder.embed_query(text).tolist()  # the model call: no lock held
+        with self._cache_lock:
+            self._query_cache[text] = vec
+            while len(self._query_cache) > QUERY_CACHE_SIZE:
+                self._query_cache.pop(next(iter(self._query_cache)))
         return vec
 
     def stored_vectors(self, path: str, texts: Sequence[str]) -> list[list[float] | None]:
@@ -161,10 +237,10 @@ class SearchEngine:
                 by_hash[str(payload["embed_hash"])] = list(vec)
         return [by_hash.get(text_hash(t)) for t in texts]
 
-    def first_chunk(self, path: str) -> dict[str, object] | None:
+    def first_chunk(self, path: str) -> ChunkPayload | None:
         return self.first_chunks([path]).get(path)
 
-    def first_chunks(self, paths: Sequence[str]) -> dict[str, dict[str, object]]:
+    def first_chunks(self, paths: Sequence[str]) -> dict[str, ChunkPayload]:
         got = self.store.retrieve([point_id(p, 0) for p in paths])
         return {str(payload.get("path")): payload for _, payload, _ in got}
 
@@ -173,6 +249,36 @@ class SearchEngine:
         top = self.graph.most_linked(limit)
         chunks = self.first_chunks([p for p, _ in top])
         return [CardResult(p, float(n), chunks[p], {}) for p, n in top if p in chunks]
+
+    def similar_cards(
+        self, path: str, limit: int, *, exclude: set[str] | None = None
+    ) -> list[tuple[str, str, ChunkPayload]]:
+        """Cards closest to the indexed card ``path``, as (path, title, best chunk), at most
+        ``limit``, never ``path`` or one in ``exclude``: by its first chunk's stored vector (no
+        model call: fine under the vault lock), or BM25 on that chunk's text while it has no
+        vector. Empty when ``path`` is not indexed."""
+        if limit <= 0:
+            return []
+        skip = {path} | (exclude or set())
+        got = self.store.retrieve([point_id(path, 0)], with_dense=True)
+        if not got:
+            return []
+        _, payload, vec = got[0]
+        n = limit + len(skip) + 2
+        if vec is not None:
+            hits = self.store.dense_search(list(vec), n)
+        else:
+            hits = self.store.bm25_search(str(payload.get("text", ""))[:2000], n)
+        out: list[tuple[str, str, ChunkPayload]] = []
+        seen = set(skip)
+        for h in hits:
+            if h.path in seen:
+                continue
+            seen.add(h.path)
+            out.append((h.path, str(h.payload.get("title", h.path)), h.payload))
+            if len(out) >= limit:
+                break
+        return out
 
 
 def fuse_legs(

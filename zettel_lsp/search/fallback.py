@@ -11,18 +11,21 @@ import math
 import re
 from collections.abc import Iterable
 
+from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.model import Card
 from zettel_lsp.search.fusion import CardResult, LegHit, fuse
-from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def scan_search(
-    cards: Iterable[Card], titles: TitleIndex, text: str, limit: int = 10
+    cards: Iterable[Card], titles: TitleIndex, text: str | Query, limit: int = 10
 ) -> list[CardResult]:
-    query = parse_query(text)
+    """The cards for ``text`` (or the query as the caller already parsed it, whose terms then
+    also serve the excerpts), best first."""
+    query = text if isinstance(text, Query) else parse_query(text)
     if query.empty or limit <= 0:
         return []
     by_path = {c.path: c for c in cards}
@@ -46,7 +49,7 @@ def scan_search(
     return fuse(legs)[:limit]
 
 
-def _chunk(card: Card, terms: list[str]) -> dict[str, object]:
+def _chunk(card: Card, terms: list[str]) -> ChunkPayload:
     """The paragraph holding the first term (or the card's start), as a search-result chunk."""
     lines = card.text.split("\n")
     hit_line = card.body_start_line

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from zettel_lsp.index.store_api import ChunkPayload
 
 RRF_K = 60
 
@@ -31,7 +32,7 @@ class LegHit:
     """One chunk a leg returned, in that leg's order."""
 
     path: str
-    chunk: dict[str, Any]  # payload: title, line_start, line_end, text, heading, chunk
+    chunk: ChunkPayload
     score: float = 0.0
 
 
@@ -39,7 +40,7 @@ class LegHit:
 class CardResult:
     path: str
     score: float
-    chunk: dict[str, Any]  # the card's best chunk (its range and excerpt)
+    chunk: ChunkPayload  # the card's best chunk (its range and excerpt)
     legs: dict[str, int] = field(default_factory=dict)  # leg -> rank of the card in it (from 1)
     notes: dict[str, float] = field(default_factory=dict)  # rerank bookkeeping
 

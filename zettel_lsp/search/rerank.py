@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import light_stem
@@ -116,7 +117,7 @@ def graph_rerank(
     query_words: Sequence[str],
     *,
     title_matches: Mapping[str, str] | None = None,
-    first_chunk: Callable[[str], dict[str, object] | None] | None = None,
+    first_chunk: Callable[[str], ChunkPayload | None] | None = None,
     params: RerankParams = RerankParams(),  # frozen: safe to share
 ) -> list[CardResult]:
     """Return a new ranking. ``first_chunk(path)`` supplies a chunk payload for a credited card
@@ -159,7 +160,7 @@ def graph_rerank(
         elif first_chunk is not None and t in graph.cards:
             chunk = first_chunk(t)
             if chunk is not None:
-                added = CardResult(t, bonus, dict(chunk), {}, {"credit": round(bonus, 5)})
+                added = CardResult(t, bonus, chunk.copy(), {}, {"credit": round(bonus, 5)})
                 ranked.append(added)
                 by_path[t] = added
     ranked.sort(key=lambda r: (-r.score, r.path))

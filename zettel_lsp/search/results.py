@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.title_rule import same_name
 from zettel_lsp.search.fusion import CardResult
 
 EXCERPT_CHARS = 200
-_HEADING_MARKS = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+
+
+def _without_heading_marks(text: str) -> str:
+    """Each heading line as its text (the project's one heading rule: notes/masking.py)."""
+    return "\n".join(h[1] if (h := atx_heading(line)) else line for line in text.split("\n"))
 
 
 def excerpt(text: str, words: Sequence[str], width: int = EXCERPT_CHARS) -> str:
     """At most ``width`` characters of ``text``, centred on the first query word it contains."""
-    flat = " ".join(_HEADING_MARKS.sub("", text).split())
+    flat = " ".join(_without_heading_marks(text).split())
     if len(flat) <= width:
         return flat
     low = flat.lower()
@@ -34,7 +38,8 @@ def _without_title_heading(text: str, title: str) -> str:
     """Drop a first line that is a heading repeating the title (the excerpt shows the title), up
     to case ("# Lattice From Basis" in ``Lattice from Basis.md``)."""
     first, _, rest = text.partition("\n")
-    if _HEADING_MARKS.match(first) and same_name(_HEADING_MARKS.sub("", first), title):
+    heading = atx_heading(first)
+    if heading is not None and same_name(heading[1], title):
         return rest
     return text
 

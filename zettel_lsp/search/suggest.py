@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.resolver import strip_md
 from zettel_lsp.index.chunker import Chunk, chunk_card
+from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.notes.positions import LineIndex
-from zettel_lsp.search.engine import SearchEngine
+from zettel_lsp.search.engine import Reader, SearchEngine, direct
 from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.results import excerpt
 
@@ -101,16 +102,41 @@ def linked_targets(graph: LinkGraph, card: Card) -> set[str]:
 
 
 def related_suggestions(
-    engine: SearchEngine, card: Card, limit: int = 10, *, per_chunk: int = 20
+    engine: SearchEngine,
+    card: Card,
+    limit: int = 10,
+    *,
+    per_chunk: int = 20,
+    read: Reader = direct,
 ) -> list[RelatedSuggestion]:
-    """Cards related in meaning or by the graph that this card neither is nor links to."""
+    """Cards related in meaning or by the graph that this card neither is nor links to.
+
+    ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
+    index does not hold (unsaved edits) are embedded outside it."""
+    chunks = chunk_card(card, engine.embedder.count_tokens)
+    vectors = (
+        chunk_vectors(engine, card.path, chunks, read=read)
+        if chunks and engine.dense_available
+        else None
+    )
+    return read(lambda: _rank_related(engine, card, chunks, vectors, limit, per_chunk))
+
+
+def _rank_related(
+    engine: SearchEngine,
+    card: Card,
+    chunks: Sequence[Chunk],
+    vectors: Sequence[list[float]] | None,
+    limit: int,
+    per_chunk: int,
+) -> list[RelatedSuggestion]:
     graph = engine.graph
     exclude = linked_targets(graph, card) | {card.path}
     chunks = chunk_card(card, engine.embedder.count_tokens)
     rankings: dict[str, list[str]] = {}
-    best_chunk: dict[str, dict[str, object]] = {}
-    if chunks and engine.dense_available:
-        for c, vec in zip(chunks, chunk_vectors(engine, card.path, chunks), strict=True):
+    best_chunk: dict[str, ChunkPayload] = {}
+    if chunks and vectors is not None:
+        for c, vec in zip(chunks, vectors, strict=True):
             hits = engine.store.dense_search(vec, per_chunk + len(exclude))
             ranked = [h for h in hits if h.path not in exclude]
             rankings[f"dense{c.index}"] = _distinct([h.path for h in ranked])
@@ -133,34 +159,40 @@ def related_suggestions(
     best_chunk.update(engine.first_chunks(missing))
     out = []
     for p in ordered:
-        chunk = best_chunk.get(p, {})
-        title = graph.cards[p].title if p in graph.cards else str(chunk.get("title", p))
+        chunk = best_chunk.get(p)  # None: the card has no point (yet)
+        text = str(chunk.get("text", "")) if chunk else ""
+        if p in graph.cards:
+            title = graph.cards[p].title
+        else:
+            title = str(chunk.get("title", p)) if chunk else p
         shared = via.get(p)
         if shared:
             names = ", ".join(graph.cards[s].title for s in shared[:2] if s in graph.cards)
             reason = f"two hops away via {names}"
         else:
-            reason = "similar passage: " + excerpt(str(chunk.get("text", "")), [], 80)
+            reason = "similar passage: " + excerpt(text, [], 80)
         out.append(
             RelatedSuggestion(
                 p,
                 title,
                 round(scores[p], 6),
                 reason,
-                int(chunk.get("line_start", 0)),  # type: ignore[call-overload]
-                int(chunk.get("line_end", 0)),  # type: ignore[call-overload]
-                excerpt(str(chunk.get("text", "")), []),
+                int(chunk.get("line_start", 0)) if chunk else 0,
+                int(chunk.get("line_end", 0)) if chunk else 0,
+                excerpt(text, []),
             )
         )
     return out
 
 
-def chunk_vectors(engine: SearchEngine, path: str, chunks: Sequence[Chunk]) -> list[list[float]]:
-    """Vectors for a card's chunks: the index's where the text is unchanged, else embedded
-    now (unsaved edits). Measured: re-embedding every chunk made "Add related links" take up
-    to 1-2 s on long cards."""
+def chunk_vectors(
+    engine: SearchEngine, path: str, chunks: Sequence[Chunk], *, read: Reader = direct
+) -> list[list[float]]:
+    """Vectors for a card's chunks: the index's where the text is unchanged (read through
+    ``read``), else embedded now (unsaved edits; outside ``read``). Measured: re-embedding
+    every chunk made "Add related links" take up to 1-2 s on long cards."""
     texts = [c.embed_text for c in chunks]
-    stored = engine.stored_vectors(path, texts)
+    stored = read(lambda: engine.stored_vectors(path, texts))
     missing = [i for i, v in enumerate(stored) if v is None]
     out: list[list[float] | None] = list(stored)
     if missing:

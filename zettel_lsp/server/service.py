@@ -12,8 +12,12 @@ Every request is answered at once from the current step; :attr:`complete` says w
 answer is final. If another zettel-lsp holds the index (its lock), the vault runs **read-only**:
 graph features work, search uses titles and a plain text scan, and the user is told why.
 
-Thread safety: the graph and engine are swapped or mutated only under :attr:`lock`; requests
-read them under the same lock (searches take milliseconds).
+Thread safety: one lock guards the vault (index reads and writes, graph, engine, phase).
+Nothing outside this class takes it: features run their index and graph steps through
+:meth:`VaultService.read` and :meth:`VaultService.write`, and never call a model inside them.
+Query embeddings (a model call; with an ``ollama:`` model an HTTP request) are computed before
+the ranking step takes the lock (:meth:`SearchEngine.query_vectors`), so a slow model never
+holds up the watcher's graph updates or another request.
 """
 
 from __future__ import annotations
@@ -25,10 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.index.embedder import EmbedderError
+from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import Progress, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
@@ -36,6 +40,7 @@ from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.engine import SearchEngine, SearchOptions, title_index
 from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
+from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.server.settings import ServerSettings
 from zettel_lsp.vault import Vault
@@ -44,6 +49,8 @@ if TYPE_CHECKING:
     from zettel_lsp.llm import Ollama
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 REPORT_EVERY_SECONDS = 0.25
 
@@ -84,6 +91,7 @@ class SearchAnswer:
     complete: bool  # False while start-up is still improving the answers
     note: str  # what is missing, for the user ("" when complete)
     llm_messages: list[str] = field(default_factory=list)  # optional LLM steps that fell back
+    query: Query = field(default_factory=lambda: parse_query(""))  # as parsed for the search
 
 
 class VaultService:
@@ -99,7 +107,7 @@ class VaultService:
         self.settings = settings
         self._operation = operation or (lambda title, msg: _NoOperation())
         self._notify = notify or (lambda level, msg: None)
-        self.lock = threading.RLock()
+        self._lock = threading.RLock()
         self.phase = Phase.STARTING
         self.vault: Vault | None = None
         self.graph = LinkGraph()  # the current graph (also in read-only mode)
@@ -114,8 +122,19 @@ class VaultService:
         self._watcher: VaultWatcher | None = None
         self._op: Operation | None = None
         self._last_report = 0.0
-        self._embedder_ready = False
         self._warm: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ the vault lock
+
+    def read(self, fn: Callable[[], T], /) -> T:
+        """Run ``fn`` while the index and graph hold still (no model call inside ``fn``)."""
+        with self._lock:
+            return fn()
+
+    def write(self, fn: Callable[[], T], /) -> T:
+        """Run ``fn``, which changes the vault's graph, engine or phase, alone."""
+        with self._lock:
+            return fn()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -130,21 +149,30 @@ class VaultService:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.stop()
-        with self.lock:
-            vault, self.vault = self.vault, None
-            self.phase = Phase.CLOSED
+        vault = self.write(self._detach_closed)
         if vault is not None:
             vault.close()  # waits for a running index batch; a later one sees the store closed
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=10)
         self._end_op("closed")
 
+    def _detach_closed(self) -> Vault | None:
+        vault, self.vault = self.vault, None
+        self.phase = Phase.CLOSED
+        return vault
+
     def reindex(self) -> None:
         """A full reconcile now (in the background); re-open the index if it was locked."""
-        if self.phase in (Phase.READ_ONLY, Phase.FAILED):
+
+        def restart_if_no_index() -> bool:
+            if self.phase not in (Phase.READ_ONLY, Phase.FAILED):
+                return False
             self.phase = Phase.STARTING
             self.done.clear()
             self._stop.clear()
+            return True
+
+        if self.write(restart_if_no_index):
             self.start()
             return
         threading.Thread(target=self._reconcile, name="zettel-reindex", daemon=True).start()
@@ -178,69 +206,60 @@ class VaultService:
         cancel: Callable[[], bool] | None = None,
     ) -> SearchAnswer:
         """Search from what is ready. With ``llm`` and ``expand``/``rerank``, the optional
-        Ollama steps run (each falls back with a message in ``SearchAnswer.llm_messages``)."""
+        Ollama steps run (each falls back with a message in ``SearchAnswer.llm_messages``).
+        The query embedding is computed before the lock is taken."""
+        query = parse_query(text)
         vault = self.vault
         if llm is not None and (expand or rerank) and vault is not None:
             from zettel_lsp.llm import search_llm
 
-            # the lock guards the index and graph steps only, not the waits for the model
-            with self.lock:
-                vault.engine.dense_available = self._dense_usable(vault)
-                engine = vault.engine
             results, messages = search_llm(
-                engine,
+                vault.engine,
                 llm,
-                text,
+                query,
                 options,
                 expand=expand,
                 rerank=rerank,
                 cancel=cancel,
-                guard=self.lock,
+                read=self.read,
             )
-            return SearchAnswer(results, self.complete, self.status_note(), messages)
-        with self.lock:
+            return SearchAnswer(results, self.complete, self.status_note(), messages, query)
+        engine = vault.engine if vault is not None else None
+        vectors = engine.query_vectors([query], options) if engine is not None else {}
+
+        def rank() -> SearchAnswer:
             vault = self.vault
             if vault is None:
                 if not self.graph_ready.is_set():
-                    return SearchAnswer([], False, self.status_note() or "starting")
-                results = scan_search(self.graph.cards.values(), self.titles, text, options.limit)
-                return SearchAnswer(results, False, self.status_note())
-            vault.engine.dense_available = self._dense_usable(vault)
-            results = vault.engine.search(text, options)
-            return SearchAnswer(results, self.complete, self.status_note())
+                    return SearchAnswer([], False, self.status_note() or "starting", query=query)
+                found = scan_search(self.graph.cards.values(), self.titles, query, options.limit)
+                return SearchAnswer(found, False, self.status_note(), query=query)
+            # the engine may have been swapped (graph built) since the vectors were computed
+            results = vault.engine.search(query, options, vectors=vectors)
+            return SearchAnswer(results, self.complete, self.status_note(), query=query)
+
+        return self.read(rank)
 
     @property
     def engine(self) -> SearchEngine | None:
-        return self.vault.engine if self.vault is not None else None
-
-    def _dense_usable(self, vault: Vault) -> bool:
-        return self._embedder_ready and vault.indexer.state.dense_done > 0
+        vault = self.vault
+        return vault.engine if vault is not None else None
 
     def status(self) -> dict[str, Any]:
-        vault = self.vault
-        out: dict[str, Any] = {
-            "root": str(self.root),
-            "phase": self.phase.value,
-            "complete": self.complete,
-            "note": self.status_note(),
-            "cards_in_graph": len(self.graph.cards),
-            "problems": self.problems[:50],
-        }
-        if vault is not None:
-            state = vault.indexer.state
-            out.update(
-                {
-                    "cards": len(state.files),
-                    "chunks": sum(f.chunks for f in state.files.values()),
-                    "cards_embedded": state.dense_done,
-                    "chunks_waiting_for_vectors": vault.indexer.dense_pending,
-                    "model": vault.indexer.embedder.model_id,
-                    "index_dir": str(vault.indexer.index_dir),
-                    "backend": vault.settings.backend,
-                    "skipped": dict(list(state.skipped.items())[:50]),
-                }
-            )
-        return out
+        def snapshot() -> dict[str, Any]:
+            out: dict[str, Any] = {
+                "root": str(self.root),
+                "phase": self.phase.value,
+                "complete": self.complete,
+                "note": self.status_note(),
+                "cards_in_graph": len(self.graph.cards),
+                "problems": self.problems[:50],
+            }
+            if self.vault is not None:
+                out.update(self.vault.status())
+            return out
+
+        return self.read(snapshot)
 
     # ------------------------------------------------------------------ start-up
 
@@ -263,13 +282,22 @@ class VaultService:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
-        with self.lock:
-            vault, self.vault = self.vault, None
+        vault = self.write(self._detach)
         if vault is not None:
             try:
                 vault.close()
             except Exception:  # closing is best effort; the lock goes regardless
                 log.exception("closing the index of %s after a failure", self.root)
+
+    def _detach(self) -> Vault | None:
+        vault, self.vault = self.vault, None
+        return vault
+
+    def _set_phase(self, phase: Phase) -> None:
+        def change() -> None:
+            self.phase = phase
+
+        self.write(change)
 
     def _start_up(self) -> None:
         s = self.settings
@@ -280,6 +308,7 @@ class VaultService:
                 s.index_settings(),
                 cache_dir=s.cache_path,
                 progress=self._on_progress,
+                lexical_until_model_loads=True,
             )
         except IndexLockedError as exc:
             self._fail(Phase.READ_ONLY, str(exc))
@@ -290,85 +319,91 @@ class VaultService:
         if self._stop.is_set():
             vault.close()
             return
-        with self.lock:
+
+        def opened() -> None:
             self.vault = vault
             self.phase = Phase.SYNCING
-        self._warm = threading.Thread(target=self._warm_embedder, args=(vault,), daemon=True)
+
+        self.write(opened)
+        self._warm = threading.Thread(target=self._load_model, args=(vault,), daemon=True)
         self._warm.start()
-        report = vault.indexer.sync()
+        report = vault.sync()
         self._report(f"{report.cards} cards ({report.summary()}); building the link graph")
         if self._stop.is_set():
             return
-        with self.lock:
-            self.phase = Phase.GRAPH
-        graph, engine, problems = vault.load_graph()
-        with self.lock:
+        self._set_phase(Phase.GRAPH)
+        graph, engine, problems = vault.load_graph()  # parsing: no lock
+
+        def built() -> None:
             vault.graph, vault.engine = graph, engine
             self.graph = graph
             self.problems = problems
+
+        self.write(built)
         self.graph_ready.set()
         if self._stop.is_set():
             return
         if s.watch:
-            self._watcher = VaultWatcher(
-                vault.indexer, debounce_ms=s.debounce_ms, on_sync=self._watched
-            )
+            self._watcher = vault.watcher(debounce_ms=s.debounce_ms, on_sync=self._watched)
             self._watcher.on_embedded = self._embedded
             self._watcher.start()
             self._watcher.ready.wait(5)
             # what changed while the graph was parsed (the watcher was not looking yet)
-            self._apply(vault.indexer.sync(keep_cards=True))
+            self._apply(vault.sync(keep_cards=True))
         self._embedding_phase(vault)
 
     def _embedding_phase(self, vault: Vault) -> None:
         if self._warm is not None:
             self._report("loading the embedding model")
             self._warm.join()  # "ready" means the dense leg answers too
-        pending = vault.indexer.dense_pending
-        with self.lock:
+        pending = vault.dense_pending
+
+        def next_phase() -> None:
             self.phase = Phase.EMBEDDING if pending else Phase.READY
             self.dense_progress = (0, pending)
+
+        self.write(next_phase)
         if not pending:
-            self._end_op(self._ready_message(vault))
-            log.info("%s", self._ready_message(vault))
+            self._end_op(vault.summary())
+            log.info("%s", vault.summary())
             return
         self._report(f"embedding {pending} chunks (lexical search works already)", 0)
         if self._watcher is not None:
             self._watcher.wake_embedder()  # its thread embeds; _embedded() ends the operation
         else:
-            vault.indexer.embed_pending(should_stop=self._stop.is_set)
+            vault.embed_pending(should_stop=self._stop.is_set)
             self._embedded(0)
 
     def _embedded(self, count: int) -> None:
         """The embedder ran dry (called from the watcher's embed thread)."""
         vault = self.vault
-        if vault is None or vault.indexer.dense_pending:
+        if vault is None or vault.dense_pending:
             return
-        with self.lock:
+
+        def ready() -> bool:
             was_embedding = self.phase == Phase.EMBEDDING
             if self.phase in (Phase.EMBEDDING, Phase.GRAPH) and self.graph_ready.is_set():
                 self.phase = Phase.READY
-        if was_embedding:
-            self._end_op(self._ready_message(vault))
-            log.info("%s", self._ready_message(vault))
+            return was_embedding
 
-    def _ready_message(self, vault: Vault) -> str:
-        state = vault.indexer.state
-        chunks = sum(f.chunks for f in state.files.values())
-        return f"{self.root.name}: {len(state.files)} cards, {chunks} chunks ready"
+        if self.write(ready):
+            self._end_op(vault.summary())
+            log.info("%s", vault.summary())
 
-    def _warm_embedder(self, vault: Vault) -> None:
+    def _load_model(self, vault: Vault) -> None:
         try:
-            vault.indexer.embedder.embed_query("warm up")
-            self._embedder_ready = True
+            vault.load_model()
         except Exception as exc:  # noqa: BLE001 - lexical search still works
             log.warning("the embedding model did not load (%s); search stays lexical", exc)
 
     def _fail(self, phase: Phase, reason: str) -> None:
         """No index: keep answering from the graph and a text scan, and tell the user."""
-        with self.lock:
+
+        def no_index() -> None:
             self.phase = Phase.GRAPH  # the final phase once the cards are read
             self.reason = reason
+
+        self.write(no_index)
         if phase == Phase.READ_ONLY:
             message = (
                 f"zettel-lsp: {reason}. This window answers read-only: links, backlinks, hover "
@@ -389,9 +424,12 @@ class VaultService:
         )
         graph = LinkGraph.build(cards)
         titles = title_index(graph)
-        with self.lock:
+
+        def read_only() -> None:
             self.graph, self.titles, self.problems = graph, titles, problems
             self.phase = phase
+
+        self.write(read_only)
         self.graph_ready.set()
         self._end_op(f"{self.root.name}: {len(graph.cards)} cards ({phase.value})")
 
@@ -405,21 +443,11 @@ class VaultService:
 
     def _apply(self, report: SyncReport) -> None:
         """An index update (from the watcher or a reindex): bring the graph in step."""
-        if not (report.cards_changed or report.paths_removed):
+        vault = self.vault
+        if vault is None:
             return
-        with self.lock:
-            vault = self.vault
-            if vault is None:
-                return
-            for path in report.paths_removed:
-                vault.graph.remove(path)
-            for card in report.cards_changed:
-                vault.graph.upsert(card)
-        with self.lock:
-            titles = title_index(vault.graph)
-        with self.lock:
-            vault.engine.titles = titles
-        if self._watcher is not None:
+        changed = self.write(lambda: self.vault is vault and vault.apply(report))
+        if changed and self._watcher is not None:
             self._watcher.wake_embedder()
 
     def _reconcile(self) -> None:
@@ -429,7 +457,7 @@ class VaultService:
         if self._op is None:  # else start-up is still running: report under its progress
             self._op = self._operation(f"Re-indexing {self.root.name}", "scanning the folder")
         try:
-            report = vault.indexer.sync(keep_cards=True)
+            report = vault.sync(keep_cards=True)
             self._apply(report)
             log.info(
                 "reindex of %s: %s, %s unchanged",
@@ -447,7 +475,7 @@ class VaultService:
 
     def _on_progress(self, p: Progress) -> None:
         if p.phase == "dense":
-            self.dense_progress = (p.done, p.total)
+            self.dense_progress = (p.done, p.total)  # one tuple, replaced whole
         now = time.monotonic()
         final = p.total and p.done >= p.total
         if not final and now - self._last_report < REPORT_EVERY_SECONDS:

@@ -1,5 +1,5 @@
 /**
- * VS Code settings (`zettel.*`) -> the server's settings object (docs/server.md, "Settings").
+ * VS Code settings (`zettel.*`) -> the server's settings object (docs/settings.md).
  *
  * Only keys the server knows are sent: it warns about unknown keys, and `zettel.server.*`,
  * `zettel.trace.*` and `zettel.relatedView.*` belong to the extension. Every known key is sent
@@ -8,51 +8,14 @@
  * left out would keep its old value instead of returning to the default.
  */
 
-/** Server keys whose change re-opens the vaults (the server re-indexes): worth a word to the user. */
-const INDEX_KEY_LIST = [
-  "model",
-  "threads",
-  "ignore",
-  "maxFileBytes",
-  "cacheDir",
-  "indexDir",
-  "qdrantUrl",
-  "qdrantApiKey",
-  "watch",
-  "debounceMs",
-  "titleSource",
-  "followExternalSymlinks",
-] as const;
-
-/** The server's own keys, as in docs/server.md and zettel_lsp/server/settings.py (`_KEYS`). */
-export const CORE_KEYS = [
-  ...INDEX_KEY_LIST,
-  "legs",
-  "graph",
-  "graphStrength",
-  "symbolLimit",
-  "hoverLimit",
-  "relatedLimit",
-  "relatedHeading",
-] as const;
+import { CORE_KEYS, INDEX_KEY_LIST, LLM_KEYS, SCHEMA } from "./settingsSchema";
 
 /**
- * The optional Ollama layer's keys (docs/llm.md; zettel_lsp/llm/settings.py, `LLM_KEYS`). The
- * server reads them from the same settings object. Nothing talks to Ollama unless a feature
- * that needs it is used (Ask, or `expandQuery` / `llmRerank` turned on).
+ * The server's own keys and the optional Ollama layer's keys: generated from the server's one
+ * settings table (zettel_lsp/settings_schema.py) into ./settingsSchema.ts, with package.json's
+ * `zettel.*` entries for them.
  */
-export const LLM_KEYS = [
-  "ollamaHost",
-  "chatModel",
-  "embedModel",
-  "llmTimeout",
-  "llmConnectTimeout",
-  "temperature",
-  "maxContextChunks",
-  "contextWindow",
-  "expandQuery",
-  "llmRerank",
-] as const;
+export { CORE_KEYS, LLM_KEYS };
 
 /** Every key the server reads. */
 export const SERVER_KEYS = [...CORE_KEYS, ...LLM_KEYS] as const;
@@ -60,25 +23,13 @@ export const SERVER_KEYS = [...CORE_KEYS, ...LLM_KEYS] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ServerSettings = Partial<Record<ServerKey, unknown>>;
 
-/** Optional strings: empty means "the server's default" (sent as null). */
-const OPTIONAL_STRINGS: ReadonlySet<ServerKey> = new Set<ServerKey>([
-  "model",
-  "cacheDir",
-  "indexDir",
-  "qdrantUrl",
-  "qdrantApiKey",
-  "ollamaHost",
-]);
 /**
  * Model names the server requires (it rejects an empty one with a warning): empty means its
  * default, which is sent as such.
  */
-export const MODEL_DEFAULTS: Readonly<Partial<Record<ServerKey, string>>> = {
-  chatModel: "llama3.2",
-  embedModel: "nomic-embed-text",
-};
-/** Paths: `~` and `${workspaceFolder}` are expanded. */
-const PATHS: ReadonlySet<ServerKey> = new Set<ServerKey>(["cacheDir", "indexDir"]);
+export const MODEL_DEFAULTS: Readonly<Partial<Record<ServerKey, string>>> = Object.fromEntries(
+  SERVER_KEYS.filter((k) => SCHEMA[k].client === "required-string").map((k) => [k, String(SCHEMA[k].default)]),
+);
 
 export interface Expand {
   /** The first workspace folder's path, for `${workspaceFolder}`. */
@@ -112,20 +63,30 @@ export function serverSettings(get: (key: ServerKey) => unknown, vars: Expand = 
   for (const key of SERVER_KEYS) {
     let value = get(key);
     if (value === undefined) continue;
-    if (OPTIONAL_STRINGS.has(key)) {
-      value = typeof value === "string" && value.trim() !== "" ? value.trim() : null;
-      if (typeof value === "string" && PATHS.has(key)) value = expandPath(value, vars);
-    } else if (MODEL_DEFAULTS[key] !== undefined) {
-      value = typeof value === "string" && value.trim() !== "" ? value.trim() : MODEL_DEFAULTS[key];
-    } else if (key === "threads") {
-      // 0 or null: all cores (the server's default, null)
-      value = typeof value === "number" && value > 0 ? Math.trunc(value) : null;
-    } else if (key === "ignore") {
-      value = stringList(value) ?? [];
-    } else if (key === "legs") {
-      const legs = stringList(value);
-      if (legs === undefined || legs.length === 0) continue; // server default: every leg
-      value = legs;
+    switch (SCHEMA[key].client) {
+      case "optional-string":
+      case "path":
+        value = typeof value === "string" && value.trim() !== "" ? value.trim() : null;
+        if (typeof value === "string" && SCHEMA[key].client === "path") value = expandPath(value, vars);
+        break;
+      case "required-string":
+        value = typeof value === "string" && value.trim() !== "" ? value.trim() : MODEL_DEFAULTS[key];
+        break;
+      case "count-or-null":
+        // 0 or null: the server's default (null; for threads, all cores)
+        value = typeof value === "number" && value > 0 ? Math.trunc(value) : null;
+        break;
+      case "string-list":
+        value = stringList(value) ?? [];
+        break;
+      case "non-empty-list": {
+        const list = stringList(value);
+        if (list === undefined || list.length === 0) continue; // the server's default (legs: all)
+        value = list;
+        break;
+      }
+      case "value":
+        break;
     }
     out[key] = value;
   }

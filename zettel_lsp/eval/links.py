@@ -29,10 +29,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.fusion import rrf_scores
-from zettel_lsp.search.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.search.suggest import (
     by_specificity,
     linked_targets,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.search.metrics import mean_metrics, query_metrics
+from zettel_lsp.eval.metrics import mean_metrics, query_metrics
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from zettel_lsp.search.evaluate import GoldenQuery
+from zettel_lsp.eval.evaluate import GoldenQuery
 from zettel_lsp.workdir import WorkDirError as WorkDirError
 from zettel_lsp.workdir import check_apart, claim_work_dir, write_marker
 

@@ -14,9 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import SHARED
-from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.notes.scan import load_vault
-from zettel_lsp.search.beir import (
+from zettel_lsp.eval.beir import (
     MAX_STEM_CHARS,
     VAULT_MARKER,
     WORK_MARKER,
@@ -32,6 +30,8 @@ from zettel_lsp.search.beir import (
     prepare_work_dir,
     safe_stem,
 )
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.workdir import MARKER
 
 LONG = "A very long title " * 12  # 216 characters

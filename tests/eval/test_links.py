@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from zettel_lsp.search.eval_links import HeldOut, holdout_copy, unlink_copy
+from zettel_lsp.eval.links import HeldOut, holdout_copy, unlink_copy
 from zettel_lsp.workdir import MARKER, WorkDirError
 
 

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from zettel_lsp.search.metrics import (
+from zettel_lsp.eval.metrics import (
     dcg,
     hit_at_k,
     mean_metrics,
@@ -62,7 +62,7 @@ def test_query_metrics_with_a_recall_cutoff() -> None:
 
 
 def test_as_seen_keeps_the_top_k_a_user_sees_and_continues_for_recall() -> None:
-    from zettel_lsp.search.evaluate import as_seen
+    from zettel_lsp.eval.evaluate import as_seen
 
     def search(limit: int) -> list[str]:
         # a deeper search reorders its top (legs fetch more): a, b, c at 3; b, x, a, d ... at 6

@@ -1,0 +1,71 @@
+-- The plugin's options (setup()) and the server settings made from them.
+local M = {}
+
+M.defaults = {
+  cmd = { "zettel-lsp" },
+  filetypes = { "markdown" },
+  root_markers = { ".obsidian", ".zk", ".git" },
+  -- Server settings (docs/server.md, camelCase keys); both tables are merged and sent as
+  -- initializationOptions and as workspace/didChangeConfiguration settings (init_options
+  -- wins on a key given in both). `settings` may also be nested as { zettel = {...} }.
+  init_options = {},
+  settings = {},
+  -- false: only define the commands (start the server yourself, e.g. vim.lsp.enable).
+  autostart = true,
+  -- Related notes in a floating window when the cursor rests in a paragraph.
+  hover_suggestions = false,
+  hover_delay_ms = nil, -- nil: 'updatetime' alone; else at least this long after the last move
+  hover_limit = nil, -- nil: the server's hoverLimit
+  -- "auto" (telescope.nvim when installed, else vim.ui.select), "telescope" or "select".
+  picker = "auto",
+  -- Where :ZettelRelated lists its notes: "loclist" or "quickfix".
+  related_list = "loclist",
+  -- Where :ZettelAsk shows its answer: "float" or "split".
+  ask_window = "float",
+  -- Passed through to the client.
+  on_attach = nil,
+  on_init = nil,
+  capabilities = nil,
+  handlers = nil,
+}
+
+--- The options in force (require("zettel_lsp").config reads and replaces this one).
+M.current = vim.deepcopy(M.defaults)
+
+--- The options of setup(opts): the defaults with `opts` over them.
+function M.from(opts)
+  local config = vim.deepcopy(M.defaults)
+  for k, v in pairs(opts or {}) do
+    config[k] = v
+  end
+  if type(config.cmd) == "string" then
+    config.cmd = { config.cmd }
+  end
+  return config
+end
+
+--- The merged server settings (flat, camelCase) from the options.
+function M.server_settings(opts)
+  local merged = {}
+  local settings = opts.settings or {}
+  if type(settings.zettel) == "table" then
+    settings = settings.zettel
+  end
+  for k, v in pairs(settings) do
+    merged[k] = v
+  end
+  for k, v in pairs(opts.init_options or {}) do
+    merged[k] = v
+  end
+  return merged
+end
+
+--- Empty Lua tables encode as JSON arrays; the server wants objects.
+function M.as_object(t)
+  if next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+return M

@@ -1,0 +1,241 @@
+"""The Neovim plugin's module layout (editors/nvim/lua/zettel_lsp/), without a server.
+
+``init.lua`` is a thin entry (setup(), the user commands, the public Lua API) over modules split
+the way the VS Code extension is (client, results and pickers, search, related, suggestions,
+hover, ask window, status). Each module must load on its own in headless Neovim (a fresh
+``require`` with no other plugin module loaded first), without side effects (no commands,
+autocommands or clients), and none may require the entry point back. The public API of
+``require("zettel_lsp")`` keeps every name the help file (``:help zettel_lsp-api``) and the
+editor tests use, and ``.config`` stays the options every module reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.nvim import NVIM, run_headless
+
+PLUGIN = ROOT / "editors" / "nvim"
+MODULES = PLUGIN / "lua" / "zettel_lsp"
+pytestmark = pytest.mark.skipif(NVIM is None, reason="nvim not on PATH")
+
+INIT_MAX_LINES = 300
+# Every function of require("zettel_lsp") today: the documented API (doc/zettel_lsp.txt,
+# "Lua API") and what the editor tests and the troubleshooting notes call.
+PUBLIC_FUNCTIONS = {
+    "setup",
+    "search",
+    "related",
+    "suggest_links",
+    "ask",
+    "reindex",
+    "status",
+    "get_client",
+    "clients",
+    "execute",
+    "update_settings",
+    "attach",
+    "is_zettel_client",
+    "format_result",
+    "open_result",
+    "format_status",
+    "paragraph_at_cursor",
+    "hover_related",
+}
+COMMANDS = {
+    "ZettelSearch",
+    "ZettelRelated",
+    "ZettelSuggestLinks",
+    "ZettelAsk",
+    "ZettelReindex",
+    "ZettelStatus",
+}
+
+LUA = r"""
+local P = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv("ZETTEL_NVIM_PARAMS")), "\n"))
+local out = { modules = {}, notifications = {} }
+vim.notify = function(msg, level)
+  table.insert(out.notifications, { msg = tostring(msg), level = level })
+end
+
+local function forget_plugin()
+  for name in pairs(package.loaded) do
+    if name == "zettel_lsp" or vim.startswith(name, "zettel_lsp.") then
+      package.loaded[name] = nil
+    end
+  end
+end
+
+local function plugin_loaded()
+  local names = {}
+  for name in pairs(package.loaded) do
+    if name == "zettel_lsp" or vim.startswith(name, "zettel_lsp.") then
+      table.insert(names, name)
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+-- The user commands defined (0.7 marks an empty dictionary with a [true] key: skip it).
+local function user_commands()
+  local names = {}
+  for name in pairs(vim.api.nvim_get_commands({})) do
+    if type(name) == "string" then
+      table.insert(names, name)
+    end
+  end
+  return names
+end
+
+local function main()
+  -- Each module alone, from nothing loaded.
+  for _, name in ipairs(P.modules) do
+    forget_plugin()
+    local ok, value = pcall(require, name)
+    out.modules[name] = {
+      ok = ok,
+      error = not ok and tostring(value) or nil,
+      type = type(value),
+      loaded = plugin_loaded(),
+      commands = user_commands(),
+      augroup = vim.fn.exists("#zettel_lsp") == 1,
+      clients = #vim.lsp.get_active_clients(),
+    }
+  end
+
+  -- The entry point's API, before and after setup().
+  forget_plugin()
+  local zettel = require("zettel_lsp")
+  local config = require("zettel_lsp.config")
+  out.api = {}
+  for key, value in pairs(zettel) do
+    out.api[key] = type(value)
+  end
+  out.name = zettel.name
+  out.default_picker = zettel.config.picker
+  out.config_is_shared = zettel.config == config.current
+  zettel.setup({ cmd = "my-zettel-lsp", autostart = false, picker = "select" })
+  out.cmd_after_setup = zettel.config.cmd
+  out.shared_after_setup = zettel.config == config.current and config.current.picker == "select"
+  zettel.config = vim.tbl_extend("force", zettel.config, { related_list = "quickfix" })
+  out.assigned_is_read = config.current.related_list == "quickfix"
+  out.commands = user_commands()
+  out.command_table = vim.tbl_keys(zettel.commands)
+
+  -- A few answers that need no server.
+  out.formatted = zettel.format_result({
+    title = "Reciprocal rank fusion", path = "retrieval/Reciprocal rank fusion.md",
+    relation = "linked", excerpt = "RRF   adds\n1/(k + rank)",
+  })
+  out.formatted_top = zettel.format_result({ path = "Index.md", vault = "/x/my vault" })
+  out.status_lines = zettel.format_status({
+    version = "9.9",
+    vaults = { { root = "/v", phase = "ready", cards = 3, skipped = { a = "b" } } },
+  })
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false,
+    { "---", "title: x", "---", "first", "second", "", "third" })
+  out.paragraph = { zettel.paragraph_at_cursor(buf, 5) }
+  out.in_frontmatter = zettel.paragraph_at_cursor(buf, 2)
+  out.blank = zettel.paragraph_at_cursor(buf, 6)
+end
+
+local ok, err = xpcall(main, debug.traceback)
+if not ok then
+  out.error = tostring(err)
+end
+vim.fn.writefile({ vim.fn.json_encode(out) }, P.output)
+vim.cmd("qa!")
+"""
+
+
+def module_names() -> list[str]:
+    names = []
+    for path in sorted(MODULES.glob("*.lua")):
+        names.append("zettel_lsp" if path.stem == "init" else f"zettel_lsp.{path.stem}")
+    return names
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("nvim_modules")
+    params = {"modules": module_names(), "output": str(work / "out.json")}
+    result, diagnostic = run_headless(LUA, params, work, rtp=PLUGIN)
+    assert result is not None, diagnostic
+    assert "error" not in result, f"{result['error']}\n{diagnostic}"
+    return result
+
+
+def test_init_is_a_thin_entry_over_the_split_modules() -> None:
+    lines = len((MODULES / "init.lua").read_text(encoding="utf-8").splitlines())
+    assert lines <= INIT_MAX_LINES, f"init.lua has {lines} lines"
+    names = set(module_names())
+    # the split of editors/vscode/src: client, pickers, search, related, suggestions, hover,
+    # the ask window, status; compat.lua stays
+    for part in ("client", "pickers", "search", "related", "suggest", "hover", "ask", "status"):
+        assert f"zettel_lsp.{part}" in names, sorted(names)
+    assert "zettel_lsp.compat" in names
+
+
+def test_each_module_loads_on_its_own(report: dict[str, Any]) -> None:
+    modules = report["modules"]
+    assert set(modules) == set(module_names())
+    for name, loaded in modules.items():
+        assert loaded["ok"], (name, loaded["error"])
+        assert loaded["type"] == "table", (name, loaded)
+        # loading defines nothing and starts nothing: setup() does that
+        assert not [c for c in loaded["commands"] if c.startswith("Zettel")], (name, loaded)
+        assert not loaded["augroup"] and loaded["clients"] == 0, (name, loaded)
+        if name != "zettel_lsp":
+            # no module needs the entry point: it is only the top of the tree
+            assert "zettel_lsp" not in loaded["loaded"], (name, loaded["loaded"])
+    assert modules["zettel_lsp.util"]["loaded"] == ["zettel_lsp.util"]
+    assert modules["zettel_lsp.compat"]["loaded"] == ["zettel_lsp.compat"]
+    assert not report["notifications"], report["notifications"]
+
+
+def test_the_public_api_is_unchanged(report: dict[str, Any]) -> None:
+    functions = {key for key, kind in report["api"].items() if kind == "function"}
+    assert functions == PUBLIC_FUNCTIONS
+    assert report["api"]["commands"] == "table" and report["name"] == "zettel_lsp"
+    assert set(report["command_table"]) == COMMANDS
+    assert set(report["commands"]) >= COMMANDS
+    # .config: the options every module reads; setup() and assignment replace them
+    assert report["default_picker"] == "auto" and report["config_is_shared"]
+    assert report["cmd_after_setup"] == ["my-zettel-lsp"] and report["shared_after_setup"]
+    assert report["assigned_is_read"]
+
+
+def test_answers_that_need_no_server(report: dict[str, Any]) -> None:
+    assert report["formatted"] == (
+        "Reciprocal rank fusion [linked] — retrieval: RRF adds 1/(k + rank)"
+    )
+    assert report["formatted_top"] == "Index — my vault: "
+    assert report["status_lines"] == [
+        "zettel-lsp 9.9: 1 vault(s)",
+        "/v: phase ready",
+        "  cards 3, chunks -, embedded cards -, chunks waiting for vectors -, cards in graph -",
+        "  model -, backend -",
+        "  index dir -",
+        "  skipped files 1, problems 0",
+    ]
+    assert report["paragraph"] == [4, 5, "first\nsecond"]
+    # nil answers: absent from the report
+    assert "in_frontmatter" not in report and "blank" not in report
+
+
+def test_modules_read_no_global_state_of_each_other() -> None:
+    """Only init.lua assigns the shared options (config.current), through .config."""
+    for path in MODULES.glob("*.lua"):
+        text = path.read_text(encoding="utf-8")
+        if path.name not in ("init.lua", "config.lua"):
+            assert "config.current =" not in text, path.name
+        if path.name != "init.lua":  # not even lazily, inside a function
+            code = "\n".join(
+                line for line in text.splitlines() if not line.lstrip().startswith("--")
+            )
+            assert 'require("zettel_lsp")' not in code, path.name

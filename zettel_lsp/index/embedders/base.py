@@ -1,0 +1,111 @@
+"""The embedder interface: what the index and search need from an embedding model.
+
+Laid out as fastembed lays out its own models: this small base class, one module per kind of
+model (``fastembed_backend``: the bundled model and any fastembed model; ``ollama_backend``:
+``ollama:<name>``), the bundled model's assembly apart (``bundled``), and a factory that picks
+the backend from the model setting (``factory.make_embedder``).
+
+Every embedder counts tokens (for chunking: cheap, offline, no model session needed) and
+embeds documents and queries as float32 rows. Failures are :class:`EmbedderError` with a
+one-line message that says what to do.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
+
+DEFAULT_MAX_LENGTH = 256
+DEFAULT_BATCH_SIZE = 16
+DEFAULT_MAX_BATCH_TOKENS = 1024  # padded tokens per batch: bounds the runtime's memory
+
+
+class EmbedderError(RuntimeError):
+    """The embedding model cannot be loaded or does not answer; the message says why and what
+    to do."""
+
+
+class Embedder(ABC):
+    """One embedding model: token counting (cheap, always available) and vectors (lazy)."""
+
+    def __init__(
+        self,
+        model_name: str,
+        *,
+        cache_dir: Path,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+    ) -> None:
+        self.model_name = model_name  # as the settings name it
+        self.cache_dir = cache_dir
+        self.batch_size = batch_size  # texts per model call
+        self.max_length = max_length  # tokens per text the model sees (longer are truncated)
+        self.max_batch_tokens = max_batch_tokens  # padded tokens per model call
+        self.tokens_processed = 0  # model tokens embedded so far (specials included, truncated)
+        self._tokenizer: Tokenizer | None = None
+
+    # ------------------------------------------------------------------ the model
+
+    @property
+    @abstractmethod
+    def model_id(self) -> str:
+        """What the index records: changing it re-embeds every chunk."""
+
+    @property
+    @abstractmethod
+    def dim(self) -> int:
+        """The vectors' dimension (may load the model or ask a server once)."""
+
+    @abstractmethod
+    def embed(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """Document vectors for ``texts``, rows in input order, float32; ``progress`` gets the
+        count done so far."""
+
+    @abstractmethod
+    def embed_query(self, text: str) -> np.ndarray:
+        """The vector of a search query (some models embed queries differently)."""
+
+    def close(self) -> None:  # noqa: B027 - most models hold nothing to release
+        """Release what the model holds (sessions, connections); it may be used again after."""
+
+    # ------------------------------------------------------------------ tokens
+
+    @abstractmethod
+    def _load_tokenizer(self) -> Tokenizer:
+        """The tokenizer that counts this model's tokens."""
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """A ``tokenizers.Tokenizer`` without truncation or padding (for counting)."""
+        if self._tokenizer is None:
+            tok = self._load_tokenizer()
+            tok.no_truncation()
+            tok.no_padding()
+            self._tokenizer = tok
+        return self._tokenizer
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Model tokens per text, without special tokens and without truncation."""
+        if not texts:
+            return []
+        return [
+            len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        ]
+
+    def model_tokens(self, texts: Sequence[str]) -> int:
+        """Tokens the model actually processes for ``texts`` (specials included, truncated)."""
+        return sum(self._processed_tokens(texts))
+
+    def _processed_tokens(self, texts: Sequence[str]) -> list[int]:
+        """Per text: the tokens the model processes (specials included, truncated)."""
+        return [min(c + 2, self.max_length) for c in self.count_tokens(texts)]

@@ -1,0 +1,229 @@
+"""Link suggestions: code actions ("Link 'x' → [[X]]", "Link all unlinked mentions", "Add
+related links", resolved lazily when the client can) and the ``zettel.suggestLinks`` command
+(the same suggestions as JSON, for the suggestion views).
+
+The server never edits a note by itself: every change is a ``WorkspaceEdit`` the editor applies.
+Related cards of unsaved text need embeddings: they are computed outside the vault lock
+(:func:`zettel_lsp.search.suggest.related_suggestions` with ``read=service.read``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from zettel_lsp.notes.editing import insert_related, unlinked_names
+from zettel_lsp.search.suggest import (
+    MentionSuggestion,
+    link_name,
+    mention_suggestions,
+    related_suggestions,
+)
+from zettel_lsp.server.arguments import arg, limit_arg
+from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
+from zettel_lsp.server.server import ZettelLanguageServer
+
+ADD_RELATED = "zettel.addRelated"
+
+
+def mention_actions(
+    doc: Doc,
+    rng: types.Range,
+    codec: PositionCodec,
+    *,
+    document_changes: bool,
+) -> list[types.CodeAction]:
+    c = Codec(codec, doc.lines)
+    start = doc.index.offset(c.from_client(rng.start))
+    end = doc.index.offset(c.from_client(rng.end))
+    mentions = doc.service.read(lambda: mention_suggestions(doc.service.graph, doc.card))
+    out: list[types.CodeAction] = []
+    for m in mentions:
+        if m.end < start or m.start > end:
+            continue
+        out.append(
+            types.CodeAction(
+                title=f"Link '{m.text}' → {m.replacement}",
+                kind=types.CodeActionKind.QuickFix,
+                edit=workspace_edit(doc, [_mention_edit(c, m)], document_changes),
+            )
+        )
+    if mentions:
+        n = len(mentions)
+        out.append(
+            types.CodeAction(
+                title=f"Link all unlinked mentions in this note ({n})",
+                kind=types.CodeActionKind.RefactorRewrite,
+                edit=workspace_edit(doc, [_mention_edit(c, m) for m in mentions], document_changes),
+            )
+        )
+    return out
+
+
+def _mention_edit(c: Codec, m: MentionSuggestion) -> types.TextEdit:
+    return types.TextEdit(range=c.range(m.start_pos, m.end_pos), new_text=m.replacement)
+
+
+def related_action_stub(doc: Doc, heading: str) -> types.CodeAction:
+    """ "Add related links", to be filled in by ``codeAction/resolve``."""
+    return types.CodeAction(
+        title=f"Add related links under '{heading}'",
+        kind=types.CodeActionKind.RefactorRewrite,
+        data={"action": ADD_RELATED, "uri": doc.uri, "version": doc.version},
+    )
+
+
+def related_action(
+    doc: Doc, heading: str, limit: int, codec: PositionCodec, *, document_changes: bool
+) -> types.CodeAction | None:
+    """ "Add related links" with its edit, or None when there is nothing to add."""
+    edit = related_links_edit(doc, heading, limit, codec)
+    if edit is None:
+        return None
+    return types.CodeAction(
+        title=f"Add related links under '{heading}'",
+        kind=types.CodeActionKind.RefactorRewrite,
+        edit=workspace_edit(doc, [edit], document_changes),
+    )
+
+
+def related_links_edit(
+    doc: Doc, heading: str, limit: int, codec: PositionCodec
+) -> types.TextEdit | None:
+    service = doc.service
+    engine = service.engine
+    if engine is None:
+        return None
+    suggestions = related_suggestions(engine, doc.card, limit, read=service.read)
+    names = service.read(lambda: [link_name(service.graph, s.path, doc.rel) for s in suggestions])
+    names = unlinked_names(doc.card, names)
+    if not names:
+        return None
+    at, new_text = insert_related(doc.card, heading, names)
+    p = Codec(codec, doc.lines).to_client(doc.index.position(at))
+    return types.TextEdit(range=types.Range(start=p, end=p), new_text=new_text)
+
+
+def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
+    service = doc.service
+    c = Codec(codec, doc.lines)
+    mentions = service.read(lambda: mention_suggestions(service.graph, doc.card))
+    engine = service.engine
+    related = (
+        related_suggestions(engine, doc.card, limit, read=service.read)
+        if engine is not None
+        else []
+    )
+    links = service.read(
+        lambda: {r.path: f"[[{link_name(service.graph, r.path, doc.rel)}]]" for r in related}
+    )
+    return {
+        "uri": doc.uri,
+        "card": doc.rel,
+        "unlinked_mentions": [
+            {
+                "text": m.text,
+                "target": m.target,
+                "target_title": m.target_title,
+                "replacement": m.replacement,
+                "range": range_json(c.range(m.start_pos, m.end_pos)),
+            }
+            for m in mentions
+        ],
+        "related": [
+            {
+                "path": r.path,
+                "uri": card_uri(service.root, r.path),
+                "title": r.title,
+                "link": links[r.path],
+                "score": r.score,
+                "reason": r.reason,
+                "line_start": r.line_start,
+                "line_end": r.line_end,
+                "excerpt": r.excerpt,
+            }
+            for r in related
+        ],
+    }
+
+
+async def on_code_action(
+    ls: ZettelLanguageServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
+    def run() -> list[types.CodeAction]:
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        codec = ls.workspace.position_codec
+        changes = ls.supports("workspace", "workspace_edit", "document_changes")
+        actions = mention_actions(doc, params.range, codec, document_changes=changes)
+        if doc.service.engine is None:
+            return actions
+        heading = ls.settings.related_heading
+        resolve = ls.supports("text_document", "code_action", "resolve_support")
+        if resolve and "edit" in (
+            ls.client_capabilities.text_document.code_action.resolve_support.properties  # type: ignore[union-attr]
+        ):
+            actions.append(related_action_stub(doc, heading))
+        else:
+            action = related_action(
+                doc, heading, ls.settings.related_limit, codec, document_changes=changes
+            )
+            if action is not None:
+                actions.append(action)
+        return actions
+
+    return await ls.off_loop(run, [])
+
+
+async def on_code_action_resolve(
+    ls: ZettelLanguageServer, action: types.CodeAction
+) -> types.CodeAction:
+    def run() -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        if data.get("action") != ADD_RELATED:
+            return action
+        doc = ls.doc(str(data.get("uri", "")))
+        if doc is None:
+            return action
+        changes = ls.supports("workspace", "workspace_edit", "document_changes")
+        edit = related_links_edit(
+            doc,
+            ls.settings.related_heading,
+            ls.settings.related_limit,
+            ls.workspace.position_codec,
+        )
+        action.edit = workspace_edit(doc, [edit] if edit else [], changes)
+        if edit is None:
+            action.title += " (nothing to add)"
+        return action
+
+    return await ls.off_loop(run, action)
+
+
+async def cmd_suggest_links(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any] | None:
+    """``zettel.suggestLinks`` {uri, limit?}: unlinked mentions and related cards of a card."""
+    uri = str(arg(args, "uri", 0, "") or "")
+    limit = limit_arg(arg(args, "limit", 1), ls.settings.related_limit)
+
+    def run() -> dict[str, Any] | None:
+        doc = ls.doc(uri)
+        if doc is None:
+            return None
+        return suggest_json(doc, limit, ls.workspace.position_codec)
+
+    return await ls.off_loop(run, None)
+
+
+CODE_ACTION_OPTIONS = types.CodeActionOptions(
+    code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.RefactorRewrite],
+    resolve_provider=True,
+)
+
+
+def register(server: ZettelLanguageServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_CODE_ACTION, CODE_ACTION_OPTIONS)(on_code_action)
+    server.feature(types.CODE_ACTION_RESOLVE)(on_code_action_resolve)
+    server.command("zettel.suggestLinks")(cmd_suggest_links)

@@ -1,0 +1,130 @@
+"""Navigation: ``textDocument/definition`` (where a link points: card, heading or block) and
+``textDocument/references`` (backlinks of the card under the cursor, or of this card)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from zettel_lsp.notes.anchors import anchor_lines
+from zettel_lsp.notes.model import Link
+from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.server import ZettelLanguageServer
+from zettel_lsp.server.service import VaultService
+
+
+def link_at(doc: Doc, offset: int) -> Link | None:
+    for link in doc.card.links:
+        if link.span.start <= offset <= link.span.end:
+            return link
+    return None
+
+
+def resolve_at(doc: Doc, offset: int) -> tuple[Link, str | None] | None:
+    """The link under the cursor and its target path (None when unresolved). Reads the graph:
+    call it inside ``service.read``."""
+    link = link_at(doc, offset)
+    if link is None:
+        return None
+    graph = doc.service.graph
+    res = graph.resolve_link(link, doc.rel)
+    if res.target is not None:
+        return link, res.target
+    if res.attachment:
+        for base in (doc.card.folder, ""):
+            candidate = f"{base}/{link.target}" if base else link.target
+            if (doc.service.root / candidate).is_file():
+                return link, candidate
+    return link, None
+
+
+def target_location(service: VaultService, target: str, link: Link) -> types.Location | None:
+    """Where a resolved link points: the card, its heading or its block."""
+    card = service.graph.cards.get(target)
+    line = 0
+    if card is not None:
+        line = (anchor_lines(card, link) or (0, 0))[0]
+    elif not (service.root / target).is_file():
+        return None
+    pos = types.Position(line=line, character=0)
+    return types.Location(uri=card_uri(service.root, target), range=types.Range(start=pos, end=pos))
+
+
+def definition(doc: Doc, pos: types.Position, codec: PositionCodec) -> types.Location | None:
+    offset = doc.index.offset(Codec(codec, doc.lines).from_client(pos))
+
+    def find() -> types.Location | None:
+        found = resolve_at(doc, offset)
+        if found is None or found[1] is None:
+            return None
+        return target_location(doc.service, found[1], found[0])
+
+    return doc.service.read(find)
+
+
+def references(
+    doc: Doc, pos: types.Position, codec: PositionCodec, include_declaration: bool
+) -> list[types.Location]:
+    """Backlinks of the card under the cursor: the linked card on a link, else this card."""
+    offset = doc.index.offset(Codec(codec, doc.lines).from_client(pos))
+    return doc.service.read(lambda: _references(doc, offset, codec, include_declaration))
+
+
+def _references(
+    doc: Doc, offset: int, codec: PositionCodec, include_declaration: bool
+) -> list[types.Location]:
+    found = resolve_at(doc, offset)
+    target = found[1] if found is not None and found[1] is not None else doc.rel
+    graph = doc.service.graph
+    out: list[types.Location] = []
+    if include_declaration and target in graph.cards:
+        start = types.Position(line=0, character=0)
+        out.append(
+            types.Location(
+                uri=card_uri(doc.service.root, target), range=types.Range(start=start, end=start)
+            )
+        )
+    for src in sorted(graph.backlinks(target)):
+        card = graph.cards.get(src)
+        if card is None:
+            continue
+        src_codec = Codec(codec, card.text.splitlines(keepends=True) or [""])
+        uri = card_uri(doc.service.root, src)
+        for rl in graph.links_of(src):
+            if rl.target == target:
+                span = rl.link.span
+                out.append(
+                    types.Location(uri=uri, range=src_codec.range(span.start_pos, span.end_pos))
+                )
+    return out
+
+
+async def on_definition(
+    ls: ZettelLanguageServer, params: types.DefinitionParams
+) -> types.Location | None:
+    def run() -> types.Location | None:
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        return definition(doc, params.position, ls.workspace.position_codec)
+
+    return await ls.off_loop(run, None)
+
+
+async def on_references(
+    ls: ZettelLanguageServer, params: types.ReferenceParams
+) -> list[types.Location]:
+    def run() -> list[types.Location]:
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return []
+        return references(
+            doc, params.position, ls.workspace.position_codec, params.context.include_declaration
+        )
+
+    return await ls.off_loop(run, [])
+
+
+def register(server: ZettelLanguageServer) -> None:
+    server.feature(types.TEXT_DOCUMENT_DEFINITION)(on_definition)
+    server.feature(types.TEXT_DOCUMENT_REFERENCES)(on_references)

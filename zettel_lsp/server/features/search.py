@@ -1,0 +1,159 @@
+"""Search: ``workspace/symbol`` (every keystroke of the editor's symbol picker) and the
+``zettel.search`` command (the sidebars and pickers, with the optional LLM steps), both over
+every open vault, merged by score."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from zettel_lsp.graph.relation import relation
+from zettel_lsp.search.engine import SearchOptions
+from zettel_lsp.search.results import result_dict
+from zettel_lsp.search.suggest import linked_targets
+from zettel_lsp.server.arguments import arg, limit_arg
+from zettel_lsp.server.documents import Doc, card_uri, lines_range
+from zettel_lsp.server.server import ZettelLanguageServer
+from zettel_lsp.server.service import SearchAnswer, VaultService
+
+if TYPE_CHECKING:
+    from zettel_lsp.llm import Ollama
+
+
+def search_rows(
+    service: VaultService,
+    query: str,
+    options: SearchOptions,
+    *,
+    llm: Ollama | None = None,
+    expand: bool = False,
+    rerank: bool = False,
+    cancel: Callable[[], bool] | None = None,
+    here: Doc | None = None,
+) -> tuple[list[dict[str, Any]], SearchAnswer]:
+    """CLI-shaped result rows (plus ``uri`` and ``vault``) and the answer's status. With
+    ``here`` (the card open in the editor, in this vault), each row also says how it relates
+    to that card (``relation``: linked, backlink, 2 hops, not linked; ``this card``)."""
+    answer = service.search(query, options, llm=llm, expand=expand, rerank=rerank, cancel=cancel)
+    words = answer.query.terms  # parsed once, by the search
+    rows = []
+    for r in answer.results:
+        row = result_dict(r, words)
+        row["uri"] = card_uri(service.root, r.path)
+        row["vault"] = str(service.root)
+        rows.append(row)
+    if here is not None:
+        card = here.card
+
+        def relate() -> None:
+            graph = service.graph
+            linked = linked_targets(graph, card)
+            for row in rows:
+                row["relation"] = relation(graph, here.rel, linked, row["path"])
+
+        service.read(relate)
+    return rows, answer
+
+
+def symbols(rows: Sequence[dict[str, Any]]) -> list[types.SymbolInformation]:
+    out = []
+    for row in rows:
+        folder = row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ""
+        out.append(
+            types.SymbolInformation(
+                name=row["title"],
+                kind=types.SymbolKind.File,
+                location=types.Location(
+                    uri=row["uri"], range=lines_range(row["line_start"], row["line_end"])
+                ),
+                container_name=folder or Path(row["vault"]).name,
+            )
+        )
+    return out
+
+
+def merge_rows(per_vault: Sequence[list[dict[str, Any]]], limit: int) -> list[dict[str, Any]]:
+    """Several vaults' results in one list, by score (each vault's fused scores are normalised per
+    leg, so they compare)."""
+    if len(per_vault) == 1:
+        return per_vault[0][:limit]
+    rows = [r for rs in per_vault for r in rs]
+    rows.sort(key=lambda r: -float(r["score"]))
+    return rows[:limit]
+
+
+async def on_workspace_symbol(
+    ls: ZettelLanguageServer, params: types.WorkspaceSymbolParams
+) -> list[types.SymbolInformation]:
+    limit = ls.settings.symbol_limit
+
+    def run() -> list[types.SymbolInformation]:
+        per_vault = []
+        for s in list(ls.services):
+            # no LLM steps here: editors send this on every keystroke
+            rows, answer = search_rows(s, params.query, ls.search_options(limit))
+            if not answer.complete:
+                ls.note_partial(s, answer.note)
+            per_vault.append(rows)
+        return symbols(merge_rows(per_vault, limit))
+
+    return await ls.off_loop(run, [])
+
+
+async def cmd_search(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
+    """``zettel.search`` {query, limit?, llm?, uri?}: results of every vault, merged; with
+    ``uri`` (the card open in the editor) each row says how it relates to that card."""
+    query = str(arg(args, "query", 0, "") or "")
+    limit = limit_arg(arg(args, "limit", 1), ls.settings.symbol_limit)
+    use_llm = arg(args, "llm", 2, True) is not False
+    here_uri = arg(args, "uri", 3)
+    cancelled = ls.cancel_event()
+
+    def run() -> dict[str, Any]:
+        llm_settings = ls.settings.llm
+        expand = use_llm and llm_settings.expand_query
+        rerank = use_llm and llm_settings.llm_rerank
+        llm = ls.llm if expand or rerank else None
+        here = ls.doc(str(here_uri)) if here_uri else None
+        per_vault: list[list[dict[str, Any]]] = []
+        notes: list[str] = []
+        messages: list[str] = []
+        complete = True
+        for s in list(ls.services):
+            rows, answer = search_rows(
+                s,
+                query,
+                ls.search_options(limit),
+                llm=llm,
+                expand=expand,
+                rerank=rerank,
+                cancel=cancelled.is_set,
+                here=here if here is not None and here.service is s else None,
+            )
+            per_vault.append(rows)
+            complete = complete and answer.complete
+            messages.extend(m for m in answer.llm_messages if m not in messages)
+            if answer.note:
+                notes.append(f"{s.root.name}: {answer.note}")
+        ls.llm_messages(messages)
+        return {
+            "query": query,
+            "results": merge_rows(per_vault, limit),
+            "complete": complete,
+            "note": "; ".join(notes + messages),
+        }
+
+    empty: dict[str, Any] = {"query": query, "results": [], "complete": False, "note": ""}
+    try:
+        return await ls.off_loop(run, empty)
+    finally:
+        cancelled.set()  # a superseded search stops its LLM steps
+        ls.forget_cancel(cancelled)
+
+
+def register(server: ZettelLanguageServer) -> None:
+    server.feature(types.WORKSPACE_SYMBOL)(on_workspace_symbol)
+    server.command("zettel.search")(cmd_search)

@@ -1,0 +1,293 @@
+"""The zettel-lsp language server object: vaults per workspace folder, the request pool, the
+client I/O helpers every feature uses, and progress operations.
+
+The handlers live in :mod:`zettel_lsp.server.features` (one module per capability);
+:func:`zettel_lsp.server.app.create_server` registers them on a :class:`ZettelLanguageServer`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from zettel_lsp import __version__
+from zettel_lsp.notes.scan import is_note_path
+from zettel_lsp.search.engine import SearchOptions
+from zettel_lsp.search.rerank import RerankParams
+from zettel_lsp.server.documents import Doc
+from zettel_lsp.server.protocol import RobustProtocol
+from zettel_lsp.server.service import Operation, VaultService
+from zettel_lsp.server.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from zettel_lsp.llm import Ollama
+
+log = logging.getLogger("zettel_lsp")
+
+T = TypeVar("T")
+
+
+class ZettelProtocol(RobustProtocol):
+    """pygls' protocol, validated (protocol.py: one answer per request, broken framing ends the
+    process), with cancellation that reaches our commands.
+
+    pygls runs ``workspace/executeCommand`` through a generator that starts the command under a
+    new internal id, so a client's ``$/cancelRequest`` cancels only the outer step while the
+    command (a streaming ``zettel.ask``, an LLM search) runs on. Commands register a
+    :class:`threading.Event` under the request's id (:meth:`ZettelLanguageServer.cancel_event`);
+    a cancel sets it. A cancel for a request already answered is normal while a user types:
+    it is ignored quietly instead of logging a warning each time.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cancel_events: dict[Any, threading.Event] = {}
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        if isinstance(msg_id, bool) or not isinstance(msg_id, int | str):
+            log.warning("ignored a $/cancelRequest whose id is %r", msg_id)  # not even hashable
+            return
+        event = self.cancel_events.pop(msg_id, None)
+        if event is not None:
+            event.set()
+        if msg_id in self._request_futures:
+            super()._handle_cancel_notification(msg_id)
+
+
+class ZettelLanguageServer(LanguageServer):
+    """The zettel-lsp server: one instance per editor session."""
+
+    def __init__(self) -> None:
+        super().__init__("zettel-lsp", __version__, max_workers=4, protocol_cls=ZettelProtocol)
+        self.settings = ServerSettings()
+        self.services: list[VaultService] = []
+        self.requests = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zettel-request")
+        # vaults start and stop on this one thread, in the order asked (initialized, settings
+        # and folder changes, shutdown), never two at once
+        self.vault_tasks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zettel-vaults")
+        self.settings_problems: list[str] = []
+        self._services_lock = threading.Lock()
+        self._partial_logged: set[tuple[str, str]] = set()
+        self._llm: Ollama | None = None
+        self._llm_lock = threading.Lock()
+
+    def cancel_event(self) -> threading.Event:
+        """An event set when the client cancels the request being handled (see ZettelProtocol).
+        Call it in the handler itself (it reads the request's id from the context)."""
+        event = threading.Event()
+        protocol = self.protocol
+        msg_id = protocol.msg_id
+        if isinstance(protocol, ZettelProtocol) and msg_id is not None:
+            protocol.cancel_events[msg_id] = event
+        return event
+
+    def forget_cancel(self, event: threading.Event) -> None:
+        protocol = self.protocol
+        if isinstance(protocol, ZettelProtocol):
+            for key in [k for k, v in protocol.cancel_events.items() if v is event]:
+                protocol.cancel_events.pop(key, None)
+
+    def cancel_all(self) -> None:
+        """At shutdown: stop every running command (a stream must not outlive stdout)."""
+        protocol = self.protocol
+        if isinstance(protocol, ZettelProtocol):
+            for event in list(protocol.cancel_events.values()):
+                event.set()
+            protocol.cancel_events.clear()
+
+    # ------------------------------------------------------------------ optional LLM
+
+    @property
+    def llm(self) -> Ollama:
+        """The Ollama client for the current settings (made on first use: nothing talks to
+        Ollama unless a feature that needs it is used)."""
+        with self._llm_lock:
+            if self._llm is None or self._llm.settings != self.settings.llm:
+                from zettel_lsp.llm import Ollama
+
+                if self._llm is not None:
+                    self._llm.close()
+                self._llm = Ollama(self.settings.llm)
+            return self._llm
+
+    def llm_messages(self, messages: list[str]) -> None:
+        """Show an LLM fallback once (then only log it): a missing Ollama is not an emergency."""
+        for m in messages:
+            if self.llm.first_time(m):
+                self.show("warning", f"zettel-lsp: {m}")
+            else:
+                log.info("%s", m)
+
+    # ------------------------------------------------------------------ vaults
+
+    def in_order(self, fn: Callable[[], None]) -> None:
+        """Start or stop vaults on the vault thread, after what was asked before."""
+
+        def run() -> None:
+            try:
+                fn()
+            except Exception:
+                log.exception("starting or stopping a vault failed")
+
+        self.vault_tasks.submit(run)
+
+    def start_vaults(self, roots: list[Path]) -> None:
+        settings = self.settings
+        if settings.index_dir and len(roots) > 1:
+            self.show("warning", "zettel-lsp: 'indexDir' applies to one vault only; ignored")
+            settings = replace(settings, index_dir=None)
+        for root in roots:
+            if not root.is_dir():
+                self.show("warning", f"zettel-lsp: workspace folder {root} is not a folder")
+                continue
+            service = VaultService(root, settings, operation=self.operation, notify=self.show)
+            with self._services_lock:
+                self.services.append(service)
+            service.start()
+
+    def stop_vaults(self, roots: list[Path] | None = None) -> None:
+        with self._services_lock:
+            if roots is None:
+                stopping, self.services = self.services, []
+            else:
+                want = {r.resolve() for r in roots}
+                stopping = [s for s in self.services if s.root in want]
+                self.services = [s for s in self.services if s.root not in want]
+        for s in stopping:
+            s.close()
+
+    def service_for(self, path: Path) -> VaultService | None:
+        """The vault holding ``path`` (the innermost one if folders nest)."""
+        best: VaultService | None = None
+        for s in list(self.services):
+            inside = path == s.root or s.root in path.parents
+            if inside and (best is None or len(str(s.root)) > len(str(best.root))):
+                best = s
+        return best
+
+    def doc(self, uri: str) -> Doc | None:
+        """The card at ``uri`` with the editor's text (unsaved edits included), if it is one."""
+        fs = to_fs_path(uri)
+        if not fs:
+            return None
+        path = Path(fs)
+        try:
+            path = path.resolve()
+        except OSError:
+            return None
+        service = self.service_for(path)
+        if service is None:
+            return None
+        rel = path.relative_to(service.root).as_posix()
+        if not is_note_path(rel):
+            return None
+        try:
+            document = self.workspace.get_text_document(uri)
+            text = document.source
+        except (OSError, UnicodeDecodeError):
+            return None
+        return Doc(uri, service, rel, text, document.version)
+
+    # ------------------------------------------------------------------ client I/O
+
+    def show(self, level: str, message: str) -> None:
+        kinds = {
+            "error": types.MessageType.Error,
+            "warning": types.MessageType.Warning,
+            "info": types.MessageType.Info,
+        }
+        log.log(logging.ERROR if level == "error" else logging.WARNING, "%s", message)
+        self.window_show_message(
+            types.ShowMessageParams(type=kinds.get(level, types.MessageType.Info), message=message)
+        )
+
+    def operation(self, title: str, message: str) -> Operation:
+        return LspOperation(self, title, message)
+
+    def supports(self, *path: str) -> bool:
+        """Whether the client capability at ``path`` is set (("window", "work_done_progress"))."""
+        node: Any = self.client_capabilities
+        for part in path:
+            node = getattr(node, part, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    def note_partial(self, service: VaultService, note: str) -> None:
+        """Say once per vault and phase that answers are partial (logMessage, not a popup)."""
+        key = (str(service.root), service.phase.value)
+        if note and key not in self._partial_logged:
+            self._partial_logged.add(key)
+            log.info("answering from what is ready in %s: %s", service.root.name, note)
+
+    def search_options(self, limit: int) -> SearchOptions:
+        s = self.settings
+        return SearchOptions(
+            limit=limit,
+            legs=s.legs,
+            graph=s.graph and s.graph_strength > 0,
+            rerank=RerankParams(strength=s.graph_strength),
+        )
+
+    async def off_loop(self, fn: Callable[[], T], default: T) -> T:
+        """Run ``fn`` in the request pool; any exception is logged and answered with ``default``."""
+
+        def guarded() -> T:
+            try:
+                return fn()
+            except Exception:
+                log.exception("request failed")
+                return default
+
+        return await asyncio.get_running_loop().run_in_executor(self.requests, guarded)
+
+
+class LspOperation:
+    """``$/progress`` for one operation, with a fresh token (nothing if the client can't)."""
+
+    def __init__(self, ls: ZettelLanguageServer, title: str, message: str) -> None:
+        self._ls = ls
+        self.token: str | None = None
+        if not ls.supports("window", "work_done_progress"):
+            log.info("%s: %s", title, message)
+            return
+        token = f"zettel-{uuid.uuid4()}"
+        try:
+            ls.work_done_progress.create(token).result(timeout=10)
+        except Exception as exc:  # noqa: BLE001 - progress is a nicety; work goes on
+            log.info("progress not shown (%s): %s", exc, title)
+            return
+        self.token = token
+        ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(title=title, message=message, percentage=0),
+        )
+
+    def report(self, message: str, percentage: int | None = None) -> None:
+        if self.token is not None:
+            self._ls.work_done_progress.report(
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            token, self.token = self.token, None
+            self._ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
+
+
+def workspace_roots(ls: ZettelLanguageServer) -> list[Path]:
+    roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
+    if not roots and ls.workspace.root_path:
+        roots = [ls.workspace.root_path]
+    return [Path(r).resolve() for r in roots if r]

@@ -1,0 +1,698 @@
+"""Every setting the server reads, defined once: key, field, default, check, docs, scope.
+
+The two tables below are the only list of settings keys. Everything else is derived from them:
+
+- ``zettel_lsp.server.settings`` (:data:`CORE`) and ``zettel_lsp.llm.settings`` (:data:`LLM`)
+  parse an editor's settings through them: a bad value is reported in one line and that key
+  falls back to its default;
+- ``python -m zettel_lsp.settings_gen --write`` writes VS Code's ``contributes.configuration``
+  (``editors/vscode/package.json``), the extension's key list
+  (``editors/vscode/src/lib/settingsSchema.ts``), ``docs/settings.md`` and the key list in the
+  Neovim help; ``tests/test_settings_schema.py`` fails when one of them is stale.
+
+Adding a setting: a row here, a field in ``ServerSettings`` (or ``LLMSettings``) of the same
+name, then ``python -m zettel_lsp.settings_gen --write``.
+
+Keys are camelCase, as editors write them. Each :class:`Check` both converts a value (or raises
+:class:`Invalid` with the reason) and describes the values it takes as JSON schema, so VS Code's
+settings editor and the server accept the same things.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal
+
+from zettel_lsp.index.embedders import DEFAULT_MODEL
+from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
+from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
+from zettel_lsp.search.engine import ALL_LEGS
+
+SECTIONS = ("zettel", "zettel-lsp")
+
+DEFAULT_CHAT_MODEL = "llama3.2"
+DEFAULT_EMBED_MODEL = "nomic-embed-text"
+
+# How the VS Code extension turns what the user typed into what it sends
+# (editors/vscode/src/lib/settings.ts, ``serverSettings``):
+#   value            as it is
+#   optional-string  trimmed; empty means the server's default and is sent as null
+#   path             as optional-string, with `~` and `${workspaceFolder}` expanded
+#   required-string  trimmed; empty means the server's default and is sent as that default
+#   count-or-null    a number above 0, truncated; anything else is null (the server's default)
+#   string-list      the non-empty strings of a list
+#   non-empty-list   as string-list; an empty list is left out (the server's default)
+ClientKind = Literal[
+    "value",
+    "optional-string",
+    "path",
+    "required-string",
+    "count-or-null",
+    "string-list",
+    "non-empty-list",
+]
+CLIENT_KINDS: tuple[ClientKind, ...] = (
+    "value",
+    "optional-string",
+    "path",
+    "required-string",
+    "count-or-null",
+    "string-list",
+    "non-empty-list",
+)
+
+
+class Invalid(ValueError):
+    """A value a setting does not take; the message is the reason ("expected ..., got ...")."""
+
+
+def settings_object(raw: object) -> dict[str, Any] | str:
+    """The settings as a dict (flat, or the ``"zettel"`` / ``"zettel-lsp"`` section), or a
+    one-line problem. None and ``[]`` (how Lua clients encode an empty table) are empty."""
+    if raw is None or raw == []:
+        return {}
+    if not isinstance(raw, dict):
+        return f"settings must be an object, got {type(raw).__name__}"
+    for section in SECTIONS:
+        value = raw.get(section)
+        if isinstance(value, dict):
+            return value
+        if value == []:
+            return {}
+    return raw
+
+
+# ------------------------------------------------------------------ checks
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """Converts an editor's value for one setting (``convert(value, default)``), raising
+    :class:`Invalid` when the value is not allowed; ``json`` is the same rule as JSON schema."""
+
+    convert: Callable[[object, Any], Any]
+    json: Mapping[str, Any]
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def positive_int() -> Check:
+    def convert(value: object, default: Any) -> int:
+        if _is_int(value) and value > 0:  # type: ignore[operator]
+            return value  # type: ignore[return-value]
+        raise Invalid(f"expected a positive integer, got {value!r}")
+
+    return Check(convert, {"type": "integer", "minimum": 1})
+
+
+def positive_int_or_null() -> Check:
+    def convert(value: object, default: Any) -> int | None:
+        if value is None:
+            return None
+        if _is_int(value) and value > 0:  # type: ignore[operator]
+            return value  # type: ignore[return-value]
+        raise Invalid(f"expected a positive integer or null, got {value!r}")
+
+    return Check(convert, {"type": ["integer", "null"], "minimum": 1})
+
+
+def int_range(low: int, high: int, what: str = "an integer") -> Check:
+    def convert(value: object, default: Any) -> int:
+        if _is_int(value) and low <= value <= high:  # type: ignore[operator]
+            return value  # type: ignore[return-value]
+        raise Invalid(f"expected {what} from {low} to {high}, got {value!r}")
+
+    return Check(convert, {"type": "integer", "minimum": low, "maximum": high})
+
+
+def number_range(low: float, high: float) -> Check:
+    def convert(value: object, default: Any) -> float:
+        if _is_number(value) and low <= value <= high:  # type: ignore[operator]
+            return float(value)  # type: ignore[arg-type]
+        raise Invalid(f"expected a number from {low:g} to {high:g}, got {value!r}")
+
+    return Check(convert, {"type": "number", "minimum": low, "maximum": high})
+
+
+def seconds(high: float) -> Check:
+    def convert(value: object, default: Any) -> float:
+        if _is_number(value) and 0 < value <= high:  # type: ignore[operator]
+            return float(value)  # type: ignore[arg-type]
+        raise Invalid(f"expected seconds (a number above 0, at most {high:g}), got {value!r}")
+
+    return Check(convert, {"type": "number", "exclusiveMinimum": 0, "maximum": high})
+
+
+def boolean() -> Check:
+    def convert(value: object, default: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        raise Invalid(f"expected true or false, got {value!r}")
+
+    return Check(convert, {"type": "boolean"})
+
+
+def glob_list() -> Check:
+    def convert(value: object, default: Any) -> tuple[str, ...]:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise Invalid(f"expected a list of glob strings, got {value!r}")
+
+    return Check(convert, {"type": "array", "items": {"type": "string"}})
+
+
+def choices_list(choices: Sequence[str]) -> Check:
+    """A non-empty list of some of ``choices``, or the same as one comma-separated string."""
+
+    def convert(value: object, default: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if (
+            isinstance(value, list)
+            and value
+            and all(isinstance(v, str) and v in choices for v in value)
+        ):
+            return tuple(value)
+        raise Invalid(f"expected a non-empty list of {', '.join(choices)}, got {value!r}")
+
+    return Check(
+        convert,
+        {
+            "type": "array",
+            "items": {"type": "string", "enum": list(choices)},
+            "uniqueItems": True,
+        },
+    )
+
+
+def title_source() -> Check:
+    def convert(value: object, default: Any) -> TitleSource:
+        if isinstance(value, str) and value.strip().lower() in TITLE_SOURCES:
+            return TitleSource(value.strip().lower())
+        raise Invalid(f"expected one of {', '.join(TITLE_SOURCES)}, got {value!r}")
+
+    return Check(convert, {"type": "string", "enum": list(TITLE_SOURCES)})
+
+
+def heading() -> Check:
+    def convert(value: object, default: Any) -> str:
+        if isinstance(value, str) and value.strip().startswith("#"):
+            return value.strip()
+        raise Invalid(f"expected a Markdown heading such as '## Related', got {value!r}")
+
+    return Check(convert, {"type": "string", "pattern": "^\\s*#"})
+
+
+def optional_string() -> Check:
+    """A string, trimmed; null means the default, and so does an empty string when the default
+    is None (an empty string is refused when there is a default, e.g. ``model``)."""
+
+    def convert(value: object, default: Any) -> str | None:
+        if value is None or (isinstance(value, str) and value.strip() == "" and default is None):
+            return default  # type: ignore[no-any-return]
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        raise Invalid(f"expected a string, got {value!r}")
+
+    return Check(convert, {"type": "string"})
+
+
+def host() -> Check:
+    def convert(value: object, default: Any) -> str | None:
+        if value is None or (isinstance(value, str) and not value.strip()):
+            return None
+        if isinstance(value, str) and not any(c.isspace() for c in value.strip()):
+            return value.strip()
+        raise Invalid(f"expected a URL such as 'http://127.0.0.1:11434', got {value!r}")
+
+    return Check(convert, {"type": "string"})
+
+
+def model_name() -> Check:
+    def convert(value: object, default: Any) -> str:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        raise Invalid(f"expected a model name such as 'llama3.2', got {value!r}")
+
+    return Check(convert, {"type": "string"})
+
+
+# ------------------------------------------------------------------ the table
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting: what an editor sends (``key``), where it goes (``field`` of the settings
+    dataclass), its default and check, and its documentation."""
+
+    key: str  # camelCase, as editors send it
+    field: str  # the field of ServerSettings / LLMSettings
+    default: Any
+    check: Check
+    doc: str  # what it does, for docs/settings.md (one line, Markdown)
+    ui: str  # VS Code's settings editor text (markdownDescription; `#zettel.key#` links)
+    index: bool = False  # a change re-opens the vaults (the server re-indexes)
+    machine: bool = False  # a path, URL or secret of this machine (VS Code machine-overridable)
+    cli: str = "—"  # the command line's option for it (docs/settings.md)
+    default_doc: str | None = None  # the default in words (docs), when the value says too little
+    client: ClientKind = "value"  # how the VS Code extension normalises it before sending
+    ui_json: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    # more JSON schema for VS Code only (e.g. a maximum the server does not enforce)
+
+    def parse(self, value: object) -> tuple[Any, str | None]:
+        """The converted value and no problem, or the default and a one-line problem."""
+        try:
+            return self.check.convert(value, self.default), None
+        except Invalid as e:
+            return self.default, f"setting {self.key!r}: {e}; using the default"
+
+    def json_schema(self) -> dict[str, Any]:
+        """The JSON schema of the values it takes (the check's, plus ``ui_json``)."""
+        return {**self.check.json, **self.ui_json}
+
+
+class Schema:
+    """An ordered table of settings, looked up by key."""
+
+    def __init__(self, settings: Sequence[Setting]) -> None:
+        self.settings: tuple[Setting, ...] = tuple(settings)
+        self.by_key: dict[str, Setting] = {s.key: s for s in self.settings}
+        if len(self.by_key) != len(self.settings):
+            raise ValueError("a settings key is defined twice")
+        if len({s.field for s in self.settings}) != len(self.settings):
+            raise ValueError("a settings field is defined twice")
+
+    def __iter__(self) -> Iterator[Setting]:
+        return iter(self.settings)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.by_key
+
+    def get(self, key: str) -> Setting | None:
+        return self.by_key.get(key)
+
+    def key_names(self) -> list[str]:
+        return [s.key for s in self.settings]
+
+    def fields(self) -> dict[str, str]:
+        """camelCase key -> field."""
+        return {s.key: s.field for s in self.settings}
+
+    def defaults(self) -> dict[str, Any]:
+        """field -> default."""
+        return {s.field: s.default for s in self.settings}
+
+    def check_fields(self, names: set[str]) -> None:
+        """Raise unless ``names`` (a dataclass's fields) are exactly this table's fields."""
+        mine = {s.field for s in self.settings}
+        if mine != names:
+            raise ValueError(
+                f"settings table and dataclass differ: only in the table {sorted(mine - names)}, "
+                f"only in the dataclass {sorted(names - mine)}"
+            )
+
+
+_LIMIT = MappingProxyType({"maximum": 200})  # VS Code's cap; the server takes any count
+
+CORE = Schema(
+    [
+        # index: a change re-opens the vaults
+        Setting(
+            "model",
+            "model",
+            DEFAULT_MODEL,
+            optional_string(),
+            doc="embedding model; another fastembed model by name, or `ollama:<name>` to embed "
+            "with a local Ollama. Changing it re-embeds (lexical search keeps working meanwhile)",
+            ui="The embedding model (a fastembed model name, or `ollama:<name>` to embed with a "
+            "local Ollama, e.g. `ollama:nomic-embed-text`). A change re-indexes the vault.",
+            index=True,
+            cli="`--model`",
+            default_doc=f"`{DEFAULT_MODEL}` (int8, offline)",
+            client="optional-string",
+        ),
+        Setting(
+            "threads",
+            "threads",
+            None,
+            positive_int_or_null(),
+            doc="ONNX threads for embedding",
+            ui="ONNX threads for embedding. Empty: all cores. A change re-opens the index.",
+            index=True,
+            cli="`--threads`",
+            default_doc="all cores",
+            client="count-or-null",
+        ),
+        Setting(
+            "ignore",
+            "ignore",
+            (),
+            glob_list(),
+            doc="globs (vault-relative) to skip; dot-folders and `node_modules` are always skipped",
+            ui="Globs of files to skip, e.g. `templates/**`. Dot-folders and `node_modules` are "
+            "always skipped. A change re-indexes.",
+            index=True,
+            cli="`--ignore GLOB` (repeat)",
+            default_doc="none",
+            client="string-list",
+        ),
+        Setting(
+            "maxFileBytes",
+            "max_file_bytes",
+            DEFAULT_MAX_BYTES,
+            positive_int(),
+            doc="larger notes are skipped with a warning",
+            ui="Larger notes are skipped with a warning.",
+            index=True,
+            cli="`--max-file-bytes`",
+            default_doc=f"{DEFAULT_MAX_BYTES:,} ({DEFAULT_MAX_BYTES / 2**20:g} MiB)",
+        ),
+        Setting(
+            "cacheDir",
+            "cache_dir",
+            None,
+            optional_string(),
+            doc="where models and (by default) index folders live",
+            ui="Where models and index folders live. Empty: the user cache "
+            "(`~/.cache/zettel-lsp`).",
+            index=True,
+            machine=True,
+            cli="`--cache-dir`",
+            default_doc="the user cache (`~/.cache/zettel-lsp`)",
+            client="path",
+        ),
+        Setting(
+            "indexDir",
+            "index_dir",
+            None,
+            optional_string(),
+            doc="this vault's index folder (one vault only: use exactly this folder)",
+            ui="Use exactly this index folder (one vault only; `${workspaceFolder}` and `~` are "
+            "expanded). Empty: one folder per vault under the cache.",
+            index=True,
+            machine=True,
+            cli="`--index-dir`",
+            default_doc="`<cacheDir>/indexes/<vault>-<hash>`",
+            client="path",
+        ),
+        Setting(
+            "qdrantUrl",
+            "qdrant_url",
+            None,
+            optional_string(),
+            doc="a Qdrant server (e.g. `http://localhost:6333`) instead of the embedded shard",
+            ui="A Qdrant server (e.g. `http://localhost:6333`) instead of the embedded index. "
+            "Empty: embedded.",
+            index=True,
+            machine=True,
+            default_doc="none (the embedded shard)",
+            client="optional-string",
+        ),
+        Setting(
+            "qdrantApiKey",
+            "qdrant_api_key",
+            None,
+            optional_string(),
+            doc="API key for `qdrantUrl`",
+            ui="API key for `#zettel.qdrantUrl#` (stored in plain text in settings.json).",
+            index=True,
+            machine=True,
+            default_doc="none",
+            client="optional-string",
+        ),
+        Setting(
+            "watch",
+            "watch",
+            True,
+            boolean(),
+            doc="follow changes on disk",
+            ui="Follow changes on disk (the server watches the folder).",
+            index=True,
+            cli="`index --watch`",
+        ),
+        Setting(
+            "debounceMs",
+            "debounce_ms",
+            500,
+            positive_int(),
+            doc="batch file events (the watcher's debounce, in milliseconds)",
+            ui="Debounce of the server's file watcher, in milliseconds.",
+            index=True,
+        ),
+        Setting(
+            "titleSource",
+            "title_source",
+            TitleSource.AUTO,
+            title_source(),
+            doc="which name is a card's title: `auto` (frontmatter `title`, else the file name; "
+            "an opening H1 only when the file name is an identifier such as `202311211530`, "
+            "and otherwise perhaps an alias), `filename`, `h1` (opening H1 > frontmatter title "
+            "> file name, as before) or `frontmatter`; see "
+            "[notes-and-links.md](notes-and-links.md#titles). Changing it re-indexes (vectors "
+            "are reused where the text is unchanged)",
+            ui="Which name is a card's title: in search results, *Go to Symbol*, the title "
+            "search, chunk prefixes, unlinked mentions and link suggestions. A change "
+            "re-indexes the vault (vectors are reused where the text is unchanged).",
+            index=True,
+            cli="`--title-source` (graph, index, search, ...)",
+            ui_json=MappingProxyType(
+                {
+                    "enumDescriptions": [
+                        "The frontmatter `title`, else the file name (what [[links]] use and "
+                        "Obsidian shows). An H1 that opens the note is the title only when the "
+                        "file name is an identifier (a timestamp, a zk id, a Folgezettel "
+                        "number, a UUID); otherwise it may become an alias.",
+                        "Always the file name. A frontmatter `title` becomes an alias; the "
+                        "opening H1 is content.",
+                        "The H1 that opens the note, else the frontmatter `title`, else the "
+                        "file name (titles as before this setting).",
+                        "The frontmatter `title`, else the file name; the opening H1 is content.",
+                    ]
+                }
+            ),
+        ),
+        Setting(
+            "followExternalSymlinks",
+            "follow_external_symlinks",
+            False,
+            boolean(),
+            doc="follow symlinks (to notes or folders) whose target is outside the vault; off, "
+            "they are skipped and reported once with their target, so nothing outside the "
+            "vault is previewed or uploaded ([indexing.md](indexing.md#symlinks)). Symlinks "
+            "inside the vault always work. Changing it re-indexes",
+            ui="Follow symlinks (to notes or folders) whose target is outside the vault, e.g. "
+            "`passwd.md -> /etc/passwd`. Off: they are skipped and reported once (their "
+            "contents are never shown in hovers or sent to `#zettel.qdrantUrl#`); symlinks "
+            "inside the vault always work. A change re-indexes.",
+            index=True,
+            cli="`--follow-external-symlinks`",
+        ),
+        # answers: take effect at the next request
+        Setting(
+            "legs",
+            "legs",
+            ALL_LEGS,
+            choices_list(ALL_LEGS),
+            doc="which retrieval legs run (a list, or one comma-separated string)",
+            ui="Search legs to fuse: `dense` (meaning), `bm25`, `keyword`, `title`.",
+            cli="`--legs dense,bm25,keyword,title`",
+            default_doc="all four",
+            client="non-empty-list",
+        ),
+        Setting(
+            "graph",
+            "graph",
+            True,
+            boolean(),
+            doc="the graph rerank",
+            ui="Rerank results with the link graph (the card *about* a topic above cards that "
+            "merely mention it).",
+            cli="`--no-graph`",
+        ),
+        Setting(
+            "graphStrength",
+            "graph_strength",
+            1.0,
+            number_range(0, 5),
+            doc="how strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
+            "evaluated default)",
+            ui="How strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
+            "evaluated default).",
+            default_doc="1.0",
+        ),
+        Setting(
+            "symbolLimit",
+            "symbol_limit",
+            20,
+            positive_int(),
+            doc="search results (`workspace/symbol`, `zettel.search`)",
+            ui="Results in the Search view and in *Go to Symbol in Workspace*.",
+            cli="`search --limit`",
+            default_doc="20 (CLI 10)",
+            ui_json=_LIMIT,
+        ),
+        Setting(
+            "hoverLimit",
+            "hover_limit",
+            5,
+            positive_int(),
+            doc="related notes in a hover",
+            ui="Related notes shown in a hover.",
+            ui_json=_LIMIT,
+        ),
+        Setting(
+            "relatedLimit",
+            "related_limit",
+            5,
+            positive_int(),
+            doc='links "Add related links" inserts',
+            ui="Links that *Add related links* inserts.",
+            cli="`suggest --limit`",
+            ui_json=_LIMIT,
+        ),
+        Setting(
+            "relatedHeading",
+            "related_heading",
+            "## Related",
+            heading(),
+            doc="the heading they go under",
+            ui="The heading under which *Add related links* inserts them.",
+        ),
+    ]
+)
+
+_OLLAMA = (
+    " Part of the optional Ollama layer: needs a local Ollama, and is off by default (only "
+    "*Zettel: Ask* and the LLM search steps use it)."
+)
+_OLLAMA_STEP = (
+    " Needs a local [Ollama](https://ollama.com); off by default (nothing talks to Ollama "
+    "unless you use Ask or turn this on). Runs when you press Enter in the Search view (not "
+    "while you type) and in *Ask*."
+)
+
+LLM = Schema(
+    [
+        Setting(
+            "ollamaHost",
+            "host",
+            None,
+            host(),
+            doc="the Ollama URL; `localhost:11434`, `http://gpu-box:11434`, ... (notes leave "
+            "the machine only when this names another one; [llm.md](llm.md#settings))",
+            ui="The Ollama server for *Zettel: Ask* and the optional LLM search steps, e.g. "
+            "`http://127.0.0.1:11434` or `gpu-box:11434`. Empty: `OLLAMA_HOST` when it names "
+            "this machine, else `http://127.0.0.1:11434`. Your notes go to another machine "
+            "only when this says so." + _OLLAMA,
+            machine=True,
+            cli="`--ollama-host`",
+            default_doc="`OLLAMA_HOST` when it names this machine, else `http://127.0.0.1:11434`",
+            client="optional-string",
+        ),
+        Setting(
+            "chatModel",
+            "chat_model",
+            DEFAULT_CHAT_MODEL,
+            model_name(),
+            doc="the Ollama model for ask, expansion and rerank",
+            ui="The Ollama model that answers *Ask* and runs `#zettel.expandQuery#` / "
+            "`#zettel.llmRerank#` (pull it with `ollama pull <name>`)." + _OLLAMA,
+            cli="`--chat-model`",
+            client="required-string",
+        ),
+        Setting(
+            "embedModel",
+            "embed_model",
+            DEFAULT_EMBED_MODEL,
+            model_name(),
+            doc="what `Ollama.embed()` uses; the *index* model is the `model` setting "
+            "(`ollama:<name>`)",
+            ui="The Ollama embedding model for Ollama's own embedding calls. The index's model "
+            "is `#zettel.model#` (`ollama:<name>` embeds the index with Ollama)." + _OLLAMA,
+            client="required-string",
+        ),
+        Setting(
+            "llmTimeout",
+            "timeout",
+            60.0,
+            seconds(3600),
+            doc="the longest wait for a byte from Ollama (HTTP read timeout), per call",
+            ui="Seconds to wait for a byte from Ollama, per call (a slow but streaming answer "
+            "may take longer in total)." + _OLLAMA,
+            cli="`--llm-timeout`",
+            default_doc="60 s",
+        ),
+        Setting(
+            "llmConnectTimeout",
+            "connect_timeout",
+            2.0,
+            seconds(3600),
+            doc="the longest wait for a connection to Ollama",
+            ui="Seconds to wait for a connection to Ollama." + _OLLAMA,
+            default_doc="2 s",
+        ),
+        Setting(
+            "temperature",
+            "temperature",
+            0.2,
+            number_range(0, 2),
+            doc="the sampling temperature of answers (expansion and rerank use 0)",
+            ui="The sampling temperature of *Ask*'s answers (query expansion and rerank use 0)."
+            + _OLLAMA,
+        ),
+        Setting(
+            "maxContextChunks",
+            "max_context_chunks",
+            8,
+            int_range(1, 100),
+            doc="at most this many chunks in an answer's prompt",
+            ui="At most this many note chunks in an answer's prompt (fewer on small vaults: "
+            "√cards, and only what fits `#zettel.contextWindow#`)." + _OLLAMA,
+            cli="`ask --max-context-chunks`",
+        ),
+        Setting(
+            "contextWindow",
+            "context_window",
+            8192,
+            int_range(512, 1_048_576, "a token count"),
+            doc="cap on the model's context length in tokens, sent as `num_ctx`",
+            ui="Cap on the model's context length in tokens (sent to Ollama as `num_ctx`)."
+            + _OLLAMA,
+        ),
+        Setting(
+            "expandQuery",
+            "expand_query",
+            False,
+            boolean(),
+            doc="query expansion in search and ask",
+            ui="Query expansion: the Ollama model rewrites or splits the query before "
+            "searching." + _OLLAMA_STEP,
+            cli="`--expand`",
+        ),
+        Setting(
+            "llmRerank",
+            "llm_rerank",
+            False,
+            boolean(),
+            doc="LLM rerank in search and ask (before the graph rerank)",
+            ui="LLM rerank: the Ollama model rates the top results before the graph rerank."
+            + _OLLAMA_STEP,
+            cli="`--llm-rerank`",
+        ),
+    ]
+)
+
+ALL: tuple[Setting, ...] = (*CORE, *LLM)
+"""Every key the server reads, in the order of the docs."""
+
+if set(CORE.by_key) & set(LLM.by_key):
+    raise ValueError("a key is both a server key and an LLM key")
