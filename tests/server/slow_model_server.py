@@ -41,7 +41,7 @@ _real_init = vault_module.Vault.__init__
 def _init(self: vault_module.Vault, *args: Any, **kwargs: Any) -> None:
     _real_init(self, *args, **kwargs)
     self.indexer.embedder = SlowQueries(self.indexer.embedder)  # type: ignore[assignment]
-    self.engine = self._engine(self.graph)
+    self.engine.embedder = self.indexer.embedder  # later engines take the indexer's
 
 
 vault_module.Vault.__init__ = _init  # type: ignore[method-assign]

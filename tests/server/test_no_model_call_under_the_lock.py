@@ -85,7 +85,9 @@ async def test_a_slow_model_call_in_a_hover_holds_up_no_other_request(
         took, names = await _symbols(client, "reciprocal rank fusion")
         times.append(took)
         assert "Reciprocal rank fusion" in names
-    assert statistics.median(times) < ANSWER_WITHIN, times
+    # each one (before the fix the first waited the whole 2 s); a little slack on the slowest
+    # for a busy machine, none on the median
+    assert statistics.median(times) < ANSWER_WITHIN and max(times) < 2 * ANSWER_WITHIN, times
 
     # a file change while the hover waits: indexed and in the graph before the hover returns
     fresh = vault / "Quokka habits.md"
