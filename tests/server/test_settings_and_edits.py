@@ -1,49 +1,13 @@
-"""Pure parts of the server: settings parsing and where "Add related links" inserts."""
+"""Pure parts of the server: settings parsing and the words a hover asks about. (Where "Add
+related links" inserts is tested with its code, in tests/notes/test_editing.py.)"""
 
 from __future__ import annotations
 
 import pytest
 
-from zettel_lsp.notes.editing import insert_related
 from zettel_lsp.notes.title_rule import TitleSource
 from zettel_lsp.server.features.hover import words_around
 from zettel_lsp.server.settings import ServerSettings, parse_settings
-
-
-def apply(text: str, heading: str, names: list[str]) -> str:
-    at, new = insert_related(text, heading, names)
-    return text[:at] + new + text[at:]
-
-
-def test_new_section_at_the_end() -> None:
-    assert apply("# A\n\nBody.\n", "## Related", ["B", "C"]) == (
-        "# A\n\nBody.\n\n## Related\n\n- [[B]]\n- [[C]]\n"
-    )
-    assert apply("# A\n\nBody.", "## Related", ["B"]) == "# A\n\nBody.\n\n## Related\n\n- [[B]]\n"
-    assert apply("# A\n\n", "## Related", ["B"]) == "# A\n\n## Related\n\n- [[B]]\n"
-    assert apply("", "## See also", ["B"]) == "## See also\n\n- [[B]]\n"
-
-
-def test_appends_to_an_existing_section_before_the_next_heading() -> None:
-    text = "# A\n\n## Related\n\n- [[X]]\n\n## Sources\n\nbook\n"
-    assert apply(text, "## Related", ["B"]) == (
-        "# A\n\n## Related\n\n- [[X]]\n- [[B]]\n\n## Sources\n\nbook\n"
-    )
-
-
-def test_empty_existing_section_and_heading_match_ignores_case() -> None:
-    text = "# A\n\n## related\n\n## Next\n"
-    assert apply(text, "## Related", ["B"]) == "# A\n\n## related\n\n- [[B]]\n\n## Next\n"
-
-
-def test_a_heading_inside_code_is_not_the_section() -> None:
-    text = "# A\n\n```md\n## Related\n```\n"
-    assert apply(text, "## Related", ["B"]).endswith("```\n\n## Related\n\n- [[B]]\n")
-
-
-def test_deeper_headings_stay_inside_the_section() -> None:
-    text = "## Related\n\n- [[X]]\n\n### More\n\n- [[Y]]\n"
-    assert apply(text, "## Related", ["B"]) == text + "- [[B]]\n"
 
 
 def test_settings_defaults_and_camel_case() -> None:
