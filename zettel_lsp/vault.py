@@ -52,6 +52,7 @@ class Vault:
         )
         self.model_loaded = not lexical_until_model_loads
         self.dense_off_reason = ""  # set by disable_dense(): the dense leg stays off
+        self._has_vectors = False  # some card is embedded (once true, stays true)
         self.graph = LinkGraph()
         self.engine = self._engine(self.graph)
 
@@ -104,7 +105,11 @@ class Vault:
     def dense_ready(self) -> bool:
         """Whether the dense leg runs: some vectors exist, the model is loaded (when asked to
         wait for it), and it was not switched off."""
-        return not self.dense_off_reason and self.model_loaded and self.indexer.state.dense_done > 0
+        if self.dense_off_reason or not self.model_loaded:
+            return False
+        if not self._has_vectors:  # asked on every search: stop looking once a vector exists
+            self._has_vectors = any(f.dense for f in self.indexer.state.files.values())
+        return self._has_vectors
 
     def status(self) -> dict[str, Any]:
         """What the index holds, for ``zettel.status`` and ``zettel-lsp status``."""
