@@ -5,11 +5,12 @@
 
 Every judged collection is opened once (obsidian-help's vault with its 52 English judged
 queries; the BEIR collections of ``../shared/data/ir`` materialised as vaults, see
-``zettel-lsp eval-beir``). Each leg runs once per query at the deepest depth the grid needs; a
-configuration (leg weights, RRF k, leg depth, graph-rerank strength) is then scored by cutting
-those hit lists to its depth and running the engine's own ranking step (``SearchEngine.rank``:
-the same fusion and graph rerank the server runs), so every figure comes from one index in one
-run.
+``zettel-lsp eval-beir``). Each leg runs once per query at ``PREPARED`` chunks; a configuration
+(leg weights, RRF k, leg depth, graph-rerank strength) is then scored by the engine's own tiered
+ranking (``SearchEngine.rank_tiers``: the same fusion, graph rerank and tiers the server runs),
+each tier cutting those hit lists to its depth, so every figure comes from one index in one run.
+That ranking does not depend on the limit, so one ranking of 100 cards gives both the top-10
+metrics and Recall@100.
 
 Leave-one-collection-out: for each collection in turn, the configuration with the best mean
 nDCG@10 over the *other* collections is scored on the held-out one. That held-out figure is the
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.eval.evaluate import GoldenQuery, as_seen, load_golden
+from zettel_lsp.eval.evaluate import GoldenQuery, load_golden
 from zettel_lsp.eval.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchEngine, SearchOptions
 from zettel_lsp.search.fusion import LegHit
@@ -44,7 +45,10 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 VAULTS = SHARED / "data" / "vaults"
 IR = SHARED / "data" / "ir"
 EVAL = SHARED / "eval"
-DEEPEST = 100  # leg depth fetched once; R@100 needs 100
+DEEPEST = 100  # cards ranked per query; R@100 needs 100
+# chunks each leg fetches once per query: the tiers of depth 20 or 30 (x2, x4, ...) cut from it
+# reach 100 cards within it; a tier deeper than this sees the lists end (and stops there)
+PREPARED = 240
 K = 10
 
 
@@ -137,16 +141,19 @@ def prepare(coll: Collection, deepest: int) -> None:
 def ranking(coll: Collection, p: Prepared, cfg: Config, limit: int = DEEPEST) -> list[str]:
     assert coll.engine is not None
     opts = cfg.options(limit)
-    d = opts.leg_depth
-    legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in cfg.legs}
-    return [r.path for r in coll.engine.rank(p.query, legs, p.matches[:d], opts)]
+
+    def fetch(d: int) -> tuple[dict[str, list[LegHit]], list[TitleMatch]]:
+        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in cfg.legs}
+        return legs, p.matches[:d]
+
+    return [r.path for r in coll.engine.rank_tiers(p.query, fetch, opts)]
 
 
 def score(coll: Collection, cfg: Config) -> dict[str, float]:
     rows = []
     for p in coll.prepared:
-        # top-k metrics from the limit-k ranking a user sees, recall from the deeper one
-        ranked = as_seen(lambda limit: ranking(coll, p, cfg, limit), K, DEEPEST)  # noqa: B023
+        # one ranking: its first 10 are what a user asking for 10 sees (engine.py's tiers)
+        ranked = ranking(coll, p, cfg, DEEPEST)
         m = query_metrics(ranked, set(p.golden.relevant), set(p.golden.partial), K)
         m["recall@100"] = _recall(ranked, p.golden.relevant, 100)
         rows.append(m)
@@ -219,7 +226,7 @@ def main() -> int:
             print(f"skipped {name}: its data is missing under {SHARED}", file=sys.stderr)
             continue
         t = time.perf_counter()
-        prepare(c, DEEPEST)
+        prepare(c, PREPARED)
         print(
             f"{c.name}: {len(c.queries)} queries, legs fetched in {time.perf_counter() - t:.1f} s",
             file=sys.stderr,

@@ -3,7 +3,9 @@ tests/editors.
 
 Values reach the script through a JSON file named by ``$ZETTEL_NVIM_PARAMS`` (no quoting of
 paths inside Lua); the script writes its report to ``params["output"]``. The editor runs in its
-own process group, so a timeout also kills the language server it started.
+own process group, so a timeout also kills the language server it started. With ``quit=False``
+Neovim stays in its main loop after the script (typed keys run, CursorMoved and CursorHold fire
+as for a user) until the script itself quits.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ NVIM_TIMEOUT = 240.0  # one editor session: server start, indexing and the scena
 
 
 def run_headless(
-    script: str, params: dict[str, Any], work: Path, *, rtp: Path | None = None
+    script: str,
+    params: dict[str, Any],
+    work: Path,
+    *,
+    rtp: Path | None = None,
+    quit: bool = True,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the script's JSON report or None, a diagnostic text: how nvim ended, its output and the
     tail of lsp.log)."""
@@ -40,7 +47,9 @@ def run_headless(
     command = [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-n"]
     if rtp is not None:
         command += ["--cmd", f"set rtp+={rtp}"]
-    command += ["-c", "lua dofile(os.getenv('ZETTEL_NVIM_SCRIPT'))", "-c", "qa!"]
+    command += ["-c", "lua dofile(os.getenv('ZETTEL_NVIM_SCRIPT'))"]
+    if quit:
+        command += ["-c", "qa!"]
     proc = subprocess.Popen(
         command,
         stdin=subprocess.DEVNULL,

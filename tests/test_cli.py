@@ -184,7 +184,7 @@ def test_eval_beir_end_to_end(tmp_path: Path) -> None:
 
 
 def test_weights_option() -> None:
-    from zettel_lsp.cli import parse_weights
+    from zettel_lsp.cli import CliError, parse_weights
     from zettel_lsp.search.engine import DEFAULT_WEIGHTS
 
     assert parse_weights(None) == DEFAULT_WEIGHTS
@@ -197,7 +197,7 @@ def test_weights_option() -> None:
         ("dense=1,dense=2", "twice"),
         (",", "empty"),
     ]:
-        with pytest.raises(SystemExit, match=reason):
+        with pytest.raises(CliError, match=reason):
             parse_weights(bad)
 
 
@@ -248,3 +248,92 @@ def test_fusion_option(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         parse(["search", "v", "q", "--fusion", "average"])
     assert "invalid choice: 'average'" in capsys.readouterr().err
+
+
+def run_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "zettel_lsp", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+
+
+def test_suggest_takes_a_card_as_any_path_or_a_name(example_vault: Path, tmp_path: Path) -> None:
+    """An absolute path, a path relative to the current folder or to the vault, or a title; a
+    near miss gets "did you mean" (issue #14: an absolute path was glued to the vault's)."""
+    where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    card = example_vault / "retrieval" / "Vector database.md"
+    forms = [
+        (str(card), tmp_path),  # absolute
+        ("retrieval/Vector database.md", tmp_path),  # relative to the vault
+        ("Vector database.md", example_vault / "retrieval"),  # relative to the current folder
+        ("./retrieval/Vector database.md", example_vault),
+        ("Vector database", tmp_path),  # its title
+        ("vector database", tmp_path),  # as a [[link]] would name it
+    ]
+    for form, cwd in forms:
+        out = run_in(cwd, "suggest", str(example_vault), form, "--json", *where)
+        assert out.returncode == 0, (form, out.stderr)
+        assert json.loads(out.stdout)["card"] == "retrieval/Vector database.md", form
+    miss = run("suggest", str(example_vault), "Vector databse", *where)
+    assert miss.returncode == 2 and miss.stdout == ""
+    assert "did you mean 'Vector database' (retrieval/Vector database.md)?" in miss.stderr
+    (tmp_path / "elsewhere.md").write_text("# Elsewhere\n")
+    outside = run("suggest", str(example_vault), str(tmp_path / "elsewhere.md"), *where)
+    assert outside.returncode == 2 and "is not inside the vault" in outside.stderr
+
+
+def test_graph_card_offers_near_misses(example_vault: Path) -> None:
+    out = run("graph", str(example_vault), "--card", "Vectr database")
+    assert out.returncode == 0, out.stderr
+    assert "[[Vectr database]] does not resolve to any card" in out.stdout
+    assert "did you mean 'Vector database' (retrieval/Vector database.md)?" in out.stdout
+    as_json = json.loads(run("graph", str(example_vault), "--json", "--card", "Levian").stdout)
+    assert as_json["card"]["did_you_mean"][0]["path"] == "baking/Levain.md"
+
+
+def test_one_table_of_exit_codes(tmp_path: Path) -> None:
+    """The same mistake ends with the same code from every command (docs/cli.md)."""
+    from zettel_lsp.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, EXIT_USAGE
+
+    assert (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED) == (0, 1, 2, 3, 130)
+    missing = str(tmp_path / "nope")
+    for command in (
+        ["index", missing],
+        ["search", missing, "q"],
+        ["suggest", missing, "a.md"],
+        ["graph", missing],
+        ["ask", missing, "q"],
+        ["eval", missing, __file__],
+    ):
+        out = (
+            run(*command, "--index-dir", str(tmp_path / "i"))
+            if command[0] != "graph"
+            else run(*command)
+        )
+        assert out.returncode == EXIT_USAGE, (command, out.stderr)
+        assert out.stderr.count("\n") == 1 and "does not exist" in out.stderr, command
+    vault = tmp_path / "v"
+    vault.mkdir()
+    not_golden = run("eval", str(vault), __file__, "--index-dir", str(tmp_path / "i"))
+    assert not_golden.returncode == EXIT_USAGE and "not a judged-queries file" in not_golden.stderr
+    assert "Traceback" not in not_golden.stderr
+    for bad in (["--legs", "nope"], ["--weights", "dense=two"], ["--limit", "0"]):
+        out = run("search", str(vault), "q", *bad)
+        assert out.returncode == EXIT_USAGE and out.stderr.startswith("zettel-lsp: "), bad
+        assert "Traceback" not in out.stderr
+
+
+def test_an_empty_folder_is_indexed_with_a_warning(tmp_path: Path) -> None:
+    vault = tmp_path / "empty"
+    (vault / ".obsidian").mkdir(parents=True)
+    (vault / "notes.txt").write_text("not a note")
+    where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    out = run("index", str(vault), *where)
+    assert out.returncode == 0, out.stderr
+    assert "Indexed 0 cards" in out.stdout
+    assert "warning: no notes found in" in out.stderr and ".md" in out.stderr
+    found = run("search", str(vault), "anything", *where)
+    assert found.returncode == 0 and "warning: no notes found" in found.stderr

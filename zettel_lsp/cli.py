@@ -1,21 +1,24 @@
 """Command line: ``zettel-lsp`` (serve LSP over stdio), ``graph``, ``index``, ``search``,
 ``ask``, ``suggest``, ``eval``, ``eval-links``, ``eval-beir``.
 
-``ask`` (and ``search --expand/--llm-rerank``) use a local Ollama (see docs/llm.md). Exit codes
-of ``ask``: 0 answered; 3 no answer because the LLM was unavailable or failed (the one-line
-reason is on stderr, the retrieved cards on stdout); 1 the vault could not be opened; 2 bad
-arguments; 130 interrupted."""
+``ask`` (and ``search --expand/--llm-rerank``) use a local Ollama (see docs/llm.md). Every
+command ends with one of the exit codes below (the table in docs/cli.md); a message for the user
+goes to stderr as one ``zettel-lsp: ...`` line, never as a traceback."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import json
 import logging
 import math
+import os
+import signal
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +30,7 @@ from zettel_lsp.eval.beir import (
     load_beir,
     prepare_work_dir,
 )
-from zettel_lsp.eval.evaluate import EvalReport, as_seen, evaluate, load_golden
+from zettel_lsp.eval.evaluate import EvalReport, evaluate, load_golden
 from zettel_lsp.eval.links import evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
@@ -52,14 +55,34 @@ from zettel_lsp.search.engine import (
     DEFAULT_WEIGHTS,
     FUSIONS,
     SearchOptions,
+    title_index,
 )
-from zettel_lsp.search.query import parse_query
+from zettel_lsp.search.fallback import scan_search
+from zettel_lsp.search.fusion import CardResult
+from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
+from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
 
 log = logging.getLogger("zettel_lsp")
+
+# Exit codes, the same for every command (docs/cli.md has this table for users).
+EXIT_OK = 0  # done (also: search answered read-only while another process holds the index)
+EXIT_FAILED = 1  # could not be done: the index is in use (index), unusable, a check failed
+EXIT_USAGE = 2  # what was asked is wrong: bad options, a missing folder or file, an unknown card
+EXIT_NO_ANSWER = 3  # ask: the LLM was unavailable or failed (the retrieved cards are printed)
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+
+
+class CliError(Exception):
+    """What the user is told (one line on stderr) and the exit code it ends with."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,42 +312,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         from zettel_lsp.server.app import serve_stdio
 
         serve_stdio()
-        return 0
+        return EXIT_OK
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.ERROR,
         format="zettel-lsp: %(message)s",
         stream=sys.stderr,
     )
-    if args.command == "graph":
-        return cmd_graph(args)
-    if args.command == "index":
-        return cmd_index(args)
-    if args.command in ("search", "ask", "eval", "suggest", "eval-links", "eval-beir"):
-        handlers = {
-            "search": cmd_search,
-            "ask": cmd_ask,
-            "eval": cmd_eval,
-            "suggest": cmd_suggest,
-            "eval-links": cmd_eval_links,
-            "eval-beir": cmd_eval_beir,
-        }
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "graph": cmd_graph,
+        "index": cmd_index,
+        "search": cmd_search,
+        "ask": cmd_ask,
+        "eval": cmd_eval,
+        "suggest": cmd_suggest,
+        "eval-links": cmd_eval_links,
+        "eval-beir": cmd_eval_beir,
+    }
+    try:
         return handlers[args.command](args)
-    return 2  # pragma: no cover - argparse rejects unknown commands
+    except CliError as exc:
+        print(f"zettel-lsp: {exc.message}", file=sys.stderr)
+        return exc.code
+    except WorkDirError as exc:  # a work or index folder given that must be new or empty
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (IndexLockedError, StoreError, EmbedderError) as exc:
+        print(f"zettel-lsp: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("\nzettel-lsp: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
-def _check_vault(path: Path) -> str | None:
+def _check_vault(path: Path) -> None:
+    """Raise :class:`CliError` (a usage error) unless ``path`` is a folder."""
     if not path.exists():
-        return f"zettel-lsp: vault folder {path} does not exist"
+        raise CliError(f"vault folder {path} does not exist")
     if not path.is_dir():
-        return f"zettel-lsp: {path} is not a folder; give the folder that holds your notes"
-    return None
+        raise CliError(f"{path} is not a folder; give the folder that holds your notes")
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    problem = _check_vault(args.vault)
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
+    _check_vault(args.vault)
     t0 = time.perf_counter()
     scan = ScanReport()
     cards, problems = load_vault(
@@ -345,6 +374,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
         "total": round(time.perf_counter() - t0, 3),
     }
     card = describe_card(graph, args.card, top=args.top) if args.card else None
+    if card is not None and card["resolved"] is None:
+        card["did_you_mean"] = near_misses(graph, args.card)
     if args.json:
         out = stats.as_dict()
         out["vault"] = str(args.vault.resolve())
@@ -356,14 +387,15 @@ def cmd_graph(args: argparse.Namespace) -> int:
         print(format_stats(stats, args.vault, problems))
         if card is not None:
             print(format_card(card))
-    return 0
+    return EXIT_OK
 
 
 def format_card(c: dict[str, Any]) -> str:
     if c["resolved"] is None:
-        return (
-            f"\n[[{c['query']}]] does not resolve to any card (no path, file name, title or alias)"
-        )
+        line = f"\n[[{c['query']}]] does not resolve to any card (no path, file name, title, alias)"
+        if c.get("did_you_mean"):
+            line += "; did you mean " + _or_list(c["did_you_mean"]) + "?"
+        return line
     r = c["resolved"]
     lines = [f"\n[[{c['query']}]] → {r['title']}  ({r['path']}, matched by {c['stage']})"]
     if c["aliases"]:
@@ -381,6 +413,31 @@ def format_card(c: dict[str, Any]) -> str:
             lines.append(f"  {label}:")
             lines.extend(f"    {x['title']}  ({x['path']})" for x in c[key])
     return "\n".join(lines)
+
+
+def near_misses(graph: LinkGraph, name: str, n: int = 3) -> list[dict[str, str]]:
+    """Cards whose title, alias, file name or path is close to ``name`` (difflib's ratio, case
+    ignored), closest first, each card once: the "did you mean" of ``graph --card`` and
+    ``suggest``."""
+    names: dict[str, tuple[str, str]] = {}  # lower-cased name -> (name, path)
+    for c in graph.cards.values():
+        for shown in (c.title, *c.aliases, c.stem, c.path):
+            names.setdefault(shown.lower(), (shown, c.path))
+    out: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for key in difflib.get_close_matches(name.lower(), list(names), n=n * 3, cutoff=0.6):
+        shown, path = names[key]
+        if path not in seen:
+            seen.add(path)
+            out.append({"name": shown, "path": path, "title": graph.cards[path].title})
+        if len(out) >= n:
+            break
+    return out
+
+
+def _or_list(found: Sequence[dict[str, str]]) -> str:
+    """'"Karma" (Karma.md) or "Dharma" (Dharma.md)'."""
+    return " or ".join(f"{m['name']!r} ({m['path']})" for m in found)
 
 
 def _llm_settings(args: argparse.Namespace) -> LLMSettings:
@@ -408,36 +465,68 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
     )
 
 
-def _open_vault(args: argparse.Namespace) -> Vault | None:
-    problem = _check_vault(args.vault)
-    if problem:
-        print(problem, file=sys.stderr)
-        return None
+def _open_vault(args: argparse.Namespace) -> Vault:
+    """The vault, indexed and embedded up to date. Raises :class:`CliError` for a missing
+    folder and :class:`IndexLockedError` when another process holds the index (a caller that
+    can answer read-only catches it; :func:`main` turns it into exit code 1)."""
+    _check_vault(args.vault)
     settings = _index_settings(args)
     progress = TerminalProgress()
+    vault = Vault(args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress)
     try:
-        vault = Vault(
-            args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
-        )
-    except (IndexLockedError, StoreError, EmbedderError) as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return None
-    try:
-        vault.open()
+        report = vault.open()
     except EmbedderError as exc:  # e.g. an 'ollama:' model while Ollama is down
         progress.finish()
         print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
         vault.disable_dense(str(exc))
         return vault
+    except BaseException:
+        progress.finish()
+        vault.close()
+        raise
     progress.finish()
+    if report.sync.cards == 0:
+        print(no_notes_warning(args.vault, len(report.sync.skipped)), file=sys.stderr)
     return vault
+
+
+def no_notes_warning(vault: Path, skipped: int) -> str:
+    """What an empty (or wrongly chosen) folder gets, instead of a silent "0 cards"."""
+    why = f"; {skipped:,} skipped (see above)" if skipped else ""
+    return (
+        f"zettel-lsp: warning: no notes found in {vault} (a note is a .md or .markdown file; "
+        f"dot-folders and --ignore globs are skipped{why}); is this the right folder?"
+    )
+
+
+@dataclass(slots=True)
+class ReadOnly:
+    """What the CLI answers from while another process holds the index, like the server's
+    read-only phase: the parsed cards (graph) and their titles, no index."""
+
+    graph: LinkGraph
+    titles: TitleIndex
+
+
+def _read_only(args: argparse.Namespace, reason: IndexLockedError) -> ReadOnly:
+    """Say (one line) that the answer is read-only, and read the cards for it."""
+    print(f"zettel-lsp: read-only answer from titles and plain text: {reason}", file=sys.stderr)
+    cards, _ = load_vault(
+        args.vault,
+        args.ignore,
+        args.max_file_bytes,
+        title_source=args.title_source,
+        follow_external_symlinks=args.follow_external_symlinks,
+    )
+    graph = LinkGraph.build(cards)
+    return ReadOnly(graph, title_index(graph))
 
 
 def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
     legs = tuple(x.strip() for x in args.legs.split(",") if x.strip())
     unknown = [x for x in legs if x not in ALL_LEGS]
     if unknown or not legs:
-        raise SystemExit(f"zettel-lsp: unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
+        raise CliError(f"unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
     weights = parse_weights(getattr(args, "weights", None))
     return SearchOptions(
         limit=limit,
@@ -451,7 +540,8 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
 
 def parse_weights(text: str | None) -> dict[str, float]:
     """``--weights dense=2,bm25=1``: the default fusion weights with the named legs changed.
-    Raises SystemExit with the reason for an unknown leg, a repeated leg or a bad number."""
+    Raises :class:`CliError` (a usage error) with the reason for an unknown leg, a repeated
+    leg or a bad number."""
     weights = dict(DEFAULT_WEIGHTS)
     if text is None:
         return weights
@@ -461,76 +551,88 @@ def parse_weights(text: str | None) -> dict[str, float]:
             continue
         leg, eq, value = (x.strip() for x in item.partition("="))
         if not eq or leg not in ALL_LEGS:
-            raise SystemExit(
-                f"zettel-lsp: --weights expects LEG=W,... with LEG one of {', '.join(ALL_LEGS)}; "
-                f"got {item!r}"
+            raise CliError(
+                f"--weights expects LEG=W,... with LEG one of {', '.join(ALL_LEGS)}; got {item!r}"
             )
         if leg in seen:
-            raise SystemExit(f"zettel-lsp: --weights names {leg} twice")
+            raise CliError(f"--weights names {leg} twice")
         try:
             w = float(value)
         except ValueError:
             w = math.nan
         if not math.isfinite(w) or w < 0:
-            raise SystemExit(
-                f"zettel-lsp: --weights {leg}={value!r} is not a number >= 0 "
+            raise CliError(
+                f"--weights {leg}={value!r} is not a number >= 0 "
                 "(0 keeps the leg in the output but gives it no say in the fusion)"
             )
         seen.add(leg)
         weights[leg] = w
     if not seen:
-        raise SystemExit("zettel-lsp: --weights is empty; give LEG=W,... e.g. dense=2,bm25=1")
+        raise CliError("--weights is empty; give LEG=W,... e.g. dense=2,bm25=1")
     return weights
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     opts = _search_options(args, args.limit)
-    vault = _open_vault(args)
-    if vault is None:
-        return 1
+    if args.limit < 1:
+        raise CliError("--limit must be at least 1")
     query = parse_query(args.query)  # once: the search and the excerpts use it
+    try:
+        vault = _open_vault(args)
+    except IndexLockedError as exc:
+        ro = _read_only(args, exc)
+        results = scan_search(ro.graph.cards.values(), ro.titles, query, opts.limit)
+        return _print_results(args, [result_dict(r, query.terms) for r in results])
     with vault:
-        if args.expand or args.llm_rerank:
-            from zettel_lsp.llm import Ollama, search_llm
+        results = _search(args, vault, query, opts)
+        rows = [result_dict(r, query.terms) for r in results]
+    return _print_results(args, rows)
 
-            llm = Ollama(_llm_settings(args))
+
+def _search(
+    args: argparse.Namespace, vault: Vault, query: Query, opts: SearchOptions
+) -> list[CardResult]:
+    if args.expand or args.llm_rerank:
+        from zettel_lsp.llm import Ollama, search_llm
+
+        llm = Ollama(_llm_settings(args))
+        try:
             results, messages = search_llm(
                 vault.engine, llm, query, opts, expand=args.expand, rerank=args.llm_rerank
             )
+        finally:
             llm.close()
-            for m in messages:
-                print(f"zettel-lsp: {m}", file=sys.stderr)
-        else:
-            try:
-                results = vault.engine.search(query, opts)
-            except EmbedderError as exc:  # an 'ollama:' model while Ollama is down
-                print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
-                vault.disable_dense(str(exc))
-                results = vault.engine.search(query, opts)
-        words = query.terms
-        rows = [result_dict(r, words) for r in results]
+        for m in messages:
+            print(f"zettel-lsp: {m}", file=sys.stderr)
+        return results
+    try:
+        return vault.engine.search(query, opts)
+    except EmbedderError as exc:  # an 'ollama:' model while Ollama is down
+        print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
+        vault.disable_dense(str(exc))
+        return vault.engine.search(query, opts)
+
+
+def _print_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> int:
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
-        return 0
+        return EXIT_OK
     if not rows:
         print(f"No cards match {args.query!r}.")
     for i, r in enumerate(rows, start=1):
         legs = " ".join(f"{k}#{v}" for k, v in r["legs"].items())
         print(f"{i:>2}. {r['title']}  ({r['path']}:{r['line_start'] + 1})  [{legs}]")
         print(f"    {r['excerpt']}")
-    return 0
+    return EXIT_OK
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
     if args.max_context_chunks < 1 or args.limit < 1:
-        print("zettel-lsp: --limit and --max-context-chunks must be at least 1", file=sys.stderr)
-        return 2
+        raise CliError("--limit and --max-context-chunks must be at least 1")
     opts = _search_options(args, args.limit)
     from zettel_lsp.llm import Ollama, ask
 
     vault = _open_vault(args)
-    if vault is None:
-        return 1
     streamed = False
 
     def show(delta: str) -> None:
@@ -551,7 +653,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             print("", file=sys.stderr)
-            return 130
+            return EXIT_INTERRUPTED
         finally:
             llm.close()
     for m in result.messages:
@@ -560,7 +662,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(f"zettel-lsp: {result.fallback}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-        return 3 if result.fallback else 0
+        return EXIT_NO_ANSWER if result.fallback else EXIT_OK
     if streamed:
         print("\n")
     if result.sources:
@@ -570,24 +672,34 @@ def cmd_ask(args: argparse.Namespace) -> int:
         lines = f"{src['line_start'] + 1}-{src['line_end'] + 1}"
         print(f"{i:>2}. {src['title']}  ({src['path']}:{lines})  score {src['score']:.4f}")
         print(f"    {src['excerpt']}")
-    return 3 if result.fallback else 0
+    return EXIT_NO_ANSWER if result.fallback else EXIT_OK
 
 
 def cmd_suggest(args: argparse.Namespace) -> int:
-    rel = Path(args.card).as_posix().lstrip("./")
-    if not (args.vault / rel).is_file():
-        print(f"zettel-lsp: {args.vault / rel} is not a card of this vault", file=sys.stderr)
-        return 2
-    vault = _open_vault(args)
-    if vault is None:
-        return 1
-    with vault:
-        card = vault.graph.cards.get(rel)
+    _check_vault(args.vault)
+    rel = card_path_argument(args.card, args.vault)
+    vault: Vault | None = None
+    try:
+        vault = _open_vault(args)
+        graph = vault.graph
+    except IndexLockedError as exc:
+        graph = _read_only(args, exc).graph
+    read_only = vault is None
+    with vault if vault is not None else contextlib.nullcontext():
+        if rel is None:  # not a file: a title, alias or file name, as [[links]] name cards
+            rel = graph.resolve(args.card).target
+            if rel is None:
+                misses = near_misses(graph, args.card)
+                hint = f"; did you mean {_or_list(misses)}?" if misses else ""
+                raise CliError(
+                    f"{args.card!r} is not a card of {args.vault} (no such file, title or "
+                    f"alias){hint}"
+                )
+        card = graph.cards.get(rel)
         if card is None:
-            print(f"zettel-lsp: {rel} could not be read (see -v)", file=sys.stderr)
-            return 1
-        mentions = mention_suggestions(vault.graph, card)
-        related = related_suggestions(vault.engine, card, args.limit)
+            raise CliError(f"{rel} could not be read (see -v)", EXIT_FAILED)
+        mentions = mention_suggestions(graph, card)
+        related = related_suggestions(vault.engine, card, args.limit) if vault is not None else []
     out = {
         "card": rel,
         "unlinked_mentions": [
@@ -606,24 +718,48 @@ def cmd_suggest(args: argparse.Namespace) -> int:
             {"path": r.path, "title": r.title, "score": r.score, "reason": r.reason}
             for r in related
         ],
+        "read_only": read_only,
     }
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
+        return EXIT_OK
     print(f"Unlinked mentions in {rel}:" if mentions else f"No unlinked mentions in {rel}.")
     for m in mentions:
         print(f"  line {m.start_pos.line + 1}: '{m.text}' → {m.replacement}")
+    if read_only:
+        print("Related cards: not available read-only (they need the index).")
+        return EXIT_OK
     print("Related cards it does not link to:")
     for r in related:
         print(f"  {r.title}  ({r.path}) — {r.reason}")
-    return 0
+    return EXIT_OK
+
+
+def card_path_argument(arg: str, vault: Path) -> str | None:
+    """The vault-relative path of the note file ``arg`` names: an absolute path, a path
+    relative to the current folder, or one relative to the vault. None when ``arg`` names no
+    such file (it may be a title). Raises :class:`CliError` for a file outside the vault."""
+    given = Path(arg).expanduser()
+    candidates = [given] if given.is_absolute() else [Path.cwd() / given, vault / given]
+    roots = {Path(os.path.abspath(vault)), vault.resolve()}
+    outside: Path | None = None
+    for cand in candidates:
+        if not cand.is_file():
+            continue
+        for path in (Path(os.path.abspath(cand)), cand.resolve()):
+            for root in roots:
+                if path.is_relative_to(root):
+                    return path.relative_to(root).as_posix()
+        outside = outside or cand
+    if outside is not None and given.is_absolute():
+        raise CliError(f"{arg} is not inside the vault {vault}")
+    return None
 
 
 def cmd_eval_links(args: argparse.Namespace) -> int:
-    problem = _check_vault(args.vault)
-    if problem or not args.holdout.is_file():
-        print(problem or f"zettel-lsp: hold-out file {args.holdout} not found", file=sys.stderr)
-        return 2
+    _check_vault(args.vault)
+    if not args.holdout.is_file():
+        raise CliError(f"hold-out file {args.holdout} not found")
     held = load_holdout(args.holdout)
     t0 = time.perf_counter()
     # the copy goes to a new temporary folder (removed afterwards); --index-dir, when given, must
@@ -633,8 +769,6 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
             changed = hc.changed
             args.vault, args.index_dir = hc.vault, hc.index_dir
             vault = _open_vault(args)
-            if vault is None:
-                return 1
             progress = TerminalProgress()
             with vault:
                 report = evaluate_links(
@@ -642,8 +776,7 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
                 )
             progress.finish()
     except WorkDirError as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(str(exc)) from exc
     out = {
         "variant": args.variant,
         "pairs": report.pairs,
@@ -654,7 +787,7 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
     }
     if args.json:
         print(json.dumps(out, indent=2))
-        return 0
+        return EXIT_OK
     print(
         f"{report.pairs:,} held-out links from {report.sources:,} cards "
         f"({changed:,} links un-linked, variant {args.variant})"
@@ -662,25 +795,29 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
     print(f"{'':<14}{'recall@5':>10}{'recall@10':>11}{'mrr':>8}")
     for name, m in report.rankers.items():
         print(f"{name:<14}{m['recall@5']:>10.3f}{m['recall@10']:>11.3f}{m['mrr']:>8.3f}")
-    return 0
+    return EXIT_OK
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    _check_vault(args.vault)
     if not args.golden.is_file():
-        print(f"zettel-lsp: judged queries file {args.golden} not found", file=sys.stderr)
-        return 2
-    golden = load_golden(args.golden)
+        raise CliError(f"judged queries file {args.golden} not found")
+    try:
+        golden = load_golden(args.golden)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise CliError(
+            f"{args.golden} is not a judged-queries file (a JSON list of {{id, query, "
+            f"relevant_paths, ...}}, see docs/evaluation.md): {type(exc).__name__}: {exc}"
+        ) from exc
     opts = _search_options(args, max(args.k, 10))
     vault = _open_vault(args)
-    if vault is None:
-        return 1
     with vault:
         report = evaluate(lambda q: [r.path for r in vault.engine.search(q, opts)], golden, args.k)
     if args.json:
         print(json.dumps(_eval_dict(report, opts), ensure_ascii=False, indent=2))
-        return 0
+        return EXIT_OK
     _print_eval(report)
-    return 0
+    return EXIT_OK
 
 
 BEIR_DEPTH = 100  # results per query in eval-beir: Recall@100 (and MRR over them)
@@ -689,40 +826,32 @@ BEIR_KEYS = ("ndcg@10", "mrr", f"recall@{BEIR_DEPTH}", "ndcg@5", "hit@1")
 
 def cmd_eval_beir(args: argparse.Namespace) -> int:
     if args.limit_queries is not None and args.limit_queries < 1:
-        print("zettel-lsp: --limit-queries must be at least 1", file=sys.stderr)
-        return 2
+        raise CliError("--limit-queries must be at least 1")
     opts = _search_options(args, BEIR_DEPTH)
     t0 = time.perf_counter()
     try:
         collection = load_beir(args.collection)
     except BeirError as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(str(exc)) from exc
     work = args.work_dir or default_work_dir(collection.root, args.cache_dir)
     try:
         wd = prepare_work_dir(collection, work, args.index_dir)
     except WorkDirError as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return 2
+        raise CliError(str(exc)) from exc
     except OSError as exc:
-        print(f"zettel-lsp: cannot write the vault copy in {work}: {exc}", file=sys.stderr)
-        return 1
+        raise CliError(f"cannot write the vault copy in {work}: {exc}", EXIT_FAILED) from exc
     golden = judged_queries(collection, wd.paths)
     if args.limit_queries is not None:
         golden = golden[: args.limit_queries]
     t_vault = time.perf_counter()
     args.vault, args.index_dir = wd.vault, wd.index
     vault = _open_vault(args)
-    if vault is None:
-        return 1
     t_index = time.perf_counter()
     with vault:
 
         def search(q: str) -> list[str]:
-            def at(limit: int) -> list[str]:
-                return [r.path for r in vault.engine.search(q, replace(opts, limit=limit))]
-
-            return as_seen(at, 10, BEIR_DEPTH)
+            # one ranking (its first 10 do not depend on the limit: search/engine.py)
+            return [r.path for r in vault.engine.search(q, opts)]
 
         report = evaluate(search, golden, k=10, recall_k=BEIR_DEPTH)
     t_end = time.perf_counter()
@@ -747,7 +876,7 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
     }
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
+        return EXIT_OK
     print(
         f"Collection {collection.name} ({collection.root}): {len(collection.docs):,} docs, "
         f"{len(golden):,} judged queries scored (of {len(collection.queries):,}), "
@@ -758,7 +887,7 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         f"{out['seconds']['total']:.1f} s"
     )
     _print_eval(report, BEIR_KEYS)
-    return 0
+    return EXIT_OK
 
 
 def _eval_dict(report: EvalReport, opts: SearchOptions) -> dict[str, Any]:
@@ -805,28 +934,58 @@ def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Inde
     )
 
 
+class _StopOnCtrlC:
+    """While active, the first Ctrl-C (SIGINT) only asks to stop: the embedding loop finishes
+    the model batch in hand, saves, and returns. A second Ctrl-C interrupts at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __enter__(self) -> _StopOnCtrlC:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    problem = _check_vault(args.vault)
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
+    _check_vault(args.vault)
     if args.verify_only:
         return _verify_only(args)
     progress = TerminalProgress()
     t0 = time.perf_counter()
-    try:
-        indexer = _open_indexer(args, progress)
-    except (IndexLockedError, StoreError, EmbedderError) as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return 1
+    indexer = _open_indexer(args, progress)
+    interrupted = False
     with indexer:
-        report = indexer.sync()
-        lexical_s = time.perf_counter() - t0
-        lexical_at = time.time()
-        t_dense = time.perf_counter()
-        embedded = indexer.embed_pending()
-        dense_s = time.perf_counter() - t_dense
+        try:
+            report = indexer.sync()
+            lexical_s = time.perf_counter() - t0
+            lexical_at = time.time()
+            t_dense = time.perf_counter()
+            with _StopOnCtrlC() as ctrl_c:
+                embedded = indexer.embed_pending(should_stop=lambda: ctrl_c.requested)
+            interrupted = ctrl_c.requested
+        except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
+            interrupted = True
         progress.finish()
+        if interrupted:
+            # leaving the with-block flushes the store and saves the state: what is done stays
+            done = indexer.state.dense_done
+            print(
+                f"zettel-lsp: interrupted; {done:,} cards embedded, run again to finish",
+                file=sys.stderr,
+            )
+            return EXIT_INTERRUPTED
+        dense_s = time.perf_counter() - t_dense
+        if report.cards == 0:
+            print(no_notes_warning(indexer.vault, len(report.skipped)), file=sys.stderr)
         summary: dict[str, Any] = {
             "vault": str(indexer.vault),
             "index_dir": str(indexer.index_dir),
@@ -875,11 +1034,12 @@ def cmd_index(args: argparse.Namespace) -> int:
                 print(f"  skipped {path}: {reason}")
             if verified is not None:
                 print(verified.format())
+        sys.stdout.flush()
         if verified is not None and not verified.ok:
-            return 1
+            return EXIT_FAILED
         if args.watch:
-            _watch_forever(indexer)
-    return 0
+            _watch_forever(indexer, progress)
+    return EXIT_OK
 
 
 def _verify_only(args: argparse.Namespace) -> int:
@@ -888,39 +1048,35 @@ def _verify_only(args: argparse.Namespace) -> int:
     from zettel_lsp.index.verify import verify_folder
 
     index_dir = args.index_dir or default_index_dir(args.vault, args.cache_dir)
-    try:
-        verified = verify_folder(
-            args.vault,
-            index_dir,
-            _index_settings(args),
-            cache_dir=args.cache_dir or default_cache_dir(),
-            sample=None if args.sample < 0 else args.sample,
-        )
-    except (IndexLockedError, StoreError, EmbedderError) as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return 1
+    verified = verify_folder(
+        args.vault,
+        index_dir,
+        _index_settings(args),
+        cache_dir=args.cache_dir or default_cache_dir(),
+        sample=None if args.sample < 0 else args.sample,
+    )
     if args.json:
         print(json.dumps({"verify": verified.to_json()}, ensure_ascii=False, indent=2))
     else:
         print(verified.format())
-    return 0 if verified.ok else 1
+    return EXIT_OK if verified.ok else EXIT_FAILED
 
 
-def _watch_forever(indexer: Indexer) -> None:
+def _watch_forever(indexer: Indexer, progress: TerminalProgress) -> None:
     from zettel_lsp.index.watch import VaultWatcher
 
     def show(r: SyncReport) -> None:
         if r.new or r.changed or r.renamed or r.deleted:
-            print(f"updated: {r.summary()}", file=sys.stderr)
+            progress.message(f"updated: {r.summary()}")
 
     watcher = VaultWatcher(indexer, on_sync=show)
     watcher.start()
-    print(f"watching {indexer.vault} (Ctrl-C to stop)", file=sys.stderr)
+    progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
     try:
         while True:
             time.sleep(3600)
     except KeyboardInterrupt:
-        pass
+        progress.finish()
     finally:
         watcher.stop()
 

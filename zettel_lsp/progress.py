@@ -1,8 +1,14 @@
-"""Progress on a terminal: one updating line on stderr (nothing when stderr is not a TTY)."""
+"""Progress on a terminal: one updating line on stderr (nothing when stderr is not a TTY), and
+messages that always get a line of their own.
+
+A rate and an ETA are shown only once a phase has run for :data:`MIN_RATE_SECONDS`: a phase
+reported once at its end (a scan of unchanged files takes milliseconds) would otherwise show a
+rate from a near-zero duration ("2,721,000,000/s")."""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
 
@@ -14,9 +20,13 @@ _LABELS = {
     "dense": "chunks embedded",
     "suggest": "cards evaluated",
 }
+MIN_RATE_SECONDS = 1.0
 
 
 class TerminalProgress:
+    """Callable as a :data:`~zettel_lsp.index.sync.ProgressFn`; safe to call from several
+    threads (the watcher's sync and its embedder report at the same time)."""
+
     def __init__(self, stream: TextIO | None = None, min_interval: float = 0.2) -> None:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
@@ -25,37 +35,62 @@ class TerminalProgress:
         self._phase_start = 0.0
         self._last = 0.0
         self._width = 0
+        self._lock = threading.Lock()
 
     def __call__(self, p: Progress) -> None:
         if not self.enabled:
             return
-        now = time.monotonic()
-        if p.phase != self._phase:
-            if self._phase:
-                self.stream.write("\n")
-            self._phase, self._phase_start, self._width = p.phase, now, 0
-        elif now - self._last < self.min_interval and p.done < p.total:
-            return
-        self._last = now
-        elapsed = max(now - self._phase_start, 1e-6)
-        rate = p.done / elapsed
-        eta = (p.total - p.done) / rate if rate > 0 and p.total > p.done else 0.0
-        pct = 100.0 * p.done / p.total if p.total else 100.0
-        line = (
-            f"  {_LABELS.get(p.phase, p.phase)}: {p.done:,}/{p.total:,} ({pct:5.1f}%)"
-            f"  {rate:,.0f}/s  ETA {_fmt(eta)}"
-        )
-        if p.detail:
-            line += f"  {p.detail}"
-        self.stream.write("\r" + line.ljust(self._width))
-        self._width = len(line)
-        self.stream.flush()
+        with self._lock:
+            now = time.monotonic()
+            if p.phase != self._phase:
+                self._end_line()
+                self._phase, self._phase_start, self._width = p.phase, now, 0
+            elif now - self._last < self.min_interval and p.done < p.total:
+                return
+            self._last = now
+            self._write("\r" + line(p, now - self._phase_start))
+
+    def message(self, text: str) -> None:
+        """``text`` on a line of its own (also when progress is off): an active progress line
+        is ended first, so the two never run together."""
+        with self._lock:
+            self._end_line()
+            self.stream.write(text + "\n")
+            self.stream.flush()
 
     def finish(self) -> None:
+        with self._lock:
+            self._end_line()
+
+    def _end_line(self) -> None:
         if self.enabled and self._phase:
             self.stream.write("\n")
             self.stream.flush()
-            self._phase = ""
+        self._phase, self._width = "", 0
+
+    def _write(self, text: str) -> None:
+        shown = len(text) - 1
+        self.stream.write(text.ljust(self._width + 1))
+        self._width = shown
+        self.stream.flush()
+
+
+def line(p: Progress, elapsed: float) -> str:
+    """The progress line of ``p`` after ``elapsed`` seconds in its phase."""
+    pct = 100.0 * p.done / p.total if p.total else 100.0
+    out = f"  {_LABELS.get(p.phase, p.phase)}: {p.done:,}/{p.total:,} ({pct:5.1f}%)"
+    if elapsed >= MIN_RATE_SECONDS and p.done > 0:
+        rate = p.done / elapsed
+        out += f"  {_rate(rate)}"
+        if p.total > p.done:
+            out += f"  ETA {_fmt((p.total - p.done) / rate)}"
+    if p.detail:
+        out += f"  {p.detail}"
+    return out
+
+
+def _rate(per_second: float) -> str:
+    return f"{per_second:,.0f}/s" if per_second >= 10 else f"{per_second:,.1f}/s"
 
 
 def _fmt(seconds: float) -> str:

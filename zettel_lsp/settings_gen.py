@@ -34,7 +34,12 @@ SETTINGS_MD = Path("docs/settings.md")
 NVIM_HELP = Path("editors/nvim/doc/zettel_lsp.txt")
 
 COMMAND = "python -m zettel_lsp.settings_gen --write"
-CLIENT_ONLY_PREFIXES = ("zettel.server.", "zettel.trace.", "zettel.relatedView.")
+CLIENT_ONLY_PREFIXES = (
+    "zettel.server.",
+    "zettel.trace.",
+    "zettel.relatedView.",
+    "zettel.searchView.",
+)
 """VS Code settings of the extension itself, which the server never sees."""
 
 MD_BEGIN = f"<!-- BEGIN generated from zettel_lsp/settings_schema.py by `{COMMAND}` -->"

@@ -11,6 +11,7 @@ editor tests use, and ``.config`` stays the options every module reads.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -44,6 +45,7 @@ PUBLIC_FUNCTIONS = {
     "format_status",
     "paragraph_at_cursor",
     "hover_related",
+    "hover",
 }
 COMMANDS = {
     "ZettelSearch",
@@ -142,6 +144,35 @@ local function main()
   out.paragraph = { zettel.paragraph_at_cursor(buf, 5) }
   out.in_frontmatter = zettel.paragraph_at_cursor(buf, 2)
   out.blank = zettel.paragraph_at_cursor(buf, 6)
+
+  -- Text in floats: wrapped at spaces, links shown as titles and vault-relative paths.
+  local util = require("zettel_lsp.util")
+  local hover = require("zettel_lsp.hover")
+  out.wrapped = util.wrap("alpha beta gamma delta epsilon", 11)
+  out.wrapped_long = util.wrap("a verylongwordthatdoesnotfit b", 10)
+  out.wrapped_max = util.wrap("one two three four five six seven", 10, "  ", "  ", 2)
+  local lines, marks = util.wrap_segments({ { "Title words", "T" }, { "· linked", "D" } }, 12)
+  out.segments = { lines = lines, marks = marks }
+  out.display = hover.display_markdown(table.concat({
+    "### [TF-IDF](file:///v/retrieval/TF-IDF.md)",
+    "- [Reciprocal rank fusion](file:///v/retrieval/Reciprocal%20rank%20fusion.md#L3) · *linked*"
+      .. " — RRF \\[1\\]",
+    "**[pic.png](file:///v/img/pic.png)** (attachment)",
+    "- [a \\[b\\]](file:///elsewhere/x.md#L1) and [web](https://example.org)",
+  }, "\n"), "/v")
+  out.hover_markdown = "> " .. string.rep("word ", 30) .. "\n>\n\n- " .. string.rep("x", 38)
+    .. " - dash " .. string.rep("y", 36) .. " 1. x # z"
+  out.hover_lines = hover.hover_lines(out.hover_markdown, "/v", 40)
+  out.related_lines = { hover.related_lines({
+    { title = "A rather long title of a note", path = "folder/A note.md", line_start = 2,
+      relation = "linked", excerpt = string.rep("text ", 40) },
+    { path = "B.md", excerpt = "" },
+  }, 30) }
+  out.keymaps = {
+    default = config.keymaps({ keymaps = true }),
+    off = vim.tbl_count(config.keymaps({ keymaps = false })),
+    some = config.keymaps({ keymaps = { references = false, hover = "<leader>k" } }),
+  }
 end
 
 local ok, err = xpcall(main, debug.traceback)
@@ -239,3 +270,62 @@ def test_modules_read_no_global_state_of_each_other() -> None:
                 line for line in text.splitlines() if not line.lstrip().startswith("--")
             )
             assert 'require("zettel_lsp")' not in code, path.name
+
+
+def test_text_in_floats_is_wrapped_at_word_boundaries(report: dict[str, Any]) -> None:
+    assert report["wrapped"] == ["alpha beta", "gamma delta", "epsilon"]
+    # only a word longer than a whole line is cut
+    assert report["wrapped_long"] == ["a", "verylongwo", "rdthatdoes", "notfit b"]
+    assert report["wrapped_max"] == ["  one two", "  three …"]
+    # highlights follow the words: (line, start byte, end byte, group)
+    assert report["segments"]["lines"] == ["Title words", "· linked"]
+    assert report["segments"]["marks"] == [
+        [0, 0, 5, "T"],
+        [0, 6, 11, "T"],
+        [1, 0, 2, "D"],  # "·" is two bytes
+        [1, 3, 9, "D"],
+    ]
+
+
+def test_hover_links_show_titles_and_vault_relative_paths(report: dict[str, Any]) -> None:
+    assert report["display"].split("\n") == [
+        "### TF-IDF",
+        "- **Reciprocal rank fusion** `retrieval/Reciprocal rank fusion.md:3` · *linked*"
+        " — RRF \\[1\\]",
+        "**pic.png** (attachment)",
+        "- **a \\[b\\]** `/elsewhere/x.md:1` and [web](https://example.org)",
+    ]
+    lines = report["hover_lines"]
+    assert all(len(line) <= 40 for line in lines), lines
+    quote = [line for line in lines if line.startswith(">")]
+    assert len(quote) == 6 and all(line.startswith("> ") for line in quote[:5]), lines
+    item = lines[lines.index("") + 1 :]
+    # a wrapped line of a list item is indented, and never starts a list item, a numbered item
+    # or a heading: such a word is escaped
+    assert item == ["- " + "x" * 38, "  \\- dash", "  " + "y" * 36, "  1\\. x # z"], item
+    assert not any(re.match(r"\s*([-+*#]|\d+[.)])\s", ln) for ln in item[1:]), item
+    words = [w.lstrip("\\") for w in " ".join(lines).split() if w != ">"]
+    expected = [w for w in report["hover_markdown"].split() if w != ">"]
+    assert [re.sub(r"^(\d+)\\", r"\1", w) for w in words] == expected
+
+
+def test_related_float_lines(report: dict[str, Any]) -> None:
+    lines, marks = report["related_lines"]
+    assert lines == [
+        "Related notes",
+        "A rather long title of a note",
+        "  · linked",
+        "  folder/A note.md:3 — text",
+        "  text text text text text …",
+        "B.md",
+        "  B.md:1",
+    ], lines
+    assert [0, 0, len("Related notes"), "ZettelLspHeader"] in marks
+    assert all(len(line) <= 30 for line in lines)
+
+
+def test_default_keymaps_and_the_option(report: dict[str, Any]) -> None:
+    keymaps = report["keymaps"]
+    assert keymaps["default"] == {"hover": "K", "definition": "gd", "references": "gr"}
+    assert keymaps["off"] == 0
+    assert keymaps["some"] == {"hover": "<leader>k", "definition": "gd"}

@@ -9,9 +9,14 @@ pick an item. The Lua side writes a JSON report that the assertions below read; 
 is off the failure message carries the report (steps reached, notifications, server messages),
 Neovim's own output and the tail of its lsp.log.
 
+Scenarios that need Neovim's own main loop (keys typed as a user types them, CursorMoved and
+CursorHold firing by themselves) run as a coroutine: ``idle(ms)`` hands the editor back to its
+main loop for a while (``run_session(..., asynchronous=True)``).
+
 Neovim 0.7 (Debian's, ``scripts/setup-neovim.sh``) is what CI runs;
 ``ZETTEL_TEST_NVIM=/path/to/nvim`` runs the same tests with another build (the plugin
-feature-detects the APIs of 0.8 and later).
+feature-detects the APIs of 0.8 and later), ``ZETTEL_TEST_NVIM_PLUGIN=/path/to/editors/nvim``
+against another copy of the plugin (e.g. an older commit's, to see a test fail before a fix).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT, ROOT
 from tests.nvim import NVIM, run_headless
 
-PLUGIN = ROOT / "editors" / "nvim"
+PLUGIN = Path(os.environ.get("ZETTEL_TEST_NVIM_PLUGIN") or ROOT / "editors" / "nvim")
 pytestmark = pytest.mark.skipif(
     NVIM is None,
     reason="nvim not on PATH (bash scripts/setup-neovim.sh installs Debian's neovim)",
@@ -167,6 +172,63 @@ end
 
 local scenarios = {}
 local extra_handlers = {} -- method -> lsp-handler, added to the client's handlers by scenarios
+
+-- Asynchronous scenarios (run_session(..., asynchronous=True)) run in a coroutine: idle(ms)
+-- gives Neovim's main loop `ms` milliseconds (typed keys run, CursorMoved and CursorHold fire by
+-- themselves; vim.wait() runs neither). Each wake-up restarts the 'updatetime' wait of
+-- CursorHold, so idle_until() polls less often than that.
+local resume_scenario = nil -- set by the asynchronous main
+
+local function idle(ms)
+  local me = coroutine.running()
+  assert(me, "idle() outside an asynchronous scenario")
+  vim.defer_fn(function()
+    resume_scenario(me)
+  end, ms)
+  coroutine.yield()
+end
+
+local function idle_until(what, cond, timeout, every)
+  local deadline = vim.loop.hrtime() / 1e6 + (timeout or P.step_timeout_ms)
+  while not cond() do
+    if vim.loop.hrtime() / 1e6 > deadline then
+      error("timed out waiting for " .. what .. "; notifications: "
+        .. vim.inspect(out.notifications))
+    end
+    idle(every or 300)
+  end
+end
+
+-- Keys as the user types them (mappings apply); they run once the scenario idles.
+local function type_keys(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), "t", false)
+end
+
+-- The text, size and options of a floating window.
+local function float_info(win)
+  local buf = vim.api.nvim_win_get_buf(win)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local widths = {}
+  for i, line in ipairs(lines) do
+    widths[i] = vim.fn.strdisplaywidth(line)
+  end
+  return {
+    lines = lines,
+    widths = widths,
+    width = vim.api.nvim_win_get_width(win),
+    height = vim.api.nvim_win_get_height(win),
+    wrap = vim.api.nvim_win_get_option(win, "wrap"),
+  }
+end
+
+-- Buffer-local Normal-mode mappings of `bufnr`: lhs -> desc (or rhs).
+local function buffer_maps(bufnr)
+  local maps = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_keymap(bufnr, "n")) do
+    maps[m.lhs] = m.desc or m.rhs or ""
+  end
+  return maps
+end
 """
 
 LUA_MAIN = r"""
@@ -332,13 +394,19 @@ scenarios.related = function()
   vim.cmd("lclose")
 
   -- Hover suggestions: CursorHold in a paragraph shows related notes in a float.
+  vim.o.lines = 50 -- room for every line of it
   vim.cmd("buffer " .. bufnr)
+  -- (vim.wait() runs no CursorMoved: send them as the main loop would) the move :buffer made,
+  -- a jump, then an ordinary one to the paragraph (the float waits for one after a jump)
+  vim.api.nvim_exec_autocmds("CursorMoved", { buffer = bufnr })
   vim.api.nvim_win_set_cursor(0, { line, 0 })
+  vim.api.nvim_exec_autocmds("CursorMoved", { buffer = bufnr })
   vim.api.nvim_exec_autocmds("CursorHold", { buffer = bufnr })
   wait_for("the related-notes float", function() return #float_windows() > 0 end)
   step("float shown")
   local float = float_windows()[1]
   out.float_lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false)
+  out.float = float_info(float)
   -- Moving the cursor closes it.
   vim.api.nvim_win_set_cursor(0, { line, 3 })
   vim.api.nvim_exec_autocmds("CursorMoved", { buffer = bufnr })
@@ -369,6 +437,180 @@ end
 """
 
 
+LUA_MAIN_ASYNC = r"""
+local finished = false
+local function finish(err)
+  if finished then
+    return
+  end
+  finished = true
+  if err then
+    out.error = tostring(err)
+  end
+  pcall(stop_clients)
+  local wrote, werr = pcall(write_out)
+  if not wrote then
+    io.stderr:write("writing the report failed: " .. tostring(werr) .. "\n")
+  end
+  vim.cmd("qa!")
+end
+
+resume_scenario = function(co)
+  local ok, err = coroutine.resume(co)
+  if not ok then
+    finish(debug.traceback(co, err))
+  elseif coroutine.status(co) == "dead" then
+    finish()
+  end
+end
+
+local function main()
+  vim.cmd("filetype on")
+  zettel = require("zettel_lsp")
+  local handlers = {
+    ["window/showMessage"] = function(_, result)
+      table.insert(out.server_messages, result)
+    end,
+  }
+  zettel.setup(vim.tbl_extend("force", {
+    cmd = P.cmd,
+    init_options = { cacheDir = P.cache_dir, indexDir = P.index_dir },
+    hover_suggestions = P.hover_suggestions or false,
+    handlers = handlers,
+  }, P.setup or {}))
+  step("setup")
+  scenarios[P.scenario]()
+  step("done")
+end
+
+resume_scenario(coroutine.create(main))
+"""
+
+
+KEYS_SCENARIO = r"""
+-- K, gd and gr typed as keys in a note, with nothing but setup({cmd = ...}) (asynchronous).
+scenarios.keys = function()
+  vim.o.lines = 50 -- room for every line of K's float
+  local bufnr = open(P.card)
+  wait_ready(bufnr)
+  out.maps = buffer_maps(bufnr)
+  vim.api.nvim_win_set_cursor(0, { P.link_line, P.link_col })
+
+  type_keys("K")
+  idle_until("K's float", function() return #float_windows() > 0 end)
+  idle(300) -- the float is complete
+  step("K float")
+  out.k_float = float_info(float_windows()[1])
+  -- what the server sent, as the plugin shows it before wrapping
+  local c = zettel.get_client(bufnr)
+  local resp = vim.lsp.buf_request_sync(bufnr, "textDocument/hover",
+    vim.lsp.util.make_position_params(), 10000)
+  local raw = resp and resp[c.id] and resp[c.id].result
+  out.k_raw = raw and raw.contents.value or nil
+  out.k_display = out.k_raw and require("zettel_lsp.hover").display_markdown(out.k_raw,
+    c.config.root_dir) or nil
+
+  type_keys("gd")
+  idle_until("gd to open the linked note", function()
+    return vim.endswith(vim.api.nvim_buf_get_name(0), P.target)
+  end)
+  step("gd")
+  out.gd_cursor = vim.api.nvim_win_get_cursor(0)
+  idle_until("the float to close", function() return #float_windows() == 0 end)
+
+  wait_for("the client on the linked note", function() return zettel.get_client(0) ~= nil end)
+  type_keys("gr")
+  idle_until("gr to fill the quickfix list", function() return #vim.fn.getqflist() > 0 end)
+  step("gr")
+  out.references = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    table.insert(out.references, vim.api.nvim_buf_get_name(item.bufnr))
+  end
+end
+"""
+
+JUMP_SCENARIO = r"""
+-- Hover suggestions and jumps (asynchronous): CursorMoved and CursorHold come from Neovim.
+scenarios.jump = function()
+  vim.o.lines = 50
+  vim.o.updatetime = P.updatetime
+  local holds = 0
+  vim.api.nvim_create_autocmd("CursorHold", { callback = function() holds = holds + 1 end })
+  local bufnr = open(P.card)
+  wait_ready(bufnr)
+  vim.api.nvim_win_set_cursor(0, { P.link_line, P.link_col })
+  local slow = P.updatetime + 200 -- polls slower than 'updatetime' let CursorHold come
+  -- resting in the paragraph: its related notes
+  idle_until("the related-notes float", function() return #float_windows() > 0 end, nil, slow)
+  step("float before the jump")
+  out.holds_before_jump = holds
+
+  -- typed (a CursorHold only comes after a key), without the plugin's gd mapping; the quick
+  -- polls hold CursorHold back until the jump is done, as a server that answers within
+  -- 'updatetime' does
+  type_keys("<Cmd>lua vim.lsp.buf.definition()<CR>")
+  idle_until("the jump", function()
+    return vim.endswith(vim.api.nvim_buf_get_name(0), P.target)
+  end, nil, 50)
+  step("jumped")
+  out.jump_cursor = vim.api.nvim_win_get_cursor(0)
+  local at_jump = holds
+  -- resting where the jump went: several CursorHold, no float
+  idle(P.settle_ms)
+  out.holds_after_jump = holds - at_jump
+  out.floats_after_jump = #float_windows()
+
+  -- an ordinary move into a paragraph: the float is back
+  type_keys(P.down .. "j")
+  idle_until("the float after a move", function() return #float_windows() > 0 end, nil, slow)
+  step("float after a move")
+  idle(300)
+  out.cursor_after_move = vim.api.nvim_win_get_cursor(0)
+  local float = float_windows()[1]
+  out.float = float and float_info(float) or nil
+
+  -- K while the suggestions show: K's float replaces them and stays through the next hold
+  vim.api.nvim_win_set_cursor(0, { P.other_link_line, P.other_link_col })
+  type_keys("K")
+  idle(P.settle_ms)
+  local floats = float_windows()
+  out.floats_after_k = #floats
+  out.float_after_k = floats[1] and float_info(floats[1]) or nil
+end
+"""
+
+KEYMAP_OPTIONS_SCENARIO = r"""
+-- keymaps = { definition = "<leader>d", references = false }; a K of the user's own (synchronous).
+scenarios.keymap_options = function()
+  vim.g.mapleader = ","
+  vim.api.nvim_create_autocmd("FileType", {
+    pattern = "markdown",
+    callback = function(args)
+      vim.keymap.set("n", "K", "<Cmd>echo 'mine'<CR>", { buffer = args.buf, desc = "my K" })
+    end,
+  })
+  local bufnr = open(P.card)
+  wait_for("the mappings", function() return vim.fn.maparg(",d", "n") ~= "" end, 60000)
+  out.maps = buffer_maps(bufnr)
+
+  -- a Markdown file outside every vault: no client, no mappings of the plugin
+  vim.cmd("edit " .. vim.fn.fnameescape(P.outside))
+  vim.wait(500)
+  out.outside_maps = buffer_maps(vim.api.nvim_get_current_buf())
+
+  -- keymaps = false: nothing is mapped in a note opened afterwards
+  zettel.config.keymaps = false
+  local other = open(P.other_card)
+  wait_for("the client on the other note", function()
+    local c = zettel.get_client(other)
+    return c ~= nil and c.initialized == true
+  end, 60000)
+  vim.wait(500)
+  out.maps_without_keymaps = buffer_maps(other)
+end
+"""
+
+
 def find_line(text: str, needle: str) -> int:
     """The 1-based line number of the first line containing ``needle``."""
     for number, line in enumerate(text.splitlines(), start=1):
@@ -378,12 +620,22 @@ def find_line(text: str, needle: str) -> int:
 
 
 def run_session(
-    work: Path, params: dict[str, Any], scenarios: str = ""
+    work: Path, params: dict[str, Any], scenarios: str = "", *, asynchronous: bool = False
 ) -> tuple[dict[str, Any], str]:
     """Run one scenario in headless Neovim; (its report, a diagnostic text for failures).
 
-    ``scenarios``: more Lua scenario definitions (``scenarios.name = function() ... end``)."""
-    script = LUA_HARNESS + SEARCH_SCENARIO + SUGGEST_SCENARIO + RELATED_SCENARIO + scenarios
+    ``scenarios``: more Lua scenario definitions (``scenarios.name = function() ... end``).
+    ``asynchronous``: the scenario runs as a coroutine that may ``idle(ms)``."""
+    script = (
+        LUA_HARNESS
+        + SEARCH_SCENARIO
+        + SUGGEST_SCENARIO
+        + RELATED_SCENARIO
+        + KEYS_SCENARIO
+        + JUMP_SCENARIO
+        + KEYMAP_OPTIONS_SCENARIO
+        + scenarios
+    )
     params = {
         "cmd": [sys.executable, "-m", "zettel_lsp"],
         "cache_dir": str(work / "cache"),
@@ -393,7 +645,10 @@ def run_session(
         "step_timeout_ms": STEP_TIMEOUT_MS,
         **params,
     }
-    report, diagnostic = run_headless(script + LUA_MAIN, params, work, rtp=PLUGIN)
+    main = LUA_MAIN_ASYNC if asynchronous else LUA_MAIN
+    report, diagnostic = run_headless(
+        script + main, params, work, rtp=PLUGIN, quit=not asynchronous
+    )
     assert report is not None, f"the Lua script wrote no report\n{diagnostic}"
     diagnostic = f"report: {json.dumps(report, indent=1, ensure_ascii=False)[-6000:]}\n{diagnostic}"
     assert "error" not in report, f"Lua error: {report['error']}\n{diagnostic}"
@@ -574,6 +829,10 @@ def test_related_lists_notes_and_hover_mode_shows_them(tmp_path: Path) -> None:
     assert "Related notes" in float_text, float_text
     titles = [item["text"].split(" [", 1)[0] for item in items]
     assert titles[0] in float_text, (titles, float_text)
+    # each note with its vault-relative path and line, the float sized to its text
+    first_rel = Path(items[0]["file"]).resolve().relative_to(vault.resolve()).as_posix()
+    assert f"  {first_rel}:{items[0]['lnum']}" in float_text, float_text
+    assert_fits(report["float"], diagnostic)
     assert report["float_on_same_paragraph"] == 0, "the same paragraph was asked about twice"
     assert report["float_on_other_paragraph"] == 1, diagnostic
     assert len(items) == 5  # the server's default hoverLimit
@@ -612,3 +871,177 @@ def test_help_file_tags_are_valid(tmp_path: Path) -> None:
     for tag in ("zettel_lsp", ":ZettelReindex", ":ZettelStatus", "zettel_lsp-setup"):
         assert tag in tags, tags
     assert "zettel_lsp-troubleshooting" in tags and "zettel_lsp-ollama" in tags
+
+
+# ---------------------------------------------------------------- K, gd, gr; floats; jumps
+
+LINK_CARD = PROSE_CARD  # BM25.md: "In classic [[TF-IDF]] the weight grows ..."
+LINK_TARGET = "retrieval/TF-IDF.md"
+
+
+def link_position(text: str, needle: str = "[[TF-IDF]]") -> tuple[int, int]:
+    """(1-based line, 0-based byte column) of the middle of ``needle``'s target."""
+    line = find_line(text, needle)
+    col = text.splitlines()[line - 1].encode("utf-8").index(needle.encode("utf-8"))
+    return line, col + 4
+
+
+def assert_fits(float_info: dict[str, Any], diagnostic: str) -> None:
+    """A float sized to its text: as wide as its widest line (no soft wrap, nothing cut off at
+    the right or with "@@@" at the bottom), as high as its lines, at most 80 cells of text."""
+    width, lines, widths = float_info["width"], float_info["lines"], float_info["widths"]
+    assert lines and float_info["height"] == len(lines), (float_info, diagnostic)
+    assert max(widths) == width <= 80, (float_info, diagnostic)
+    assert not float_info["wrap"], float_info
+
+
+def float_words(lines: list[str]) -> list[str]:
+    """The words of a float's lines, without the "> " of wrapped quote lines and the "\\" the
+    plugin puts before a list or heading marker that starts a wrapped line."""
+    words = []
+    for word in " ".join(lines).split():
+        if word == ">":
+            continue
+        if word.startswith("\\") and re.fullmatch(r"\\([-+*>=]+|#+)", word):
+            word = word[1:]
+        words.append(re.sub(r"^(\d+)\\([.)])$", r"\1\2", word))
+    return words
+
+
+def test_k_gd_gr_work_with_the_documented_setup(tmp_path: Path) -> None:
+    """setup({cmd = ...}) alone: K shows the link's preview (titles and vault-relative paths,
+    wrapped at word boundaries, sized to its text), gd follows the link, gr lists backlinks.
+    On 0.7 these keys did nothing useful before (a man page, a Vim search)."""
+    vault = make_vault(tmp_path)
+    line, col = link_position((vault / LINK_CARD).read_text(encoding="utf-8"))
+    report, diagnostic = run_session(
+        tmp_path,
+        {
+            "scenario": "keys",
+            "vault": str(vault),
+            "card": LINK_CARD,
+            "link_line": line,
+            "link_col": col,
+            "target": LINK_TARGET,
+        },
+        asynchronous=True,
+    )
+    assert not server_errors(report) and not plugin_errors(report), diagnostic
+    maps = report["maps"]
+    for lhs in ("K", "gd", "gr"):
+        assert maps.get(lhs, "").startswith("zettel-lsp: "), (lhs, maps)
+
+    k_float = report["k_float"]
+    text = "\n".join(k_float["lines"])
+    assert "file:" not in text and "%20" not in text, text
+    assert k_float["lines"][0] == "### TF-IDF", text
+    assert f"`{LINK_TARGET}`" in text, text  # the server's line under the title
+    # similar notes: "**title** `folder/note.md:line`"
+    assert re.search(r"\*\*[^*]+\*\* `[^`]+\.md:\d+`", text), text
+    assert_fits(k_float, diagnostic)
+    # every word of what the server said, once, in order: none split, none cut off
+    raw = report["k_raw"]
+    assert raw and "file://" in raw, raw
+    expected = [w for w in report["k_display"].split() if w != ">"]
+    assert float_words(k_float["lines"]) == expected, (k_float["lines"], report["k_display"])
+
+    assert report["gd_cursor"] == [1, 0], diagnostic
+    references = {Path(name).resolve() for name in report["references"]}
+    assert (vault / LINK_CARD).resolve() in references, report["references"]
+
+
+def test_hover_suggestions_wait_for_an_ordinary_move_after_a_jump(tmp_path: Path) -> None:
+    """CursorHold right after a jump (here to a heading, a paragraph of its own) shows no
+    related-notes float; after the next ordinary move it does, sized to its text with
+    vault-relative paths. K's float is not replaced by it."""
+    vault = make_vault(tmp_path)
+    source = (vault / LINK_TARGET).read_text(encoding="utf-8")  # TF-IDF.md links to BM25
+    line, col = link_position(source, "[[BM25#Saturation and the k1 parameter]]")
+    bm25 = (vault / LINK_CARD).read_text(encoding="utf-8")
+    heading_line = find_line(bm25, "## Saturation and the k1 parameter")
+    prose_line = find_line(bm25, "In classic [[TF-IDF]]")
+    other_line, other_col = link_position(bm25, "[[Reciprocal rank fusion]]")
+    report, diagnostic = run_session(
+        tmp_path,
+        {
+            "scenario": "jump",
+            "vault": str(vault),
+            "card": LINK_TARGET,
+            "link_line": line,
+            "link_col": col,
+            "target": LINK_CARD,
+            "down": str(prose_line - heading_line),
+            "other_link_line": other_line,
+            "other_link_col": other_col,
+            "updatetime": 500,
+            "settle_ms": 2000,
+            "hover_suggestions": True,
+        },
+        asynchronous=True,
+    )
+    assert not server_errors(report) and not plugin_errors(report), diagnostic
+    assert report["holds_before_jump"] >= 1, diagnostic
+    assert report["holds_after_jump"] >= 1, "CursorHold should have fired after the jump"
+    assert report["jump_cursor"][0] == heading_line, diagnostic
+    assert report["floats_after_jump"] == 0, "the related-notes float opened right after gd"
+
+    assert report["cursor_after_move"][0] == prose_line, diagnostic
+    float_info = report["float"]
+    lines = float_info["lines"]
+    assert lines[0] == "Related notes", lines
+    text = "\n".join(lines)
+    assert "file:" not in text and "%20" not in text, text
+    # each note: its title (and relation), then "  folder/note.md:line — excerpt"
+    paths = [re.match(r"  (\S.*?\.md):(\d+)", ln) for ln in lines]
+    found = [m.group(1) for m in paths if m]
+    assert found and all((vault / p).is_file() for p in found), (found, text)
+    assert_fits(float_info, diagnostic)
+
+    assert report["floats_after_k"] == 1, diagnostic
+    assert report["float_after_k"]["lines"][0] == "### Reciprocal rank fusion", report[
+        "float_after_k"
+    ]
+
+
+def test_keymaps_option_and_mappings_of_the_user(tmp_path: Path) -> None:
+    """keymaps = { definition = "<leader>d", references = false }: K stays the user's own
+    (mapped before the server attached), gd moves to <leader>d, gr is not mapped; nothing is
+    mapped outside a vault, and keymaps = false maps nothing."""
+    vault = make_vault(tmp_path)
+    outside = tmp_path / "outside" / "loose note.md"
+    outside.parent.mkdir()
+    outside.write_text("# Loose\n\nNot in a vault.\n", encoding="utf-8")
+    report, diagnostic = run_session(
+        tmp_path,
+        {
+            "scenario": "keymap_options",
+            "vault": str(vault),
+            "card": LINK_CARD,
+            "other_card": LINK_TARGET,
+            "outside": str(outside),
+            "setup": {"keymaps": {"definition": "<leader>d", "references": False}},
+        },
+    )
+    maps = report["maps"]
+    assert maps.get("K") == "my K", (maps, diagnostic)
+    assert maps.get(",d", "").startswith("zettel-lsp: "), maps
+    assert "gd" not in maps and "gr" not in maps, maps
+
+    def plugin_maps(m: dict[str, str]) -> list[str]:
+        return [lhs for lhs, desc in m.items() if desc.startswith("zettel-lsp: ")]
+
+    assert plugin_maps(report["outside_maps"]) == [], report["outside_maps"]
+    assert report["outside_maps"].get("K") == "my K"
+    assert plugin_maps(report["maps_without_keymaps"]) == [], report["maps_without_keymaps"]
+
+
+def test_helptags_output_is_ignored_by_git() -> None:
+    """:helptags (lazy.nvim, packer, :helptags ALL) writes editors/nvim/doc/tags: not a change
+    to commit."""
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    proc = subprocess.run(
+        [git, "check-ignore", "-q", "editors/nvim/doc/tags"], cwd=ROOT, capture_output=True
+    )
+    assert proc.returncode == 0, "editors/nvim/doc/tags is not ignored (.gitignore)"

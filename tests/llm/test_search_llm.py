@@ -147,3 +147,21 @@ def test_expansion_and_rerank_together(vault: Vault, stub: OllamaStub) -> None:
     assert messages == [] and len(results) == 5
     assert {"baking/Levain.md", "retrieval/Inverted index.md"} <= set(paths(results))
     assert len(stub.bodies("/api/chat")) == 2
+
+
+def test_with_llm_steps_a_larger_limit_only_appends(vault: Vault, stub: OllamaStub) -> None:
+    """Expansion and LLM rerank rank the first tier; more results continue with the plain
+    ranking, so search_llm(limit=a) is search_llm(limit=b)[:a] (issue #14)."""
+    llm = make_llm(stub.url)
+    q = "levain and inverted index"
+    runs = {
+        limit: paths(
+            search_llm(vault.engine, llm, q, SearchOptions(limit=limit), expand=True, rerank=True)[
+                0
+            ]
+        )
+        for limit in (3, 10, 40, 80)
+    }
+    for a, b in ((3, 10), (10, 40), (40, 80), (3, 80)):
+        assert runs[a] == runs[b][:a], (a, b)
+    assert len(runs[80]) > len(runs[10]) and len(set(runs[80])) == len(runs[80])

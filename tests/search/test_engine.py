@@ -8,6 +8,8 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import EXAMPLE_VAULT
 from zettel_lsp.search.engine import DEFAULT_DEPTH, SearchOptions
@@ -63,12 +65,43 @@ def test_a_file_name_finds_its_card_when_the_title_differs(vault: Vault) -> None
     assert paths(vault, "zz-7f3a")[0] == "zz-7f3a.md"
 
 
+# a fixed list: title queries (exact, prefix), keyword and natural-language queries, one word
+# that is everywhere and one that is nowhere
+LIMIT_QUERIES = (
+    "bread dough fermentation",
+    "rank fusion",
+    "how to link notes",
+    "home",
+    "BM25",
+    "Sourdough",
+    "the",
+    "retrieval evaluation with judged queries",
+    "xylophone",
+)
+
+
 @pytest.mark.parametrize("fusion", ["rrf", "convex"])
-def test_the_first_results_do_not_depend_on_the_limit(vault: Vault, fusion: str) -> None:
-    for query in ("bread dough fermentation", "rank fusion", "how to link notes", "home"):
-        full = paths(vault, query, limit=DEFAULT_DEPTH, fusion=fusion)
-        for limit in (1, 3, 10, 20, DEFAULT_DEPTH - 1):
-            assert paths(vault, query, limit=limit, fusion=fusion) == full[:limit], (query, limit)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_first_results_do_not_depend_on_the_limit(
+    vault: Vault, fusion: str, data: st.DataObject
+) -> None:
+    """search(limit=a) == search(limit=b)[:a] for random a < b, also past the legs' depth
+    (DEFAULT_DEPTH chunks) and past the number of cards (the vault has 53)."""
+    query = data.draw(st.sampled_from(LIMIT_QUERIES), label="query")
+    a = data.draw(st.integers(1, 80), label="a")
+    b = data.draw(st.integers(a + 1, 120), label="b")
+    small = paths(vault, query, limit=a, fusion=fusion)
+    large = paths(vault, query, limit=b, fusion=fusion)
+    assert small == large[:a], (query, a, b)
+    assert len(set(large)) == len(large)  # each card once
+
+
+def test_a_larger_limit_goes_past_the_first_tier(vault: Vault) -> None:
+    """More cards than the first tier holds: the ranking goes on (deeper legs) rather than
+    stopping, and it never lists more cards than the vault has."""
+    first_tier = paths(vault, "bread dough fermentation", limit=1000, depth=DEFAULT_DEPTH)
+    assert DEFAULT_DEPTH < len(first_tier) <= len(vault.graph.cards)
 
 
 def test_both_fusions_find_the_card_about_it(vault: Vault) -> None:

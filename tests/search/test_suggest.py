@@ -5,11 +5,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.search.suggest import link_name, linked_targets, mention_suggestions
+from zettel_lsp.search.suggest import (
+    MentionEvidence,
+    by_specificity,
+    link_name,
+    linked_targets,
+    mention_confidence,
+    mention_suggestions,
+    rank_mentions,
+    ranked_mentions,
+)
 
 VAULT = {
     "retrieval/Reciprocal rank fusion.md": "---\naliases: [RRF]\n---\n# Reciprocal rank fusion\n",
@@ -89,3 +99,59 @@ def test_suggest_cli_excludes_linked_cards_and_itself(example_vault: Path, tmp_p
     (m,) = [m for m in data["unlinked_mentions"] if m["text"] == "reciprocal rank fusion"]
     line = (example_vault / card).read_text().split("\n")[m["line"]]
     assert line[m["start_character"] : m["end_character"]] == "reciprocal rank fusion"
+
+
+def common_word_vault() -> LinkGraph:
+    """The card "Process" is named by ten cards and linked by none; "Kanban board" is linked by
+    four of the five cards that name it."""
+    spec = {
+        "Process.md": "# Process\n",
+        "Kanban board.md": "# Kanban board\n",
+        "Drama.md": "---\naliases: [Principles]\n---\nActing.\n",
+    }
+    for i in range(10):
+        spec[f"n/Note {i}.md"] = f"Note {i} follows a process, step by step.\n"
+    for i in range(4):
+        spec[f"k/Team {i}.md"] = f"Team {i} uses a [[Kanban board]].\n"
+    spec["k/Team 4.md"] = "Team 4 has a Kanban board too.\n"
+    return LinkGraph.build(parse_card(p, t) for p, t in spec.items())
+
+
+def test_each_card_once_with_its_count_most_confident_first() -> None:
+    g = common_word_vault()
+    text = "The process: put the process on a Kanban board. principles apply."
+    draft = parse_card("Draft.md", text)
+    ranked = rank_mentions(g, mention_suggestions(g, draft))
+    assert [(t.target, t.count) for t in ranked] == [
+        ("Kanban board.md", 1),
+        ("Drama.md", 1),
+        ("Process.md", 2),
+    ]
+    kanban, drama, process = ranked
+    assert (kanban.linked_by, kanban.named_by) == (4, 1)
+    assert (process.linked_by, process.named_by) == (0, 10)
+    assert kanban.confident and not process.confident and not drama.confident
+    assert [m.text for m in process.mentions] == ["process", "process"]
+    assert by_specificity(g, mention_suggestions(g, draft)) == [t.target for t in ranked]
+    assert [t.target for t in ranked_mentions(g, draft)] == [t.target for t in ranked]
+
+
+def test_confidence_weighs_link_rate_length_case_and_heading_aliases() -> None:
+    base = MentionEvidence(linked_by=3, named_by=3, words=1, chars=8, case=0, heading_alias=False)
+    c = mention_confidence
+    assert c(replace(base, linked_by=30)) > c(base) > c(replace(base, named_by=300))
+    assert c(replace(base, words=3, chars=20)) > c(base) > c(replace(base, chars=4))
+    assert c(replace(base, case=1)) > c(base) > c(replace(base, case=-1))
+    assert c(replace(base, heading_alias=True)) < c(base)
+    assert all(0.0 < c(replace(base, named_by=n)) < 1.0 for n in (0, 10**6))
+
+
+def test_a_card_the_note_already_links_comes_last_and_is_never_confident() -> None:
+    g = common_word_vault()
+    draft = parse_card("Draft.md", "A [[Kanban board]]; the Kanban board and the process.")
+    ranked = ranked_mentions(g, draft)
+    assert [(t.target, t.already_linked) for t in ranked] == [
+        ("Process.md", False),
+        ("Kanban board.md", True),
+    ]
+    assert ranked[1].confidence > ranked[0].confidence and not ranked[1].confident

@@ -94,22 +94,108 @@ async def test_unsaved_text_is_what_counts(client: LanguageClient, shared_vault:
     assert edit.new_text == "[[Cosine similarity|cosine similarity]]"
 
 
-async def test_link_all_covers_every_mention(client: LanguageClient, shared_vault: Path) -> None:
+def whole_note(path: Path) -> types.Range:
+    lines = path.read_text(encoding="utf-8").split("\n")
+    return types.Range(
+        start=types.Position(line=0, character=0),
+        end=types.Position(line=len(lines), character=0),
+    )
+
+
+async def test_link_confident_mentions_comes_after_the_fixes_and_says_how_many(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    """Issue #14: "Link all" linked every mention, common words included, and came first. Now
+    "Link N confident mentions" follows the quick fixes, one per mentioned card, and links
+    only the mentions of confident cards."""
     path = shared_vault / "retrieval" / "Inverted index.md"
     uri = await open_doc(client, path)
-    got = await actions(client, uri, line_range(0))
-    link_all = next(a for a in got if a.title.startswith("Link all unlinked mentions"))
+    got = await actions(client, uri, whole_note(path))
+    kinds = [a.kind for a in got]
+    fixes = [a for a in got if a.kind == types.CodeActionKind.QuickFix]
+    (link_all,) = [a for a in got if re.fullmatch(r"Link \d+ confident mentions?", a.title)]
+    assert not [a for a in got if a.title.startswith("Link all")]
+    at = got.index(link_all)
+    assert at == len(fixes) and kinds[:at] == [types.CodeActionKind.QuickFix] * at
+    assert all(a.title.startswith("Add related links") for a in got[at + 1 :])
     edits = edits_of(link_all, uri)
-    n = int(re.search(r"\((\d+)\)", link_all.title).group(1))  # type: ignore[union-attr]
-    assert n == len(edits) >= 2
-    texts = {e.new_text for e in edits}
-    assert "[[Niklas Luhmann]]" in texts
-    # edits never overlap
+    n = int(link_all.title.split()[1])
+    assert n == len(edits) >= 1
+    assert "[[Niklas Luhmann]]" in {e.new_text for e in edits}
+    # every confident edit is also offered as a quick fix, and fixes name each card once
+    fix_edits = {
+        (e.range.start.line, e.range.start.character, e.new_text)
+        for f in fixes
+        for e in edits_of(f, uri)
+    }
+    assert {(e.range.start.line, e.range.start.character, e.new_text) for e in edits} <= fix_edits
+    targets = [edits_of(f, uri)[0].new_text.split("|")[0].strip("[]") for f in fixes]
+    assert len(targets) == len(set(targets))
     spans = sorted(
         (e.range.start.line, e.range.start.character, e.range.end.character) for e in edits
     )
     for a, b in itertools.pairwise(spans):
         assert a[0] < b[0] or a[2] <= b[1]
+
+
+async def test_a_card_mentioned_twice_gets_one_fix_with_its_count(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    path = shared_vault / "baking" / "Crumb.md"
+    text = path.read_text(encoding="utf-8")
+    added = "Cosine similarity, they say, is not cosine similarity."
+    uri = await open_doc(client, path, added + "\n" + text)
+    first_line = types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=1, character=0)
+    )
+    got = await actions(client, uri, first_line)
+    (fix,) = [a for a in got if a.kind == types.CodeActionKind.QuickFix]
+    assert fix.title == "Link 'Cosine similarity' → [[Cosine similarity]] (2 mentions)"
+    assert [e.new_text for e in edits_of(fix, uri)] == [
+        "[[Cosine similarity]]",
+        "[[Cosine similarity|cosine similarity]]",
+    ]
+
+
+async def test_suggest_links_json_adds_targets_and_the_confident_edits(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    path = shared_vault / "baking" / "Crumb.md"
+    text = path.read_text(encoding="utf-8")
+    added = "Cosine similarity, they say, is not cosine similarity: see https://example.org/crumb."
+    uri = await open_doc(client, path, added + "\n" + text)
+    got = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="zettel.suggestLinks", arguments=[{"uri": uri}])
+    )
+    mentions = got["unlinked_mentions"]
+    assert mentions and all(
+        {"text", "target", "target_title", "replacement", "range"} <= set(m) for m in mentions
+    )
+    targets = got["mention_targets"]
+    assert len({t["target"] for t in targets}) == len(targets)
+    (cos,) = [t for t in targets if t["target"] == "retrieval/Cosine similarity.md"]
+    assert cos["count"] == 2 and len(cos["ranges"]) == 2
+    assert [t["confidence"] for t in targets] == sorted(
+        (t["confidence"] for t in targets), reverse=True
+    )
+    assert all(
+        m["count"] == next(t["count"] for t in targets if t["target"] == m["target"])
+        for m in mentions
+    )
+    confident = got["link_confident"]
+    assert (
+        confident["count"]
+        == len(confident["edits"])
+        == sum(t["count"] for t in targets if t["confident"])
+    )
+    assert confident["title"].startswith(f"Link {confident['count']} confident mention")
+    # nothing inside the URL on line 0
+    url_at = added.index("https://")
+    assert not [
+        m
+        for m in mentions
+        if m["range"]["start"]["line"] == 0 and m["range"]["start"]["character"] >= url_at
+    ]
 
 
 async def test_add_related_links_inserts_new_links_under_the_heading(

@@ -51,8 +51,9 @@ class EvalReport:
 
 def as_seen(search: Callable[[int], Sequence[str]], k: int, deep: int) -> list[str]:
     """The ranking a user sees for the first ``k`` results (``search(k)``), continued to ``deep``
-    results from ``search(deep)`` for recall. Legs fetch more for a larger limit, which can
-    reorder the top, so top-k metrics must come from a limit-``k`` search."""
+    results from ``search(deep)`` for recall: for a search whose top may depend on the limit.
+    The engine's own ranking does not (search/engine.py: ``search(deep)[:k] == search(k)``),
+    so for it this is ``search(deep)``."""
     top = list(search(k))
     if deep <= k:
         return top

@@ -3,13 +3,16 @@
 For each held-out (src, dst) link, a copy of the vault un-links it (all held-out links at once):
 variant ``mention`` turns the link into its visible text; variant ``removed`` deletes the sentence
 that holds it. The copy is indexed once; then for each src, each ranker lists cards src does not
-link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported for:
+link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported, and precision@5 per src
+(the share of its first five suggestions that are held-out links, over the srcs with at least
+one suggestion), for:
 
 - ``ours``: reciprocal rank fusion of the cards src names without linking (unlinked mentions,
   most specific first, weight 2) and the related-card ranking (dense + BM25 over src's chunks +
   graph proximity);
 - ``title``: exact title/alias match only (the unlinked mentions, in order of appearance), and
-  ``title_specific``: the same cards, most specific first;
+  ``title_specific``: the same cards as the server ranks them, most confident first, noise left
+  out (:func:`zettel_lsp.search.suggest.rank_mentions`);
 - ``bm25``: BM25 over src's text;
 - ``adamic_adar``: Adamic-Adar on the remaining link graph (two hops).
 
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.suggest import (
@@ -166,23 +170,87 @@ class LinkEvalReport:
     rankers: dict[str, dict[str, float]]
 
 
-def evaluate_links(
-    vault: Vault, held: Sequence[HeldOut], *, progress: Callable[[int, int], None] | None = None
-) -> LinkEvalReport:
+def precision_at_k(ranked: Sequence[str], relevant: set[str], k: int) -> float | None:
+    """Of the first ``k`` suggestions (fewer when fewer are made), the share that are held-out
+    links; None when nothing is suggested."""
+    top = ranked[:k]
+    if not top:
+        return None
+    return len(relevant & set(top)) / len(top)
+
+
+class _Scores:
+    """Recall@5, Recall@10 and MRR per held-out pair; precision@5 per source (over sources with
+    at least one suggestion; ``suggested`` is their share)."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[str, list[tuple[float, float, float]]] = {}
+        self.precision: dict[str, list[float]] = {}
+        self.sources: dict[str, int] = {}
+
+    def add(self, name: str, ranking: Sequence[str], dsts: set[str]) -> None:
+        rows = self.pairs.setdefault(name, [])
+        for dst in sorted(dsts):
+            rows.append(
+                (
+                    recall_at_k(ranking, {dst}, 5),
+                    recall_at_k(ranking, {dst}, 10),
+                    reciprocal_rank(ranking, {dst}),
+                )
+            )
+        self.sources[name] = self.sources.get(name, 0) + 1
+        p5 = precision_at_k(ranking, dsts, 5)
+        if p5 is not None:
+            self.precision.setdefault(name, []).append(p5)
+
+    def report(self, sources: int) -> LinkEvalReport:
+        rankers: dict[str, dict[str, float]] = {}
+        for name, rows in self.pairs.items():
+            if not rows:
+                continue
+            p5 = self.precision.get(name, [])
+            rankers[name] = {
+                "recall@5": sum(r[0] for r in rows) / len(rows),
+                "recall@10": sum(r[1] for r in rows) / len(rows),
+                "mrr": sum(r[2] for r in rows) / len(rows),
+                "precision@5": sum(p5) / len(p5) if p5 else 0.0,
+                "suggested": len(p5) / self.sources[name],
+            }
+        first = next(iter(self.pairs.values()), [])
+        return LinkEvalReport(len(first), sources, rankers)
+
+
+def mention_rankings(graph: LinkGraph, card: Card, exclude: set[str]) -> dict[str, list[str]]:
+    """The cards ``card`` names without linking (none of ``exclude``): in order of appearance
+    (``title``) and as the server ranks them (``title_specific``, :func:`by_specificity`)."""
+    mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
+    return {
+        "title": list(dict.fromkeys(m.target for m in mentions)),
+        "title_specific": by_specificity(graph, mentions),
+    }
+
+
+def _by_src(held: Sequence[HeldOut]) -> dict[str, set[str]]:
     by_src: dict[str, set[str]] = {}
     for h in held:
         by_src.setdefault(h.src, set()).add(h.dst)
+    return by_src
+
+
+def evaluate_links(
+    vault: Vault, held: Sequence[HeldOut], *, progress: Callable[[int, int], None] | None = None
+) -> LinkEvalReport:
+    by_src = _by_src(held)
     graph = vault.graph
     engine = vault.engine
-    per: dict[str, list[tuple[float, float, float]]] = {}
+    scores = _Scores()
     for i, (src, dsts) in enumerate(sorted(by_src.items())):
         card = graph.cards.get(src)
         if card is None:
             continue
         exclude = linked_targets(graph, card) | {src}
-        mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
-        title = list(dict.fromkeys(m.target for m in mentions))
-        specific = by_specificity(graph, mentions)
+        by_mention = mention_rankings(graph, card, exclude)
+        specific = by_mention["title_specific"]
         related = [r.path for r in related_suggestions(engine, card, 30)]
         fused = rrf_scores({"mentions": specific, "related": related}, weights={"mentions": 2.0})
         ours = sorted(fused, key=lambda p: (-fused[p], p))
@@ -191,30 +259,52 @@ def evaluate_links(
         aa = [p for p, _ in two_hop_neighbours(graph, src, exclude)]
         lists = (
             ("ours", ours),
-            ("title", title),
+            ("title", by_mention["title"]),
             ("title_specific", specific),
             ("bm25", bm25),
             ("adamic_adar", aa),
         )
         for name, ranking in lists:
-            rows = per.setdefault(name, [])
-            for dst in dsts:
-                rows.append(
-                    (
-                        recall_at_k(ranking, {dst}, 5),
-                        recall_at_k(ranking, {dst}, 10),
-                        reciprocal_rank(ranking, {dst}),
-                    )
-                )
+            scores.add(name, ranking, dsts)
         if progress is not None:
             progress(i + 1, len(by_src))
-    rankers = {
-        name: {
-            "recall@5": sum(r[0] for r in rows) / len(rows),
-            "recall@10": sum(r[1] for r in rows) / len(rows),
-            "mrr": sum(r[2] for r in rows) / len(rows),
-        }
-        for name, rows in per.items()
-        if rows
-    }
-    return LinkEvalReport(len(per.get("ours", [])), len(by_src), rankers)
+    return scores.report(len(by_src))
+
+
+def evaluate_mentions(graph: LinkGraph, held: Sequence[HeldOut]) -> LinkEvalReport:
+    """The mention rankers only (``title``, ``title_specific``): no index and no model, so a
+    ranking change can be measured in seconds (``python -m zettel_lsp.eval.links``)."""
+    by_src = _by_src(held)
+    scores = _Scores()
+    for src, dsts in sorted(by_src.items()):
+        card = graph.cards.get(src)
+        if card is None:
+            continue
+        exclude = linked_targets(graph, card) | {src}
+        for name, ranking in mention_rankings(graph, card, exclude).items():
+            scores.add(name, ranking, dsts)
+    return scores.report(len(by_src))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m zettel_lsp.eval.links VAULT HOLDOUT [--variant mention|removed]``: the
+    mention rankers on an un-linked copy, as JSON (the full evaluation is ``eval-links``)."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m zettel_lsp.eval.links")
+    parser.add_argument("vault", type=Path)
+    parser.add_argument("holdout", type=Path)
+    parser.add_argument("--variant", default="mention", choices=("mention", "removed"))
+    args = parser.parse_args(argv)
+    held = load_holdout(args.holdout)
+    with holdout_copy(args.vault, held, args.variant) as hc:
+        cards, _ = load_vault(hc.vault)
+        report = evaluate_mentions(LinkGraph.build(cards), held)
+    out = {"pairs": report.pairs, "sources": report.sources, "rankers": report.rankers}
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

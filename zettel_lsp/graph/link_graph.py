@@ -16,7 +16,13 @@ from enum import StrEnum
 import networkx as nx
 
 from zettel_lsp.graph.resolver import Resolution, Resolver, card_keys, name_key, tie_break_key
-from zettel_lsp.notes.mentions import DEFAULT_MIN_LENGTH, Mention, MentionMatcher, normalise
+from zettel_lsp.notes.mentions import (
+    DEFAULT_MIN_LENGTH,
+    Mention,
+    MentionMatcher,
+    normalise,
+    unlinkable,
+)
 from zettel_lsp.notes.model import Card, Link
 
 
@@ -237,8 +243,7 @@ class LinkGraph:
     def find_mentions_in(self, card: Card) -> list[UnlinkedMention]:
         """Unlinked mentions in any card text (e.g. an editor's unsaved version), not stored."""
         matcher = self._matcher_now()
-        excluded = sorted([*card.masked, *((ln.span.start, ln.span.end) for ln in card.links)])
-        return self._to_mentions(card, matcher.find(card.text, _merge(excluded)))
+        return self._to_mentions(card, matcher.find(card.text, unlinkable(card)))
 
     # ------------------------------------------------------------------ internals
 
@@ -355,14 +360,3 @@ class LinkGraph:
                 UnlinkedMention(card.path, target, m.start, m.end, card.text[m.start : m.end])
             )
         return out
-
-
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for s, e in spans:
-        if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1] = (out[-1][0], e)
-        else:
-            out.append((s, e))
-    return out

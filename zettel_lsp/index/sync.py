@@ -642,14 +642,31 @@ class Indexer:
             if len(chunks) != self.state.files[card.path].chunks:
                 self.state.pending.append(card.path)  # changed under us; next sync redoes it
                 continue
+            # chunks that got their vector before an interruption keep it (same embedded text)
+            have = self._points_with_vectors(card.path, chunks)
+            missing = [c for c in chunks if c.index not in have]
+            if not missing:
+                self.state.files[card.path].dense = True
+                continue
             gen = self._generation.get(card.path, 0)
-            self._dense_left[card.path] = len(chunks)
+            self._dense_left[card.path] = len(missing)
             items.extend(
                 _DenseItem(card.path, gen, point_id(card.path, c.index), c.embed_text)
-                for c in chunks
+                for c in missing
             )
         if items:
             self._dense_jobs.append(self._sorted_job(items))
+
+    def _points_with_vectors(self, path: str, chunks: Sequence[Chunk]) -> set[int]:
+        """Indexes of the card's chunks whose own point already holds the vector of exactly
+        their embedded text (embedded before an interruption)."""
+        want = {point_id(path, c.index): (c.index, text_hash(c.embed_text)) for c in chunks}
+        out: set[int] = set()
+        for pid, payload, vec in self.store.retrieve(list(want), with_dense=True):
+            index, h = want[pid]
+            if vec is not None and payload.get("embed_hash") == h:
+                out.add(index)
+        return out
 
     def _sorted_job(self, items: list[_DenseItem]) -> deque[_DenseItem]:
         max_len = self.embedder.max_length

@@ -116,6 +116,12 @@ def _search(
         )
     if opts.exact_title_first and "title" in opts.legs:  # as engine.search does
         fused = exact_first(fused, [TitleMatch(p, k, "") for p, k in title_matches.items()])
+    if len(fused) < opts.limit:
+        # more asked for than the candidates hold: go on with the plain ranking (itself the
+        # same whatever the limit), so a larger limit only appends (engine.py's tiers)
+        seen = {r.path for r in fused}
+        more = read(lambda: engine.search(query, opts, vectors=vectors))
+        fused = fused + [r for r in more if r.path not in seen]
     return fused[: opts.limit], messages
 
 
@@ -133,9 +139,11 @@ def fused_candidates(
     *,
     vectors: Vectors | None = None,
 ) -> tuple[list[CardResult], dict[str, str], list[str]]:
-    """The fusion (``opts.fusion``) of the legs of every query (before any rerank), the title
-    matches of all queries (path -> the strongest kind any query gave it) and all their words
-    (deduplicated). With ``vectors`` (:meth:`SearchEngine.query_vectors`) no model is called."""
+    """The fusion (``opts.fusion``) of the legs of every query (before any rerank), each leg
+    fetched at ``opts.leg_depth`` chunks whatever the limit (the first tier of
+    :meth:`SearchEngine.rank_tiers`); the title matches of all queries (path -> the strongest
+    kind any query gave it) and all their words (deduplicated). With ``vectors``
+    (:meth:`SearchEngine.query_vectors`) no model is called."""
     legs: dict[str, list[LegHit]] = {}
     weights: dict[str, float] = {}
     title_matches: dict[str, str] = {}

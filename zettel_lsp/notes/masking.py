@@ -1,12 +1,16 @@
 """Find the parts of a Markdown text that are not prose: fenced code, inline code, HTML comments.
 
 Links, tags and mentions inside them do not count. Spans are half-open code-point offsets.
+:func:`unlinkable_spans` adds the parts of prose where a mention must not become a link (URLs,
+other links, HTML tags, math, the title line).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+
+from zettel_lsp.notes.markdown_links import markdown_links
 
 _INLINE_OR_COMMENT = re.compile(r"<!--|`+")
 _BACKTICKS = re.compile(r"`+")
@@ -168,3 +172,196 @@ def blank_out(text: str, spans: Spans) -> str:
         cursor = e
     parts.append(text[cursor:])
     return "".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------
+# Where a title must not become a link (issue #14): a mention is only linked in running prose.
+# Each scan below is linear: literal searches and anchored runs, never a pattern that can fail
+# after scanning far (tests/notes/test_regex_linear.py times every pattern here).
+
+_URL_MARK = re.compile(r"://|\b[Ww][Ww][Ww]\.|\b[Mm][Aa][Ii][Ll][Tt][Oo]:")
+_URL_TAIL = re.compile(r"[^\s<>\"'`]*")  # the rest of a bare URL: up to a blank or a quote
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_MAX_SCHEME = 32
+_TAG_OPEN = re.compile(r"</?[A-Za-z]|<[!?]")  # an HTML tag, an autolink <scheme:...>, <!DOCTYPE>
+_DOLLARS = re.compile(r"\$+")
+_REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[(?!\^)([^\[\]\n]+)\]:", re.MULTILINE)
+_BRACKETED = re.compile(r"\[([^\[\]\n]*)\]")
+
+
+def url_spans(text: str) -> Spans:
+    """Bare URLs (``scheme://...``, ``www....``, ``mailto:...``), each to the next blank,
+    quote or angle bracket."""
+    spans: Spans = []
+    pos = 0
+    while (m := _URL_MARK.search(text, pos)) is not None:
+        start = m.start()
+        if m.group(0) == "://":
+            s = start
+            while s > 0 and text[s - 1] in _SCHEME_CHARS and start - s < _MAX_SCHEME:
+                s -= 1
+            while s < start and not (text[s].isascii() and text[s].isalpha()):
+                s += 1  # a scheme starts with a letter
+            if s == start:  # no scheme: "://" alone
+                pos = m.end()
+                continue
+            start = s
+        tail = _URL_TAIL.match(text, m.end())
+        end = tail.end() if tail is not None else m.end()
+        spans.append((start, end))
+        pos = max(end, m.end())
+    return spans
+
+
+def html_tag_spans(text: str) -> Spans:
+    """HTML tags with their attributes (``<a href="...">``, ``</b>``, ``<br/>``) and autolinks
+    (``<https://...>``, ``<me@example.org>``), each from ``<`` to the next ``>`` within one
+    paragraph. The text between an opening and a closing tag stays prose."""
+    spans: Spans = []
+    blanks = [m.start() for m in _BLANK_LINE.finditer(text)]
+    pos = 0
+    gt = -1
+    while (m := _TAG_OPEN.search(text, pos)) is not None:
+        lt = m.start()
+        if gt < lt:
+            gt = text.find(">", lt)
+            if gt == -1:
+                break
+        inner = text.rfind("<", lt + 1, gt)
+        if inner != -1:  # "a < b <tag>": the tag starts at the last "<" before ">"
+            pos = inner
+            continue
+        b = bisect.bisect_right(blanks, lt)
+        if b < len(blanks) and blanks[b] < gt:  # a blank line before ">": not a tag
+            pos = lt + 1
+            continue
+        spans.append((lt, gt + 1))
+        pos = gt + 1
+    return spans
+
+
+def math_spans(text: str) -> Spans:
+    """Math: ``$$...$$`` blocks (across lines) and inline ``$...$`` within one paragraph. As in
+    Pandoc and Obsidian, an inline opener is not followed by a blank and a closer is not preceded
+    by one nor followed by a digit, so "costs $10 or $20" is not math. ``\\$`` is a dollar."""
+    n = len(text)
+    runs = [
+        (m.start(), m.end())
+        for m in _DOLLARS.finditer(text)
+        if not (m.start() > 0 and text[m.start() - 1] == "\\")
+    ]
+    if len(runs) < 2:
+        return []
+    blanks = [m.start() for m in _BLANK_LINE.finditer(text)]
+    # for each run, the next double run and the next run that can close inline math (-1: none)
+    next_double = [-1] * len(runs)
+    next_closer = [-1] * len(runs)
+    nd = nc = -1
+    for i in range(len(runs) - 1, -1, -1):
+        next_double[i], next_closer[i] = nd, nc
+        s, e = runs[i]
+        if e - s >= 2:
+            nd = i
+        elif s > 0 and not text[s - 1].isspace() and not (e < n and text[e].isdigit()):
+            nc = i
+    spans: Spans = []
+    i = 0
+    while i < len(runs):
+        s, e = runs[i]
+        if e - s >= 2:
+            j = next_double[i]
+            if j == -1:
+                i += 1
+                continue
+            spans.append((s, runs[j][1]))
+            i = j + 1
+            continue
+        j = next_closer[i]
+        if j == -1 or e >= n or text[e].isspace():
+            i += 1
+            continue
+        b = bisect.bisect_right(blanks, s)
+        if b < len(blanks) and blanks[b] < runs[j][0]:  # the closer is in a later paragraph
+            i += 1
+            continue
+        spans.append((s, runs[j][1]))
+        i = j + 1
+    return spans
+
+
+def heading_line_spans(text: str) -> Spans:
+    """Every ATX heading line, whole (a link added there changes the heading's text, and so the
+    ``[[Card#Heading]]`` links that point to it)."""
+    spans: Spans = []
+    offset = 0
+    for line in text.split("\n"):
+        if "#" in line[:4] and atx_heading(line) is not None:
+            spans.append((offset, offset + len(line)))
+        offset += len(line) + 1
+    return spans
+
+
+def title_line_spans(text: str) -> Spans:
+    """The card's own title line: an ATX H1 that is the first non-blank line (frontmatter
+    blanked out), whole."""
+    offset = 0
+    for line in text.split("\n"):
+        if line.strip():
+            h = atx_heading(line)
+            return [(offset, offset + len(line))] if h is not None and h[0] == 1 else []
+        offset += len(line) + 1
+    return []
+
+
+def reference_link_spans(text: str) -> Spans:
+    """Reference definitions (``[label]: https://... "title"``, the whole line; footnotes
+    ``[^1]:`` are prose) and the links that use them: ``[text][label]``, ``[text][]``,
+    ``[label]``."""
+    spans: Spans = []
+    labels: set[str] = set()
+    for d in _REFERENCE_DEFINITION.finditer(text):
+        eol = text.find("\n", d.end())
+        spans.append((d.start(), len(text) if eol == -1 else eol))
+        labels.add(" ".join(d.group(1).split()).casefold())
+    if not labels:
+        return spans
+    pos = 0
+    while (m := _BRACKETED.search(text, pos)) is not None:
+        pos = m.end()
+        second = _BRACKETED.match(text, m.end())
+        if second is not None and (
+            not second.group(1).strip() or " ".join(second.group(1).split()).casefold() in labels
+        ):
+            spans.append((m.start(), second.end()))
+            pos = second.end()
+        elif " ".join(m.group(1).split()).casefold() in labels:
+            spans.append((m.start(), m.end()))
+    return merge_spans(sorted(spans))
+
+
+def unlinkable_spans(prose: str) -> Spans:
+    """Parts of ``prose`` (a card's text with frontmatter, code, comments and its card links
+    already blanked out, see :func:`blank_out`) where a mention must not be linked: Markdown
+    links and images to anything else (text and destination), reference definitions and
+    reference links, bare URLs, autolinks and HTML tags, math, and the card's title line.
+    Sorted and merged. (Section headings stay prose: authors link there; "Link N confident
+    mentions" leaves them alone, see :func:`heading_line_spans`.)"""
+    found = [(link.start, link.end) for link in markdown_links(prose)]
+    found += reference_link_spans(prose)
+    found += url_spans(prose)
+    found += html_tag_spans(prose)
+    found += math_spans(prose)
+    found += title_line_spans(prose)
+    return merge_spans(sorted(found))
+
+
+def merge_spans(spans: Spans) -> Spans:
+    """Sorted spans merged where they overlap or touch."""
+    out: Spans = []
+    for s, e in spans:
+        if out and s <= out[-1][1]:
+            if e > out[-1][1]:
+                out[-1] = (out[-1][0], e)
+        else:
+            out.append((s, e))
+    return out

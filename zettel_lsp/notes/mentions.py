@@ -2,8 +2,11 @@
 
 An Aho-Corasick automaton holds every phrase; one scan of a text yields every occurrence.
 Matching is case-insensitive, on whole words, and the longest match wins where matches overlap
-(leftmost first). Spans inside ``excluded`` ranges (links, code, comments, frontmatter) are
-dropped.
+(leftmost first). A match inside a dotted token ("Node.js", "site.org/principles") is not a
+mention; hyphens and slashes between words ("Hue-Chroma-Luminance", "Eigenvalue/Eigenvector")
+separate words. Spans inside ``excluded`` ranges are
+dropped: :func:`unlinkable` lists them for a card (frontmatter, code, comments, links, tags,
+URLs, HTML tags, math, the title line).
 """
 
 from __future__ import annotations
@@ -13,6 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import ahocorasick
+
+from zettel_lsp.notes.masking import blank_out, merge_spans, unlinkable_spans
+from zettel_lsp.notes.model import Card
 
 DEFAULT_MIN_LENGTH = 3
 
@@ -90,6 +96,8 @@ class MentionMatcher:
                 continue
             if end < n and _is_word_char(low[end]) and _is_word_char(low[end - 1]):
                 continue
+            if _joined(low, start, end):
+                continue
             candidates.append((start, end, norm, keys))
         if not candidates:
             return []
@@ -103,6 +111,47 @@ class MentionMatcher:
             out.append(Mention(start, end, norm, keys))
             cursor = end
         return out
+
+
+def _joined(low: str, start: int, end: int) -> bool:
+    """Is the match part of a dotted token ("Node.js", "agilemanifesto.org/principles.html")?
+    A ``.`` between word characters joins them; a ``/`` does after a token holding a ``.``
+    (a domain or file path), not in "Eigenvalue/Eigenvector" or "and/or"."""
+    n = len(low)
+    glue = low[start - 1] if start >= 2 else ""
+    if (
+        (glue == "." or (glue == "/" and _dotted_before(low, start - 1)))
+        and _is_word_char(low[start])
+        and _is_word_char(low[start - 2])
+    ):
+        return True
+    if end + 1 < n and low[end] == "." and _is_word_char(low[end + 1]):
+        return _is_word_char(low[end - 1])
+    return False
+
+
+def _dotted_before(low: str, at: int) -> bool:
+    """Does the token ending at ``at`` hold a ``.`` among its last 64 characters?"""
+    k = at - 1
+    while k >= 0 and at - k <= 64 and not low[k].isspace():
+        if low[k] == ".":
+            return True
+        k -= 1
+    return False
+
+
+def unlinkable(card: Card) -> list[tuple[int, int]]:
+    """Where no mention in ``card`` may become a link, sorted and merged: what the parser masks
+    (frontmatter, code, comments), its links and inline tags, and in the prose that is left
+    :func:`~zettel_lsp.notes.masking.unlinkable_spans` (other Markdown links and reference
+    links, URLs, HTML tags, math, the card's title line). Issue #14: "Link all" once turned
+    ``[agile manifesto](https://agilemanifesto.org/principles.html)`` into
+    ``.../[[Drama|principles]].html``."""
+    links = [(ln.span.start, ln.span.end) for ln in card.links]
+    base = merge_spans(sorted([*card.masked, *links]))
+    prose = blank_out(card.text, base)
+    tags = [(t.span.start, t.span.end) for t in card.tags if t.span is not None]
+    return merge_spans(sorted([*base, *tags, *unlinkable_spans(prose)]))
 
 
 def _overlaps(spans: Sequence[tuple[int, int]], starts: list[int], start: int, end: int) -> bool:

@@ -1,13 +1,21 @@
 """The search pipeline: legs → fusion per card → graph rerank → exact title first. Used by the CLI,
 server and benchmarks.
 
-Legs (each fetches ``SearchOptions.leg_depth`` chunks: a fixed depth, or the limit when that is
-larger, so the first results do not depend on how many were asked for):
+Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
 - ``dense``: the query's embedding against chunk vectors (skipped while no vector exists yet);
 - ``bm25``: Edge's BM25 on the sparse vectors;
 - ``keyword``: exact phrase, then all content words, on the full-text index (catches what
   stemming normalises away), ranked by BM25 among the matches;
 - ``title``: titles and aliases (see :mod:`zettel_lsp.search.titles`).
+
+**One ranking, whatever the limit.** The first ``k`` results never depend on how many were asked
+for: ``search(limit=a) == search(limit=b)[:a]`` for every ``a < b`` (a property test checks it).
+Fetching more chunks per leg for a larger limit would change the top: a card found by one more
+leg gains score, the graph rerank sees other candidates. So the legs fetch a fixed depth, and
+the whole candidate pool is ranked (*tier 1*). Only when more cards are asked for than tier 1
+holds does the ranking go on, with the cards of the ranking at twice the depth that are not
+listed yet (*tier 2*), then four times, and so on until the legs have nothing more to give
+(:meth:`SearchEngine.rank_tiers`). A larger limit only ever appends.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
@@ -44,7 +52,7 @@ class SearchOptions:
     legs: tuple[str, ...] = ALL_LEGS
     graph: bool = True
     rerank: RerankParams = field(default_factory=RerankParams)
-    depth: int = DEFAULT_DEPTH  # chunks each leg fetches (at least ``limit``)
+    depth: int = DEFAULT_DEPTH  # chunks each leg fetches for the first tier (not the limit)
     fusion: str = DEFAULT_FUSION  # "rrf" or "convex" (search/fusion.py)
     rrf_k: int = RRF_K
     # weight per leg in the fusion (see DEFAULT_WEIGHTS)
@@ -56,13 +64,17 @@ class SearchOptions:
 
     @property
     def leg_depth(self) -> int:
-        return max(1, self.depth, self.limit)
+        """Chunks each leg fetches for the first tier of results: ``depth``, whatever the
+        limit (see the module's "one ranking, whatever the limit")."""
+        return max(1, self.depth)
 
 
 T = TypeVar("T")
 
 # query text -> its embedding, computed before the ranking step (see SearchEngine.query_vectors)
 Vectors = Mapping[str, list[float]]
+# depth -> (each leg's hits, title matches) fetched at that depth: what one tier ranks
+Fetch = Callable[[int], tuple[dict[str, list[LegHit]], list[TitleMatch]]]
 
 
 class Reader(Protocol):
@@ -118,14 +130,43 @@ class SearchEngine:
         *,
         vectors: Vectors | None = None,
     ) -> list[CardResult]:
-        """The ranked cards for ``text``. With ``vectors`` (from :meth:`query_vectors`) no model
-        is called: a query without a vector there runs without the dense leg."""
+        """The ranked cards for ``text``: the first ``opts.limit`` of one ranking that does not
+        depend on the limit (see the module). With ``vectors`` (from :meth:`query_vectors`) no
+        model is called: a query without a vector there runs without the dense leg."""
         opts = options or SearchOptions()
         query = text if isinstance(text, Query) else parse_query(text)
         if query.empty:
             return self.default_results(opts.limit)
-        matches = self.titles.search(query, opts.leg_depth)
-        return self.rank(query, self.run_legs(query, opts, matches, vectors=vectors), matches, opts)
+        if vectors is None:
+            vectors = self.query_vectors([query], opts)  # once, not per tier
+
+        def fetch(depth: int) -> tuple[dict[str, list[LegHit]], list[TitleMatch]]:
+            matches = self.titles.search(query, depth)
+            at = replace(opts, depth=depth)
+            return self.run_legs(query, at, matches, vectors=vectors), matches
+
+        return self.rank_tiers(query, fetch, opts)
+
+    def rank_tiers(self, query: Query, fetch: Fetch, opts: SearchOptions) -> list[CardResult]:
+        """The first ``opts.limit`` cards of the tiered ranking: every candidate of the legs
+        fetched at ``opts.leg_depth`` chunks, ranked (:meth:`rank_all`); then, while more are
+        asked for, the not yet listed cards of the ranking at twice the depth, and so on until
+        a fetch comes back short (every leg and the titles returned fewer than asked: a deeper
+        one would find nothing new). ``fetch(depth)`` returns the legs' hits and the title
+        matches at that depth (the engine runs the legs; benchmarks cut stored hit lists)."""
+        out: list[CardResult] = []
+        seen: set[str] = set()
+        depth = opts.leg_depth
+        while True:
+            legs, matches = fetch(depth)
+            for r in self.rank_all(query, legs, matches, opts):
+                if r.path not in seen:
+                    seen.add(r.path)
+                    out.append(r)
+            exhausted = len(matches) < depth and all(len(h) < depth for h in legs.values())
+            if len(out) >= opts.limit or exhausted:
+                return out[: opts.limit]
+            depth *= 2
 
     def query_vectors(
         self, texts: Sequence[str | Query], opts: SearchOptions
@@ -156,8 +197,19 @@ class SearchEngine:
         matches: list[TitleMatch],
         opts: SearchOptions,
     ) -> list[CardResult]:
-        """Fuse the legs' hits and apply the graph rerank: the ranking step of :meth:`search`
-        (reads the graph and, for credited cards, the store; computes no embedding)."""
+        """:meth:`rank_all`, cut to ``opts.limit``."""
+        return self.rank_all(query, legs, matches, opts)[: opts.limit]
+
+    def rank_all(
+        self,
+        query: Query,
+        legs: dict[str, list[LegHit]],
+        matches: list[TitleMatch],
+        opts: SearchOptions,
+    ) -> list[CardResult]:
+        """Fuse the legs' hits and apply the graph rerank and the exact-title rule: the
+        ranking step of one tier (reads the graph and, for credited cards, the store; computes
+        no embedding). Every candidate, best first; the limit plays no part."""
         fused = fuse_legs(legs, opts)
         if opts.graph:
             title_matches: dict[str, str] = {}
@@ -173,7 +225,7 @@ class SearchEngine:
             )
         if opts.exact_title_first and "title" in legs:
             fused = exact_first(fused, matches)
-        return fused[: opts.limit]
+        return fused
 
     def run_legs(
         self,

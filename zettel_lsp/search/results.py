@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from zettel_lsp.notes.masking import atx_heading
+from zettel_lsp.notes.parser import visible_text
 from zettel_lsp.notes.title_rule import same_name
 from zettel_lsp.search.fusion import CardResult
 
 EXCERPT_CHARS = 200
+CELL_SEPARATOR = " │ "
+"""Between the cells of a table row in ``excerpt_text`` (rows are separated by a newline)."""
 
 
 def _without_heading_marks(text: str) -> str:
@@ -19,7 +23,12 @@ def _without_heading_marks(text: str) -> str:
 
 def excerpt(text: str, words: Sequence[str], width: int = EXCERPT_CHARS) -> str:
     """At most ``width`` characters of ``text``, centred on the first query word it contains."""
-    flat = " ".join(_without_heading_marks(text).split())
+    return _window(" ".join(_without_heading_marks(text).split()), words, width)
+
+
+def _window(flat: str, words: Sequence[str], width: int) -> str:
+    """At most ``width`` characters of ``flat``, centred on the first query word it contains,
+    with "…" where it was cut."""
     if len(flat) <= width:
         return flat
     low = flat.lower()
@@ -44,6 +53,121 @@ def _without_title_heading(text: str, title: str) -> str:
     return text
 
 
+# ------------------------------------------------------------------ excerpt_text
+# The excerpt as a reader sees the note: what the editors show (the VS Code Search view). The
+# raw ``excerpt`` stays as it was for the clients that read it.
+
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+_CELL_BAR = re.compile(r"(?<!\\)\|")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_RULE = re.compile(r"^\s*(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+(?:\[![^\]\n]*\][+-]?\s*)?")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX/-]\]\s+)?")
+_MEDIA_EMBED = re.compile(
+    r"!\[\[[^\[\]\n]*?\.(?:png|jpe?g|gif|svg|webp|bmp|avif|pdf|excalidraw|mp[34]|mov|webm|ogg|wav|m4a)"
+    r"(?:[|#][^\[\]\n]*)?\]\]",
+    re.IGNORECASE,
+)
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]*)>", re.IGNORECASE)
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]*)?/?>")
+_COMMENT = re.compile(r"%%.*?%%|<!--.*?-->")
+_CODE = re.compile(r"`+([^`\n]+?)`+")
+_STRONG = re.compile(r"(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1")  # **b**, __b__, ~~s~~, ==h==
+_EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
+_UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
+_FOOTNOTE = re.compile(r"\[\^[^\]\n]+\](?!:)")
+_BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~=<>])")
+
+
+def _inline_text(s: str) -> str:
+    """One line (or one table cell) of Markdown as a reader sees it: link text instead of link
+    syntax, no emphasis marks, code without backticks, no HTML tags or comments."""
+    s = _COMMENT.sub("", s)
+    s = _MEDIA_EMBED.sub("", s)
+    s = visible_text(s)
+    s = _AUTOLINK.sub(r"\1", s)
+    s = _BREAK.sub(" ", s)
+    s = _HTML_TAG.sub("", s)
+    s = _CODE.sub(r"\1", s)
+    s = _FOOTNOTE.sub("", s)
+    s = _STRONG.sub(r"\2", s)
+    s = _EMPHASIS.sub(r"\1", s)
+    s = _UNDERSCORE.sub(r"\1", s)
+    s = _BLOCK_ID.sub("", s)
+    return " ".join(_ESCAPE.sub(r"\1", s).split())
+
+
+def _table_row(line: str) -> str:
+    """A table row as its cells' text between :data:`CELL_SEPARATOR` (empty cells left out)."""
+    # Links first: ``[[a\\|b]]`` (the escaped bar of a link inside a table) is one link.
+    cells = _CELL_BAR.split(visible_text(line).strip())
+    return CELL_SEPARATOR.join(t for c in cells if (t := _inline_text(c.replace("\\|", "|"))))
+
+
+def _table_lines(lines: list[str]) -> set[int]:
+    """Which lines are table rows: a line that starts with ``|``, and the header and body rows
+    around a separator row (``|---|:--|``) up to a blank line or a line without a ``|``."""
+    rows = {i for i, line in enumerate(lines) if line.lstrip().startswith("|")}
+    for i, line in enumerate(lines):
+        if "-" in line and _TABLE_SEPARATOR.match(line) and ("|" in line or i in rows):
+            rows.add(i)
+            if i > 0 and "|" in lines[i - 1]:
+                rows.add(i - 1)
+            j = i + 1
+            while j < len(lines) and lines[j].strip() and "|" in lines[j]:
+                rows.add(j)
+                j += 1
+    return rows
+
+
+def readable_text(text: str, heading: str = "") -> str:
+    """``text`` (Markdown) as a reader sees it, flattened: prose on one line, each table row on
+    its own line as its cells; leading headings that ``heading`` (the chunk's heading path,
+    " > "-joined) names are left out (a client shows them as a breadcrumb)."""
+    lines = text.split("\n")
+    crumbs = {_inline_text(part).casefold() for part in heading.split(" > ") if part}
+    start = 0
+    while start < len(lines):
+        h = atx_heading(lines[start])
+        named = h is not None and _inline_text(h[1]).casefold() in crumbs
+        if lines[start].strip() and not named:
+            break
+        start += 1
+    if start == len(lines):
+        start = 0  # nothing but the headings: keep them
+    table = _table_lines(lines)
+    out: list[str] = []  # finished lines
+    prose: list[str] = []  # the paragraph being joined
+    for i in range(start, len(lines)):
+        line = lines[i]
+        if i in table:
+            if _TABLE_SEPARATOR.match(line):
+                continue
+            row = _table_row(line)
+            if row:
+                out.append(" ".join(prose))
+                prose = []
+                out.append(row)
+            continue
+        if _FENCE.match(line) or _RULE.match(line):
+            continue
+        h = atx_heading(line)
+        piece = _inline_text(h[1] if h is not None else _LIST_MARK.sub("", _QUOTE.sub("", line)))
+        if piece:
+            prose.append(piece)
+    out.append(" ".join(prose))
+    return "\n".join(o for o in out if o)
+
+
+def excerpt_text(
+    text: str, words: Sequence[str], heading: str = "", width: int = EXCERPT_CHARS
+) -> str:
+    """At most ``width`` characters of :func:`readable_text`, centred on the first query word."""
+    return _window(readable_text(text, heading), words, width).strip("\n")
+
+
 def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
     c = r.chunk
     out: dict[str, Any] = {
@@ -56,6 +180,11 @@ def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
         "excerpt": excerpt(_without_title_heading(str(c.get("text", "")), r.title), words),
         "legs": dict(r.legs),
     }
+    # Added after "excerpt" (which stays as it was): link text instead of link syntax, table
+    # rows as cells on their own lines, no heading marks; the leading headings are in "heading".
+    out["excerpt_text"] = excerpt_text(
+        _without_title_heading(str(c.get("text", "")), r.title), words, str(out["heading"])
+    )
     if r.notes:
         out["graph"] = dict(r.notes)
     return out

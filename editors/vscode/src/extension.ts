@@ -9,7 +9,7 @@
 import * as vscode from "vscode";
 import { ZettelClient } from "./client";
 import { RELATED_VIEW_ID, RelatedProvider, isNote } from "./relatedView";
-import { SEARCH_VIEW_ID, SearchViewProvider } from "./searchView";
+import { SEARCH_VIEW_ID, SearchViewProvider, toggleCompact } from "./searchView";
 import { StatusController } from "./status";
 import { suggestLinks } from "./suggest";
 import { openAt } from "./open";
@@ -58,6 +58,7 @@ export function activate(context: vscode.ExtensionContext): void {
       related.refresh();
     }),
     vscode.commands.registerCommand("zettel.refreshRelated", () => related.refresh()),
+    vscode.commands.registerCommand("zettel.toggleCompactResults", () => toggleCompact()),
     vscode.commands.registerCommand("zettel.suggestLinksForNote", (arg?: unknown) => {
       const active = vscode.window.activeTextEditor?.document;
       const uri = arg instanceof vscode.Uri ? arg : isNote(active) ? active.uri : related.currentUri;

@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import { NotRunningError, type ZettelClient } from "./client";
 import { Debouncer, LatestGate } from "./lib/latest";
 import { parseRows, type SearchRow } from "./lib/protocol";
-import { folderOf, lastSegment } from "./lib/results";
+import { breadcrumbOf, excerptOf, folderOf, lastSegment, shortFolder } from "./lib/results";
 
 export const RELATED_VIEW_ID = "zettel.relatedView";
 const DEBOUNCE_MS = 300;
@@ -125,12 +125,15 @@ export class RelatedProvider implements vscode.TreeDataProvider<SearchRow>, vsco
   getTreeItem(row: SearchRow): vscode.TreeItem {
     const item = new vscode.TreeItem(row.title, vscode.TreeItemCollapsibleState.None);
     item.id = `${row.uri}#${row.line_start}`;
-    item.description = [row.relation, folderOf(row)].filter(Boolean).join(" · ");
+    // The title is the label (never cut before the description); the folder keeps its end.
+    item.description = [row.relation, shortFolder(folderOf(row))].filter(Boolean).join(" · ");
     const tooltip = new vscode.MarkdownString();
     tooltip.appendMarkdown("**").appendText(row.title).appendMarkdown("**");
     if (row.relation) tooltip.appendMarkdown(" — ").appendText(row.relation);
-    tooltip.appendMarkdown("\n\n").appendText(row.path + (row.heading ? ` › ${row.heading}` : ""));
-    if (row.excerpt) tooltip.appendMarkdown("\n\n").appendText(row.excerpt);
+    const crumb = breadcrumbOf(row.heading);
+    tooltip.appendMarkdown("\n\n").appendText(row.path + (crumb ? ` › ${crumb}` : ""));
+    const excerpt = excerptOf(row);
+    if (excerpt) tooltip.appendMarkdown("\n\n").appendText(excerpt.replace(/\n/g, " / "));
     item.tooltip = tooltip;
     item.iconPath = new vscode.ThemeIcon(RELATION_ICONS[row.relation ?? ""] ?? "note");
     item.contextValue = "zettel.related";

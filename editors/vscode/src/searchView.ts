@@ -21,6 +21,19 @@ import { toResultsModel, type ResultItem } from "./lib/results";
 import { openAt } from "./open";
 
 export const SEARCH_VIEW_ID = "zettel.searchView";
+/** One line per result (title and folder); the extension's own setting. */
+export const COMPACT_SETTING = "zettel.searchView.compact";
+
+/** "Zettel: Toggle Compact Results": flips `zettel.searchView.compact` where it is set (the
+ * workspace's value when it has one, else the user's). */
+export async function toggleCompact(): Promise<void> {
+  const config = vscode.workspace.getConfiguration("zettel");
+  const now = config.get<boolean>("searchView.compact") === true;
+  const where = config.inspect<boolean>("searchView.compact");
+  const target =
+    where?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await config.update("searchView.compact", !now, target);
+}
 
 export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -53,7 +66,11 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
         if (state === "running") this.refresh();
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration("zettel.expandQuery") || e.affectsConfiguration("zettel.llmRerank")) {
+        if (
+          e.affectsConfiguration("zettel.expandQuery") ||
+          e.affectsConfiguration("zettel.llmRerank") ||
+          e.affectsConfiguration(COMPACT_SETTING)
+        ) {
           this.postConfig();
         }
       }),
@@ -119,11 +136,13 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
     this.post({ type: "server", message });
   }
 
-  /** Tell the webview whether Enter in the search box has LLM steps to run. */
+  /** Tell the webview whether Enter in the search box has LLM steps to run, and whether the
+   * results are compact (one line each). */
   private postConfig(): void {
     const config = vscode.workspace.getConfiguration("zettel");
     const llmSearch = config.get<boolean>("expandQuery") === true || config.get<boolean>("llmRerank") === true;
-    this.post({ type: "config", llmSearch });
+    const compact = config.get<boolean>("searchView.compact") === true;
+    this.post({ type: "config", llmSearch, compact });
   }
 
   private async onMessage(raw: unknown): Promise<void> {

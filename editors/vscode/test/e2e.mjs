@@ -14,11 +14,21 @@
 // server, fails and explains with buttons), at a Python without the package, and back (it
 // recovers); last, it kills the server and waits for the client to restart it.
 //
+// Then the sidebar's layout (issue #14): a generated vault with long folder paths is opened in
+// a fresh workspace; every visible title shows at least 12 characters or all of it, a cut folder
+// keeps its end in view (shortened from the left), excerpts show no link or table syntax, a
+// table row shows as cells, the Search view has most of the sidebar and shows at least 4 whole
+// results, and compact mode (Zettel: Toggle Compact Results) shows one line per result. Then
+// each big vault of E2E_EXTRA_VAULTS: a search, the first result opened, the same title check,
+// and a screenshot in the dark and in the light theme (vscode-<vault>-dark.png / -light.png).
+//
 // Env: E2E_URL (code-server URL with ?folder=), E2E_VAULT (that folder), E2E_CODE_SERVER_PID,
-// E2E_CHROMIUM, E2E_SCREENSHOT, E2E_ASK_SCREENSHOT, E2E_OLLAMA_URL, E2E_ARTIFACTS.
+// E2E_CHROMIUM, E2E_SCREENSHOT, E2E_ASK_SCREENSHOT, E2E_OLLAMA_URL, E2E_ARTIFACTS, E2E_SHOTS
+// (the layout screenshots' folder), E2E_LONG_PATHS_VAULT (where to write the generated vault),
+// E2E_EXTRA_VAULTS (':'-separated folders; empty: none).
 
 import { chromium } from "playwright-core";
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 
@@ -36,6 +46,40 @@ const QUESTION = "how does reciprocal rank fusion combine result lists";
 const EXPECTED_ANSWER = `According to [${"Reciprocal rank fusion"}]`;
 const EXPECTED = "Reciprocal rank fusion";
 const READY_TIMEOUT = 240_000;
+const SHOTS = process.env.E2E_SHOTS || ARTIFACTS;
+const LONG_PATHS_VAULT = process.env.E2E_LONG_PATHS_VAULT || path.join(ARTIFACTS, "long-paths");
+const EXTRA_VAULTS = (process.env.E2E_EXTRA_VAULTS || "").split(":").filter(Boolean);
+const ORIGIN = new globalThis.URL(URL).origin;
+/** A title cut shorter than this (visible characters) is not readable (issue #14: "A.", "Colou…"). */
+const MIN_TITLE_CHARS = 12;
+/** What to search for in the big vaults (by folder name); others: their first note's title. */
+const VAULT_QUERIES = {
+  "zettelkasten-13k": "fuzzing web application parameters",
+  vaultofknowledge: "colour theory",
+};
+
+// Notes in deep folders with long names, titles from one letter to longer than the sidebar.
+const LONG_PATH_NOTES = {
+  "Projects/2024 Research Programme on Human Perception/Colour Science and Visual Perception/Primary and Secondary Colours/Working Notes/Colour.md":
+    "# Colour\n\nColour is how we perceive light of different wavelengths; see [[Colour constancy under changing illumination|colour constancy]] and [[Opponent process theory of colour vision]].\n",
+  "Projects/2024 Research Programme on Human Perception/Colour Science and Visual Perception/Primary and Secondary Colours/Working Notes/A.md":
+    "A colour note with a one-letter title. It links to [[Colour]] and to [the CIE site](https://cie.co.at/) about colour.\n",
+  "04. Organized Knowledge - Old Format/Creativity and Arts/Colour Theory/Colour constancy under changing illumination.md":
+    "Colour constancy keeps the perceived colour of a surface stable when the light changes. **Retinex** theory explains it; compare [[Opponent process theory of colour vision|opponent processes]].\n",
+  "04. Organized Knowledge - Old Format/Creativity and Arts/Colour Theory/Young's Trichromatic Theory of Colours.md":
+    "Three kinds of cones, three primaries: the trichromatic theory of colour (Young, Helmholtz). See [[Colour Theory]].\n",
+  "01. Personal/AVIASYS Related/Project Management/PM Software/Ways to Use PM Software/Colour coding tasks in project management software.md":
+    "Colour coding tasks by status: red for blocked, green for done. A habit from [[Colour Schemes]].\n",
+  "Archive/A very long folder name that goes on and on about colour and its many uses in design/Another sub-folder with a long name/Colour Theory.md":
+    "# Colour Theory\n\n## Primaries\n\n| Colour | Warmth | See also |\n|:-------|-------:|----------|\n| Red | warm | [[Colour constancy under changing illumination\\|constancy]] |\n| Blue | cold | [[Colour]] |\n| Yellow | warm | [[Young's Trichromatic Theory of Colours]] |\n",
+  "Colour Schemes.md":
+    "Complementary, analogous and triadic colour schemes. ![[wheel.png]] See [[Colour Theory#Primaries]].\n",
+  "Deep/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/Hue.md": "Hue is the attribute of a colour named red, green or blue.\n",
+  "Research/Perception/Colour/Notes on the opponent process theory of colour vision and its many critics in the twentieth century.md":
+    "A title longer than the sidebar is wide. Opponent colour channels: red-green, blue-yellow.\n",
+  "Research/Perception/Colour/Opponent process theory of colour vision.md":
+    "Hering's opponent process theory of colour vision: red against green, blue against yellow.\n",
+};
 
 const t0 = Date.now();
 function log(msg) {
@@ -142,6 +186,154 @@ async function statusText(page) {
   return (await items.first().innerText()).trim();
 }
 
+/**
+ * Open `folder` as the workspace (a fresh window state: default view sizes) and the Zettel view;
+ * wait until the vault is ready, or (`partialOk`) at least searchable while it embeds.
+ */
+async function openVault(page, folder, partialOk = false) {
+  log(`opening ${folder}`);
+  await page.goto(`${ORIGIN}/?folder=${encodeURIComponent(folder)}`, { waitUntil: "domcontentloaded" });
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  const tab = page.locator('.activitybar [aria-label^="Zettel"], .activitybar [title^="Zettel"]');
+  await tab.first().waitFor({ timeout: 60_000 });
+  await tab.first().click();
+  const ready = await until(
+    `the status bar to say ${path.basename(folder)} is ready`,
+    async () => {
+      const text = await statusText(page);
+      if (/not running|failed/.test(text)) throw new Error(`status bar: ${text}`);
+      if (partialOk && /embedding/.test(text)) return text;
+      return /Zettel: \d+ cards$|read-only/.test(text) ? text : undefined;
+    },
+    READY_TIMEOUT,
+    500,
+  );
+  log(`status bar: "${ready}"`);
+}
+
+/** Type `query` in the Search view and wait for at least `min` results; the view's frame. */
+async function searchFor(page, query, min) {
+  const frame = await until("the Search webview", () => searchFrame(page), 60_000);
+  const box = frame.locator("#query");
+  await box.click();
+  await box.fill("");
+  await box.pressSequentially(query, { delay: 10 });
+  const n = await until(
+    `at least ${min} results for "${query}"`,
+    async () => {
+      const count = await frame.locator("li.result").count();
+      const busy = (await frame.locator("#box").getAttribute("class"))?.includes("busy");
+      return count >= min && !busy ? count : undefined;
+    },
+    60_000,
+  );
+  log(`"${query}": ${n} results`);
+  return frame;
+}
+
+/**
+ * The visible rows' titles and folders, measured in the webview: a title is complete or shows at
+ * least MIN_TITLE_CHARS characters; a folder that is cut keeps its end in view (cut from the
+ * left). Throws on the first row that breaks either rule; returns the rows.
+ */
+async function checkRows(frame, what) {
+  const rows = await frame.evaluate(() => {
+    const charsShown = (el) => {
+      const node = el.querySelector("bdi")?.firstChild ?? el.firstChild;
+      const text = node?.textContent ?? "";
+      const box = el.getBoundingClientRect();
+      const range = document.createRange();
+      let first = -1;
+      let last = -1;
+      for (let i = 0; i < text.length; i++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const r = range.getBoundingClientRect();
+        // Inside the box, and not under the ellipsis (about 8 px at the cut side).
+        const inside = r.left >= box.left - 0.5 && r.right <= box.right + 0.5;
+        if (inside) {
+          if (first < 0) first = i;
+          last = i;
+        }
+      }
+      return { text, first, last, cut: el.scrollWidth > el.clientWidth + 0.5, width: Math.round(box.width) };
+    };
+    const vh = window.innerHeight;
+    const out = [];
+    for (const li of document.querySelectorAll("li.result")) {
+      const r = li.getBoundingClientRect();
+      if (r.bottom <= 0 || r.top >= vh) continue;
+      const title = charsShown(li.querySelector(".title"));
+      const folder = charsShown(li.querySelector(".folder"));
+      out.push({
+        title: title.text,
+        titleCut: title.cut,
+        // A cut title loses about one character to its ellipsis.
+        titleShown: title.cut ? Math.max(0, title.last - title.first) : title.text.length,
+        titleWidth: title.width,
+        folder: folder.text,
+        folderCut: folder.cut,
+        folderShown: folder.cut ? folder.text.slice(folder.first + 1, folder.last + 1) : folder.text,
+        // Cut: its end is in view, or nothing of it is (the title needed the whole row).
+        folderEndInView: !folder.cut || folder.last < 0 || folder.last === folder.text.length - 1,
+        fullyVisible: r.top >= -0.5 && r.bottom <= vh + 0.5,
+      });
+    }
+    return out;
+  });
+  for (const r of rows) {
+    const shown = r.titleCut ? `${r.titleShown} chars of "${r.title}"` : `"${r.title}"`;
+    log(`  ${what}: ${shown} (${r.titleWidth}px) · folder ${r.folderCut ? `…${r.folderShown}` : JSON.stringify(r.folder)}`);
+  }
+  if (rows.length === 0) throw new Error(`${what}: no visible result rows`);
+  for (const r of rows) {
+    if (r.titleCut && r.titleShown < MIN_TITLE_CHARS) {
+      throw new Error(`${what}: the title "${r.title}" shows only ${r.titleShown} characters (folder "${r.folder}")`);
+    }
+    if (!r.folderEndInView) {
+      throw new Error(`${what}: the folder "${r.folder}" is cut at its end, not shortened from the left`);
+    }
+  }
+  return rows;
+}
+
+/** The sidebar's panes (title, height in px). */
+function sidebarPanes(page) {
+  return page.evaluate(() =>
+    [...document.querySelectorAll(".part.sidebar .pane")].map((p) => ({
+      title: (p.querySelector(".pane-header .title")?.textContent ?? "").trim(),
+      height: Math.round(p.getBoundingClientRect().height),
+    })),
+  );
+}
+
+/** Switch the colour theme through the palette; `cls` is the workbench's class for it. */
+async function setTheme(page, name, cls) {
+  // Click the command itself ("Browse Color Themes in Marketplace" may be listed first).
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(">Preferences: Color Theme");
+  const rows = page.locator(".quick-input-list .monaco-list-row");
+  await rows.filter({ hasText: /Preferences: Color Theme/ }).first().click({ timeout: 10_000 });
+  // The theme picker replaces the palette's list: wait for it before typing.
+  await rows.filter({ hasText: /Modern/ }).first().waitFor({ timeout: 10_000 });
+  await input.fill(name);
+  await rows.filter({ hasText: new RegExp(`^${name}`) }).first().click({ timeout: 10_000 });
+  await until(
+    `the ${name} theme`,
+    () => page.evaluate((c) => document.querySelector(".monaco-workbench")?.classList.contains(c), cls),
+    15_000,
+  );
+  log(`theme: ${name}`);
+}
+
+/** A query for a vault without one in VAULT_QUERIES: the name of its first note. */
+function firstTitle(vault) {
+  const md = readdirSync(vault).find((f) => f.endsWith(".md") && existsSync(path.join(vault, f)));
+  return md ? md.replace(/\.md$/, "") : "note";
+}
+
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
   headless: true,
@@ -185,6 +377,16 @@ try {
 
   const frame = await until("the Search webview", () => searchFrame(page), 60_000);
   log("Search webview is up");
+
+  // A fresh profile: the views have their default sizes. The Search view gets most of the
+  // sidebar (package.json `initialSize`), not half of it.
+  const firstPanes = await sidebarPanes(page);
+  const searchPane = firstPanes.find((p) => /^search$/i.test(p.title));
+  const relatedPane = firstPanes.find((p) => /^related$/i.test(p.title));
+  if (!searchPane || !relatedPane) throw new Error(`the Search and Related panes: ${JSON.stringify(firstPanes)}`);
+  const share = searchPane.height / (searchPane.height + relatedPane.height);
+  log(`default sizes: Search ${searchPane.height}px, Related ${relatedPane.height}px (${(share * 100).toFixed(0)}% for Search)`);
+  if (share < 0.65) throw new Error(`the Search view has only ${(share * 100).toFixed(0)}% of the sidebar by default`);
 
   const ready = await until(
     "the status bar to say the vault is ready",
@@ -510,7 +712,7 @@ try {
   const message = (await toast.first().locator(".notification-list-item-message").innerText()).trim();
   const buttons = await toast.first().locator(".monaco-button").allInnerTexts();
   log(`missing server: ${JSON.stringify(message)}; buttons: ${JSON.stringify(buttons)}`);
-  for (const want of ["does not exist", "pip install zettel-lsp", "zettel.server.command", "zettel.server.python"]) {
+  for (const want of ["does not exist", "pipx install /path/to/zettel-lsp", "zettel.server.command", "zettel.server.python"]) {
     if (!message.includes(want)) throw new Error(`the error message lacks "${want}"`);
   }
   for (const want of ["Open Settings", "Show Output"]) {
@@ -561,6 +763,87 @@ try {
     return /Zettel: \d+ cards$/.test(text) ? text : undefined;
   }, READY_TIMEOUT, 500);
   log(`the client restarted the server (pid ${newPid}): "${revived}"`);
+
+  // ---------------------------------------------------------------- the sidebar's layout
+  for (const [rel, text] of Object.entries(LONG_PATH_NOTES)) {
+    const file = path.join(LONG_PATHS_VAULT, rel);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, text);
+  }
+  await openVault(page, LONG_PATHS_VAULT);
+  const longFrame = await searchFor(page, "colour", 8);
+  log(`sidebar panes: ${JSON.stringify(await sidebarPanes(page))}`);
+  const rows = await checkRows(longFrame, "long paths");
+  const whole = rows.filter((r) => r.fullyVisible).length;
+  if (whole < 4) throw new Error(`only ${whole} whole results are visible in the Search view`);
+  const cutFolders = rows.filter((r) => r.folderCut);
+  if (cutFolders.length === 0) throw new Error("no folder was long enough to be shortened: the test vault is too tame");
+  const bad = await longFrame.evaluate(() =>
+    [...document.querySelectorAll("li.result .excerpt")]
+      .map((e) => e.textContent ?? "")
+      .filter((t) => /\[\[|\]\(|\|\s*:?-{3,}|\s\|\s|\*\*/.test(t)),
+  );
+  if (bad.length) throw new Error(`excerpts with link or table syntax: ${JSON.stringify(bad)}`);
+  const cells = await longFrame.locator("li.result .excerpt .cell-sep").count();
+  const crumbs = await longFrame.locator("li.result .excerpt .crumb").allInnerTexts();
+  log(`excerpts: no link or table syntax; ${cells} cell separators; breadcrumbs: ${JSON.stringify(crumbs)}`);
+  if (cells === 0) throw new Error("the table note's excerpt shows no cells");
+  await page.mouse.move(5, 890);
+  await page.screenshot({ path: path.join(SHOTS, "layout-long-paths.png") });
+
+  // Compact mode: one line per result, more of them in view; and back.
+  await runCommand(page, "Zettel: Toggle Compact Results");
+  await until("compact results", () =>
+    longFrame.evaluate(() => document.body.classList.contains("compact") && !document.querySelector("li.result .excerpt")),
+    15_000,
+  );
+  const compactRows = await checkRows(longFrame, "long paths, compact");
+  const compactWhole = compactRows.filter((r) => r.fullyVisible).length;
+  log(`compact: ${compactWhole} whole results in view (${whole} before)`);
+  if (compactWhole <= whole) throw new Error("compact mode shows no more results than the normal one");
+  await page.screenshot({ path: path.join(SHOTS, "layout-compact.png") });
+  await runCommand(page, "Zettel: Toggle Compact Results");
+  await until("normal results again", () =>
+    longFrame.evaluate(() => !document.body.classList.contains("compact") && !!document.querySelector("li.result .excerpt")),
+    15_000,
+  );
+
+  // The big vaults, in both themes.
+  for (const vault of EXTRA_VAULTS) {
+    const name = path.basename(vault);
+    const query = VAULT_QUERIES[name] ?? firstTitle(vault);
+    await openVault(page, vault, true);
+    const frame = await searchFor(page, query, 5);
+    await checkRows(frame, name);
+    const excerpts = await frame.evaluate(() =>
+      [...document.querySelectorAll("li.result .excerpt")].map((e) => e.textContent ?? ""),
+    );
+    const raw = excerpts.filter((t) => /\[\[|\]\(|\|\s*:?-{3,}/.test(t));
+    if (raw.length) log(`warning: ${name}: excerpts with Markdown syntax left: ${JSON.stringify(raw)}`);
+    // A note open in the editor, and its related notes, as in a real session.
+    const firstTitleText = (await frame.locator("li.result .title").first().innerText()).trim();
+    await frame.locator("li.result").first().click();
+    await page
+      .locator(".tabs-container [role='tab']", { hasText: firstTitleText })
+      .first()
+      .waitFor({ timeout: 20_000 })
+      .catch(() => log(`note: no editor tab named "${firstTitleText}"`));
+    await page
+      .locator('.pane:has(.pane-header [aria-label^="Related"]) .monaco-list-row')
+      .first()
+      .waitFor({ timeout: 30_000 })
+      .catch(() => log(`note: ${name}: no related notes listed`));
+    await page.mouse.move(5, 890);
+    await page.waitForTimeout(800);
+    await page.screenshot({ path: path.join(SHOTS, `vscode-${name}-dark.png`) });
+    await setTheme(page, "Light Modern", "vs");
+    await checkRows(frame, `${name}, light`);
+    await page.mouse.move(5, 890);
+    await page.waitForTimeout(800);
+    await page.screenshot({ path: path.join(SHOTS, `vscode-${name}-light.png`) });
+    await setTheme(page, "Dark Modern", "vs-dark");
+    log(`${name}: screenshots vscode-${name}-dark.png, vscode-${name}-light.png in ${SHOTS}`);
+  }
 
   ok = true;
 } catch (err) {

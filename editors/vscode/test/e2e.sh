@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # End-to-end test of the packaged extension in real VS Code: code-server on 127.0.0.1 with the
 # .vsix installed and a temporary copy of examples/vault open, driven by Debian's Chromium
-# through playwright-core (test/e2e.mjs). It searches, opens the top result and saves a
-# screenshot to docs/images/vscode-search.png; it asks a question (Ollama is the repository's
-# stand-in, tests/llm/stub.py, served by test/ollama_stub.py) and saves docs/images/vscode-ask.png.
+# through playwright-core (test/e2e.mjs). It searches, opens the top result and takes a
+# screenshot; it asks a question (Ollama is the repository's stand-in, tests/llm/stub.py, served
+# by test/ollama_stub.py) and takes another. Then the sidebar's layout: a generated vault with
+# long folder paths (every visible title at least 12 characters or complete, folders shortened
+# from the left, excerpts without link or table syntax, the Search view's share of the sidebar,
+# compact mode), and the big vaults of ZETTEL_E2E_VAULTS, each in a dark and a light theme.
 #
-#   bash editors/vscode/test/e2e.sh
+#   bash editors/vscode/test/e2e.sh                   # screenshots in $ZETTEL_E2E_DIR/shots only
+#   bash editors/vscode/test/e2e.sh --update-images   # also copies them to docs/images (tracked)
+#
+# Screenshots go to $ZETTEL_E2E_DIR/shots/ (kept after the run, to be looked at). The tracked
+# docs/images/*.png are rewritten only with --update-images (or ZETTEL_E2E_UPDATE_IMAGES=1), and
+# only when the run passed.
 #
 # Environment:
 #   ZETTEL_LSP_COMMAND  the server to use (default: <repo>/.venv/bin/zettel-lsp, else
@@ -15,11 +23,27 @@
 #   ZETTEL_E2E_PYTHON   the Python that serves the Ollama stand-in (default: the server's venv
 #                       Python next to it, else python3; only the standard library is needed)
 #   ZETTEL_E2E_KEEP=1   keep the run folder (logs, user data) for a look afterwards
+#   ZETTEL_E2E_UPDATE_IMAGES=1   as --update-images
+#   ZETTEL_E2E_VAULTS   big vaults to look at, separated by ':' (default: zettelkasten-13k and
+#                       vaultofknowledge under <repo>/../shared/data/vaults, where they exist;
+#                       "none" skips them). Indexed once into $ZETTEL_E2E_DIR/cache with the
+#                       CLI before the run (13k cards: ~5 min the first time on 2 free
+#                       cores, ~2 s after); at most ZETTEL_E2E_INDEX_SECONDS (900) per vault,
+#                       then the run goes on with partial results (the server embeds the rest).
 #
 # Needs root (or the packages already installed) for: chromium, and the headers code-server's
 # native modules build against (libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev
 # pkg-config). Exits non-zero on any failure.
 set -euo pipefail
+
+update_images="${ZETTEL_E2E_UPDATE_IMAGES:-}"
+for arg in "$@"; do
+  case "$arg" in
+    --update-images) update_images=1 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    *) echo "e2e: unknown argument: $arg (see --help)" >&2; exit 2 ;;
+  esac
+done
 
 ext_dir="$(cd "$(dirname "$0")/.." && pwd)"
 repo="$(cd "$ext_dir/../.." && pwd)"
@@ -109,6 +133,7 @@ npx --no-install vsce package --no-dependencies --out zettel.vsix >"$WORK/vsce.l
 run="$(mktemp -d "${TMPDIR:-/tmp}/zettel-e2e.XXXXXX")"
 cs_pid=""
 stub_pid=""
+cache="$WORK/cache"  # zettel.cacheDir: models and indexes, kept between runs (the big vaults')
 cleanup() {
   local rc=$?
   if [ -n "$stub_pid" ] && kill -0 "$stub_pid" 2>/dev/null; then
@@ -130,6 +155,10 @@ cleanup() {
       [ -f "$f" ] && { echo "---- $f ----" >&2; tail -n 40 "$f" >&2; }
     done
   fi
+  # The indexes of this run's own vaults (fresh copies each time) are not worth keeping.
+  for v in "$run/vault" "$run/long-paths"; do
+    rm -rf "$cache/indexes/$(basename "$v")-"* 2>/dev/null || true
+  done
   if [ "${ZETTEL_E2E_KEEP:-}" = "1" ] || [ "$rc" -ne 0 ]; then
     echo "e2e: run folder kept: $run" >&2
   else
@@ -158,17 +187,46 @@ done
 [ -n "$ollama_url" ] || die "the Ollama stand-in did not print its URL"
 step "Ollama stand-in (tests/llm/stub.py) at $ollama_url"
 
+# ------------------------------------------------------------------ the big vaults (optional)
+mkdir -p "$cache"
+index_seconds="${ZETTEL_E2E_INDEX_SECONDS:-900}"
+extra_vaults=()
+if [ "${ZETTEL_E2E_VAULTS:-}" != "none" ]; then
+  if [ -n "${ZETTEL_E2E_VAULTS:-}" ]; then
+    IFS=':' read -r -a extra_vaults <<<"$ZETTEL_E2E_VAULTS"
+  else
+    for name in zettelkasten-13k vaultofknowledge; do
+      cand="$repo/../shared/data/vaults/$name"
+      [ -d "$cand" ] && extra_vaults+=("$(cd "$cand" && pwd)")
+    done
+  fi
+fi
+for v in "${extra_vaults[@]}"; do
+  [ -d "$v" ] || die "ZETTEL_E2E_VAULTS: no folder $v"
+  step "indexing $(basename "$v") into $cache (the CLI, at most ${index_seconds}s; quick when it is current)"
+  rc=0
+  timeout -s INT "$index_seconds" "$server" index "$v" --cache-dir "$cache" >"$run/index-$(basename "$v").log" 2>&1 || rc=$?
+  tail -n 1 "$run/index-$(basename "$v").log" >&2
+  # Interrupted (Ctrl-C keeps what is embedded): the server goes on, its results are partial.
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 130 ]; then
+    step "$(basename "$v"): not fully embedded yet; the next run goes on from here"
+  elif [ "$rc" -ne 0 ]; then
+    tail -n 20 "$run/index-$(basename "$v").log" >&2; die "indexing $v failed"
+  fi
+done
+
 vault="$run/vault"
 cp -r "$repo/examples/vault" "$vault"
 # The vault's own settings point the server at the stand-in (later steps rewrite this file).
 mkdir -p "$vault/.vscode"
 printf '{\n  "zettel.ollamaHost": "%s"\n}\n' "$ollama_url" > "$vault/.vscode/settings.json"
-mkdir -p "$run/user-data/User" "$run/extensions" "$run/index"
-"$node24" - "$run/user-data/User/settings.json" "$server" "$run/index" <<'EOF'
-const [file, server, index] = process.argv.slice(2);
+mkdir -p "$run/user-data/User" "$run/extensions"
+"$node24" - "$run/user-data/User/settings.json" "$server" "$cache" <<'EOF'
+const [file, server, cache] = process.argv.slice(2);
 const settings = {
   "zettel.server.command": [server],
-  "zettel.indexDir": index,
+  // Not zettel.indexDir (one vault only): the run opens several vaults.
+  "zettel.cacheDir": cache,
   "security.workspace.trust.enabled": false,
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
@@ -215,17 +273,28 @@ done
 
 # ------------------------------------------------------------------ drive it
 step "driving VS Code in headless Chromium (test/e2e.mjs)"
-mkdir -p "$repo/docs/images"
+shots="$WORK/shots"
+rm -rf "$shots" && mkdir -p "$shots"
+extra_list="$(IFS=':'; echo "${extra_vaults[*]:-}")"
 # XDG_CONFIG_HOME: Chromium's crash-report folder goes to the run folder, not ~/.config.
 XDG_CONFIG_HOME="$run/xdg-config" \
 E2E_URL="http://127.0.0.1:$port/?folder=$vault" \
 E2E_CHROMIUM="$CHROMIUM" \
-E2E_SCREENSHOT="$repo/docs/images/vscode-search.png" \
-E2E_ASK_SCREENSHOT="$repo/docs/images/vscode-ask.png" \
+E2E_SCREENSHOT="$shots/vscode-search.png" \
+E2E_ASK_SCREENSHOT="$shots/vscode-ask.png" \
+E2E_SHOTS="$shots" \
+E2E_LONG_PATHS_VAULT="$run/long-paths" \
+E2E_EXTRA_VAULTS="$extra_list" \
 E2E_OLLAMA_URL="$ollama_url" \
 E2E_ARTIFACTS="$run" \
 E2E_VAULT="$vault" \
 E2E_CODE_SERVER_PID="$cs_pid" \
   node test/e2e.mjs
 
-step "PASSED in $(($(date +%s) - t0))s; screenshots: docs/images/vscode-search.png, docs/images/vscode-ask.png"
+if [ "$update_images" = "1" ]; then
+  mkdir -p "$repo/docs/images"
+  cp "$shots"/vscode-*.png "$repo/docs/images/"
+  step "PASSED in $(($(date +%s) - t0))s; docs/images updated from $shots: $(cd "$shots" && ls vscode-*.png | tr '\n' ' ')"
+else
+  step "PASSED in $(($(date +%s) - t0))s; screenshots in $shots (docs/images untouched; --update-images copies them)"
+fi

@@ -61,7 +61,8 @@ def _package_file(package: str, relative: str) -> Path:
     if spec is None or spec.origin is None:
         raise EmbedderError(
             f"the default embedding model needs the Python package '{package.replace('_', '-')}'; "
-            "reinstall zettel-lsp (pip install zettel-lsp) to get it"
+            "reinstall zettel-lsp (pip install /path/to/zettel-lsp, or bash scripts/setup.sh in "
+            "its folder) to get it"
         )
     path = Path(spec.origin).parent / relative
     if not path.is_file():

@@ -1,6 +1,8 @@
-"""Link suggestions: code actions ("Link 'x' → [[X]]", "Link all unlinked mentions", "Add
-related links", resolved lazily when the client can) and the ``zettel.suggestLinks`` command
-(the same suggestions as JSON, for the suggestion views).
+"""Link suggestions: code actions ("Link 'x' → [[X]]", one per mentioned card with its count,
+most confident first; below them "Link N confident mentions"; "Add related links", resolved
+lazily when the client can) and the ``zettel.suggestLinks`` command (the same suggestions as
+JSON, for the suggestion views). Mentions are ranked and thresholded by
+:func:`zettel_lsp.search.suggest.rank_mentions` (issue #14).
 
 The server never edits a note by itself: every change is a ``WorkspaceEdit`` the editor applies.
 Related cards of unsaved text need embeddings: they are computed outside the vault lock
@@ -9,6 +11,7 @@ Related cards of unsaved text need embeddings: they are computed outside the vau
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types
@@ -17,8 +20,9 @@ from pygls.workspace.position_codec import PositionCodec
 from zettel_lsp.notes.editing import insert_related, unlinked_names
 from zettel_lsp.search.suggest import (
     MentionSuggestion,
+    MentionTarget,
     link_name,
-    mention_suggestions,
+    ranked_mentions,
     related_suggestions,
 )
 from zettel_lsp.server.arguments import arg, limit_arg
@@ -35,31 +39,56 @@ def mention_actions(
     *,
     document_changes: bool,
 ) -> list[types.CodeAction]:
+    """One quick fix per mentioned card with a mention in ``rng`` (linking those mentions), most
+    confident first, then "Link N confident mentions" for the whole note."""
     c = Codec(codec, doc.lines)
     start = doc.index.offset(c.from_client(rng.start))
     end = doc.index.offset(c.from_client(rng.end))
-    mentions = doc.service.read(lambda: mention_suggestions(doc.service.graph, doc.card))
+    targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
     out: list[types.CodeAction] = []
-    for m in mentions:
-        if m.end < start or m.start > end:
+    for t in targets:
+        here = [m for m in t.mentions if not (m.end < start or m.start > end)]
+        if not here:
             continue
         out.append(
             types.CodeAction(
-                title=f"Link '{m.text}' → {m.replacement}",
+                title=fix_title(here),
                 kind=types.CodeActionKind.QuickFix,
-                edit=workspace_edit(doc, [_mention_edit(c, m)], document_changes),
+                edit=workspace_edit(doc, [_mention_edit(c, m) for m in here], document_changes),
             )
         )
-    if mentions:
-        n = len(mentions)
+    confident = confident_mentions(targets)
+    if confident:
         out.append(
             types.CodeAction(
-                title=f"Link all unlinked mentions in this note ({n})",
+                title=link_confident_title(len(confident)),
                 kind=types.CodeActionKind.RefactorRewrite,
-                edit=workspace_edit(doc, [_mention_edit(c, m) for m in mentions], document_changes),
+                edit=workspace_edit(
+                    doc, [_mention_edit(c, m) for m in confident], document_changes
+                ),
             )
         )
     return out
+
+
+def fix_title(mentions: Sequence[MentionSuggestion]) -> str:
+    """ "Link 'x' → [[X|x]]", with "(3 mentions)" when the fix links more than one."""
+    first = mentions[0]
+    more = f" ({len(mentions)} mentions)" if len(mentions) > 1 else ""
+    return f"Link '{first.text}' → {first.replacement}{more}"
+
+
+def link_confident_title(n: int) -> str:
+    return f"Link {n} confident mention{'' if n == 1 else 's'}"
+
+
+def confident_mentions(targets: Sequence[MentionTarget]) -> list[MentionSuggestion]:
+    """Every mention of the confident cards in text order, headings left alone (what "Link N
+    confident mentions" links)."""
+    return sorted(
+        (m for t in targets if t.confident for m in t.mentions if not m.in_heading),
+        key=lambda m: m.start,
+    )
 
 
 def _mention_edit(c: Codec, m: MentionSuggestion) -> types.TextEdit:
@@ -107,9 +136,13 @@ def related_links_edit(
 
 
 def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
+    """The suggestions as JSON. The clients read ``unlinked_mentions`` and ``related``: fields
+    are only ever added. ``unlinked_mentions`` lists the suggested mentions grouped by card,
+    most confident card first; ``mention_targets`` has each card once with its count, and
+    ``link_confident`` the edits of "Link N confident mentions"."""
     service = doc.service
     c = Codec(codec, doc.lines)
-    mentions = service.read(lambda: mention_suggestions(service.graph, doc.card))
+    targets = service.read(lambda: ranked_mentions(service.graph, doc.card))
     engine = service.engine
     related = (
         related_suggestions(engine, doc.card, limit, read=service.read)
@@ -119,6 +152,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
     links = service.read(
         lambda: {r.path: f"[[{link_name(service.graph, r.path, doc.rel)}]]" for r in related}
     )
+    confident = confident_mentions(targets)
     return {
         "uri": doc.uri,
         "card": doc.rel,
@@ -129,9 +163,38 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
                 "target_title": m.target_title,
                 "replacement": m.replacement,
                 "range": range_json(c.range(m.start_pos, m.end_pos)),
+                "confidence": round(t.confidence, 3),
+                "confident": t.confident,
+                "count": t.count,
+                "in_heading": m.in_heading,
             }
-            for m in mentions
+            for t in targets
+            for m in t.mentions
         ],
+        "mention_targets": [
+            {
+                "target": t.target,
+                "target_title": t.target_title,
+                "text": t.mentions[0].text,
+                "replacement": t.mentions[0].replacement,
+                "count": t.count,
+                "confidence": round(t.confidence, 3),
+                "confident": t.confident,
+                "linked_by": t.linked_by,
+                "named_by": t.named_by,
+                "already_linked": t.already_linked,
+                "ranges": [range_json(c.range(m.start_pos, m.end_pos)) for m in t.mentions],
+            }
+            for t in targets
+        ],
+        "link_confident": {
+            "title": link_confident_title(len(confident)),
+            "count": len(confident),
+            "edits": [
+                {"range": range_json(c.range(m.start_pos, m.end_pos)), "newText": m.replacement}
+                for m in confident
+            ],
+        },
         "related": [
             {
                 "path": r.path,

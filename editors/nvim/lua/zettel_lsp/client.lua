@@ -160,10 +160,24 @@ end
 
 -- ---------------------------------------------------------------------------- start, attach
 
+-- textDocument/hover through vim.lsp.buf.hover() (up to Neovim 0.10, which call handlers):
+-- the same float as K, with vault-relative paths (hover.lua).
+local function on_hover(...)
+  return require("zettel_lsp.hover").handler(...)
+end
+
+--- What the plugin does in a buffer the server attached to: the `keymaps` mappings.
+function M.on_buffer_attach(bufnr)
+  require("zettel_lsp.keymaps").attach(bufnr)
+end
+
 local function client_config(root)
   local opts = config.current
   local settings = config.server_settings(opts)
   local user_on_init = opts.on_init
+  local user_on_attach = opts.on_attach
+  local handlers = vim.tbl_extend("force", { ["textDocument/hover"] = on_hover },
+    opts.handlers or {})
   return {
     name = M.name,
     cmd = opts.cmd,
@@ -175,8 +189,14 @@ local function client_config(root)
     init_options = config.as_object(vim.deepcopy(settings)),
     settings = { zettel = config.as_object(vim.deepcopy(settings)) },
     capabilities = opts.capabilities,
-    handlers = with_ask_handler(vim.tbl_extend("force", {}, opts.handlers or {})),
-    on_attach = opts.on_attach,
+    handlers = with_ask_handler(handlers),
+    -- The default mappings first, then yours (a mapping you make there wins).
+    on_attach = function(client, bufnr)
+      M.on_buffer_attach(bufnr)
+      if user_on_attach then
+        user_on_attach(client, bufnr)
+      end
+    end,
     on_init = function(client, result)
       -- Neovim 0.8 (which also brought vim.lsp.start) sends config.settings after
       -- initialize by itself; 0.7 does not, so do it here.

@@ -12,6 +12,10 @@ M.defaults = {
   settings = {},
   -- false: only define the commands (start the server yourself, e.g. vim.lsp.enable).
   autostart = true,
+  -- Buffer-local mappings in the buffers the server attaches to (a mapping the buffer already
+  -- has is kept). false: none; a table: these keys over the defaults, false for one turns it
+  -- off, e.g. { references = false } or { hover = "<leader>k" }.
+  keymaps = true,
   -- Related notes in a floating window when the cursor rests in a paragraph.
   hover_suggestions = false,
   hover_delay_ms = nil, -- nil: 'updatetime' alone; else at least this long after the last move
@@ -42,6 +46,29 @@ function M.from(opts)
     config.cmd = { config.cmd }
   end
   return config
+end
+
+--- The default keys of `keymaps`: action -> left-hand side.
+M.default_keymaps = { hover = "K", definition = "gd", references = "gr" }
+
+--- The mappings the options ask for: action -> lhs (a missing action is not mapped).
+function M.keymaps(opts)
+  local wanted = opts.keymaps
+  if wanted == false then
+    return {}
+  end
+  local keys = vim.deepcopy(M.default_keymaps)
+  if type(wanted) == "table" then
+    for action, lhs in pairs(wanted) do
+      keys[action] = lhs or nil
+    end
+  end
+  for action, lhs in pairs(keys) do
+    if type(lhs) ~= "string" or lhs == "" then
+      keys[action] = nil
+    end
+  end
+  return keys
 end
 
 --- The merged server settings (flat, camelCase) from the options.

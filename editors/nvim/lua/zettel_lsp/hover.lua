@@ -1,29 +1,332 @@
--- Hover suggestions (option `hover_suggestions`): related notes for the paragraph under the
--- cursor in a floating window on CursorHold, closed when the cursor moves.
+-- The plugin's floating windows next to the cursor:
+--   K (M.hover): the server's textDocument/hover, its file:// links shown as the note's title
+--     and vault-relative path, wrapped at word boundaries;
+--   hover suggestions (option `hover_suggestions`): related notes for the paragraph under the
+--     cursor on CursorHold, but not when the cursor got there by a jump (gd, <C-o>, a search,
+--     another file) and not over another float.
+-- Both are sized to their text (never wider than MAX_WIDTH) and closed when the cursor moves.
 local client = require("zettel_lsp.client")
 local compat = require("zettel_lsp.compat")
 local config = require("zettel_lsp.config")
 local related = require("zettel_lsp.related")
-local results = require("zettel_lsp.results")
 local util = require("zettel_lsp.util")
 
 local M = {}
 
+M.MAX_WIDTH = 80 -- screen cells of text in a float (less in a narrow window)
+M.MAX_HEIGHT = 20 -- lines of the related-notes float (less on a short screen)
+M.HOVER_MAX_HEIGHT = 30 -- lines of K's float (less on a short screen; K again enters it)
+M.EXCERPT_LINES = 2 -- lines of path and excerpt under each related note
+M.RELATED_FOCUS_ID = "zettel_lsp_related"
+M.HOVER_FOCUS_ID = "textDocument/hover" -- as Neovim's own hover: K twice enters the float
+
 local hover_state = {} -- bufnr -> { text = last paragraph asked about, seq = n, request = id }
 local hover_seq = 0
+local moves = {} -- window -> { buf, jumps = jumplist signature, jumped = bool } at the last move
+local namespace = nil
 
-local function hover_lines(rows)
-  local lines = { "**Related notes**", "" }
-  for _, row in ipairs(rows) do
-    local relation = row.relation and (" · _" .. row.relation .. "_") or ""
-    table.insert(lines, string.format("- **%s** (%s, line %d)%s", row.title or row.path,
-      results.folder_of(row), (row.line_start or 0) + 1, relation))
-    local excerpt = util.one_line(row.excerpt, 90)
-    if excerpt ~= "" then
-      table.insert(lines, "  " .. excerpt)
+-- ---------------------------------------------------------------------------- floats
+
+local function define_highlights()
+  if namespace then
+    return namespace
+  end
+  namespace = vim.api.nvim_create_namespace("zettel_lsp_float")
+  for group, link in pairs({
+    ZettelLspHeader = "Title",
+    ZettelLspTitle = "Title",
+    ZettelLspDetail = "Comment",
+    ZettelLspPath = "Directory",
+  }) do
+    vim.cmd(string.format("highlight default link %s %s", group, link))
+  end
+  return namespace
+end
+
+--- The width the text of a float is wrapped at: MAX_WIDTH, less in a narrow window (room for
+--- the border).
+function M.wrap_width()
+  return math.max(20, math.min(M.MAX_WIDTH, vim.api.nvim_win_get_width(0) - 4))
+end
+
+local function max_height(limit)
+  return math.max(3, math.min(limit or M.MAX_HEIGHT, vim.o.lines - 6))
+end
+
+--- Open `lines` (already wrapped) in a float next to the cursor, exactly as wide and as high as
+--- its lines (up to `limit` lines and the screen; no soft wrapping, so no word is split and
+--- nothing is cut off with "@@@"; more lines scroll). `marks`: highlights from
+--- util.wrap_segments. Returns (buf, win), or nil when the call only went into an open float of
+--- the same focus_id (K twice).
+local function open_float(lines, syntax, opts, marks, limit)
+  local from = vim.api.nvim_get_current_win()
+  local float_opts = vim.tbl_extend("force", {
+    border = "rounded",
+    wrap = false,
+    width = math.max(1, util.max_width(lines)),
+    height = math.min(math.max(#lines, 1), max_height(limit)),
+  }, opts)
+  local buf, win = vim.lsp.util.open_floating_preview(lines, syntax, float_opts)
+  if vim.api.nvim_get_current_win() ~= from or not (win and vim.api.nvim_win_is_valid(win))
+    or vim.api.nvim_win_get_config(win).relative == "" then
+    return nil
+  end
+  -- Markdown styling may have dropped lines (blank lines collapsed, a code fence removed):
+  -- shrink the window to what its buffer holds (never grow it past the room Neovim gave it).
+  local shown = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local width = math.max(1, math.min(util.max_width(shown), vim.api.nvim_win_get_width(win)))
+  local height = math.max(1, math.min(#shown, vim.api.nvim_win_get_height(win)))
+  if width ~= vim.api.nvim_win_get_width(win) or height ~= vim.api.nvim_win_get_height(win) then
+    pcall(vim.api.nvim_win_set_config, win, { width = width, height = height })
+  end
+  if marks and #marks > 0 then
+    local ns = define_highlights()
+    for _, m in ipairs(marks) do
+      pcall(vim.api.nvim_buf_set_extmark, buf, ns, m[1], m[2], { end_col = m[3], hl_group = m[4] })
     end
   end
-  return lines
+  return buf, win
+end
+
+--- Whether a float other than the related-notes one (K's hover, a diagnostic, a signature) is
+--- open for `bufnr`.
+local function other_float_open(bufnr, state)
+  local ok, win = pcall(vim.api.nvim_buf_get_var, bufnr, "lsp_floating_preview")
+  return ok and type(win) == "number" and vim.api.nvim_win_is_valid(win)
+    and win ~= (state and state.float)
+end
+
+-- ---------------------------------------------------------------------------- K: hover
+
+--- The vault-relative path of a file:// uri (else the path from ~) and the line of its
+--- "#L<n>" fragment, if any.
+function M.vault_path(uri, root)
+  local target, fragment = uri:match("^([^#]*)#?(.*)$")
+  local fname = vim.uri_to_fname(target)
+  local line = fragment:match("^L(%d+)")
+  local uv = vim.loop or vim.uv
+  if root and root ~= "" then
+    local roots = { root, uv.fs_realpath(root) }
+    local names = { fname, uv.fs_realpath(fname) }
+    for _, r in ipairs(roots) do
+      local prefix = r:gsub("/+$", "") .. "/"
+      for _, name in ipairs(names) do
+        if name:sub(1, #prefix) == prefix then
+          return name:sub(#prefix + 1), line
+        end
+      end
+    end
+  end
+  return vim.fn.fnamemodify(fname, ":~"), line
+end
+
+-- The `[` that opens the link text ending at `close` (the `]` of "](file://"), skipping
+-- escaped brackets (the server escapes those of titles and excerpts).
+local function label_start(line, close)
+  local depth = 0
+  for j = close - 1, 1, -1 do
+    local ch = line:sub(j, j)
+    if (ch == "[" or ch == "]") and line:sub(j - 1, j - 1) ~= "\\" then
+      if ch == "]" then
+        depth = depth + 1
+      elseif depth == 0 then
+        return j
+      else
+        depth = depth - 1
+      end
+    end
+  end
+  return nil
+end
+
+local function display_line(line, root)
+  local heading = line:match("^%s*#+%s") ~= nil
+  local from = 1
+  while true do
+    local close = line:find("](file://", from, true)
+    if close == nil then
+      return line
+    end
+    local open = label_start(line, close)
+    local finish = line:find(")", close + 2, true)
+    if open == nil or finish == nil then
+      return line
+    end
+    local label = line:sub(open + 1, close - 1)
+    local path, lnum = M.vault_path(line:sub(close + 2, finish - 1), root)
+    local before = line:sub(1, open - 1)
+    local shown
+    if heading or before:sub(-2) == "**" then
+      shown = label -- a heading or bold text: the title alone (the path is on the next line)
+    else
+      shown = string.format("**%s** `%s`", label, lnum and (path .. ":" .. lnum) or path)
+    end
+    line = before .. shown .. line:sub(finish + 1)
+    from = #before + #shown + 1
+  end
+end
+
+--- The server's hover Markdown with every [title](file:///...#Ln) link shown as the title and
+--- the note's vault-relative path ("**title** `folder/note.md:n`"; in a heading: the title).
+function M.display_markdown(text, root)
+  local lines = vim.split(text, "\n", { plain = true })
+  for i, line in ipairs(lines) do
+    lines[i] = display_line(line, root)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- A word that would start a Markdown block at the start of a wrapped line (a list item, a
+-- heading, a quote) is escaped so that it stays text.
+local function escape_marker(word)
+  if word:match("^[-+*]$") or word:match("^#+$") or word:match("^>") or word:match("^=+$")
+    or word:match("^%-%-%-+$") then
+    return "\\" .. word
+  end
+  local digits, mark = word:match("^(%d+)([.)])$")
+  if digits then
+    return digits .. "\\" .. mark
+  end
+  return word
+end
+
+-- (first line prefix, text, prefix of the following lines) of a Markdown line.
+local function line_parts(line)
+  local heading = line:match("^(%s*#+%s+)")
+  if heading then
+    return heading, line:sub(#heading + 1), heading
+  end
+  local quote = line:match("^(%s*>[>%s]*)")
+  if quote then
+    return quote, line:sub(#quote + 1), quote
+  end
+  local item = line:match("^(%s*[-*+]%s+)") or line:match("^(%s*%d+[.)]%s+)")
+  if item then
+    return item, line:sub(#item + 1), string.rep(" ", vim.fn.strdisplaywidth(item))
+  end
+  local indent = line:match("^(%s*)")
+  return indent, line:sub(#indent + 1), indent
+end
+
+--- The lines K shows for the server's hover Markdown: links as titles and vault-relative paths
+--- (display_markdown), each line wrapped at word boundaries to `width` cells (list items and
+--- quotes keep their indent or "> "); code blocks, tables and blank lines are kept as they are.
+function M.hover_lines(markdown, root, width)
+  local out = {}
+  local fenced = false
+  for _, line in ipairs(vim.split(M.display_markdown(markdown, root), "\n", { plain = true })) do
+    if line:match("^%s*```") or line:match("^%s*~~~") then
+      fenced = not fenced
+      table.insert(out, line)
+    elseif fenced or not line:find("%S") or line:match("^%s*|") then
+      table.insert(out, line)
+    else
+      local first, text, rest = line_parts(line)
+      vim.list_extend(out, (util.wrap_segments({ { text } }, width, first, rest, nil,
+        escape_marker)))
+    end
+  end
+  while #out > 0 and not out[#out]:find("%S") do
+    table.remove(out)
+  end
+  while #out > 0 and not out[1]:find("%S") do
+    table.remove(out, 1)
+  end
+  return out
+end
+
+local function markdown_of(result)
+  if type(result) ~= "table" or result.contents == nil then
+    return ""
+  end
+  local lines = vim.lsp.util.convert_input_to_markdown_lines(result.contents)
+  return vim.trim(table.concat(lines, "\n"))
+end
+
+local function root_of(c)
+  local root = c and c.config and c.config.root_dir
+  if (root == nil or root == "") and c and type(c.workspace_folders) == "table"
+    and c.workspace_folders[1] then
+    root = vim.uri_to_fname(c.workspace_folders[1].uri)
+  end
+  return root
+end
+
+--- Show a textDocument/hover answer of client `c` for `bufnr` (if it is still the current
+--- buffer).
+function M.show_hover(err, result, bufnr, c)
+  if err then
+    util.notify("hover failed: " .. util.err_text(err), vim.log.levels.WARN)
+    return
+  end
+  if vim.api.nvim_get_current_buf() ~= bufnr then
+    return
+  end
+  local markdown = markdown_of(result)
+  if markdown == "" then
+    util.notify("nothing to preview here (no link under the cursor, no related notes)")
+    return
+  end
+  local lines = M.hover_lines(markdown, root_of(c), M.wrap_width())
+  open_float(lines, "markdown", { focus_id = M.HOVER_FOCUS_ID }, nil, M.HOVER_MAX_HEIGHT)
+end
+
+--- K: the server's hover for the cursor (a link: the linked note, its backlinks and similar
+--- notes; prose: related notes) in a float, with vault-relative paths instead of file:// links.
+function M.hover(bufnr)
+  bufnr = util.buf(bufnr)
+  local c = client.require_client(bufnr)
+  if c == nil then
+    return
+  end
+  local params = compat.position_params(c)
+  local ok = compat.request(c, "textDocument/hover", params, function(err, result)
+    M.show_hover(err, result, bufnr, c)
+  end, bufnr)
+  if not ok then
+    util.notify("the server is not running (see :help zettel_lsp-troubleshooting)",
+      vim.log.levels.ERROR)
+  end
+end
+
+--- An lsp-handler for textDocument/hover (the client's, so that vim.lsp.buf.hover() shows the
+--- same float up to Neovim 0.10; 0.11's vim.lsp.buf.hover() no longer calls handlers).
+function M.handler(err, result, ctx)
+  local c = ctx and ctx.client_id and vim.lsp.get_client_by_id(ctx.client_id)
+  M.show_hover(err, result, (ctx and ctx.bufnr) or vim.api.nvim_get_current_buf(), c)
+end
+
+-- ---------------------------------------------------------------------------- related notes
+
+--- The lines (and highlights) of the related-notes float: per note its title and relation,
+--- then its vault-relative path and line and the start of the passage, wrapped at word
+--- boundaries to `width` cells (at most EXCERPT_LINES lines, ending in "…" when cut).
+function M.related_lines(rows, width)
+  local lines = { "Related notes" }
+  local marks = { { 0, 0, #lines[1], "ZettelLspHeader" } }
+  local function add(more, more_marks)
+    for _, m in ipairs(more_marks) do
+      table.insert(marks, { m[1] + #lines, m[2], m[3], m[4] })
+    end
+    vim.list_extend(lines, more)
+  end
+  for _, row in ipairs(rows) do
+    local head = { { row.title or row.path or "?", "ZettelLspTitle" } }
+    if type(row.relation) == "string" and row.relation ~= "" then
+      table.insert(head, { "· " .. row.relation, "ZettelLspDetail" })
+    end
+    add(util.wrap_segments(head, width, "", "  "))
+    local body = { { string.format("%s:%d", row.path or "?", (row.line_start or 0) + 1),
+      "ZettelLspPath" } }
+    -- the server's readable excerpt (link text without brackets) when it sends one
+    local readable = type(row.excerpt_text) == "string" and row.excerpt_text ~= ""
+    local excerpt = util.one_line(readable and row.excerpt_text or row.excerpt)
+    if excerpt ~= "" then
+      table.insert(body, { "— " .. excerpt })
+    end
+    add(util.wrap_segments(body, width, "  ", "  ", M.EXCERPT_LINES))
+  end
+  return lines, marks
 end
 
 --- Ask for related notes for the paragraph under the cursor, if it changed, and show them in
@@ -37,9 +340,12 @@ function M.hover_related(bufnr)
   if c == nil then
     return
   end
-  local _, _, text = related.paragraph_at_cursor(bufnr)
   local state = hover_state[bufnr] or {}
   hover_state[bufnr] = state
+  if other_float_open(bufnr, state) then
+    return -- K's hover (or another float) is showing: leave it
+  end
+  local _, _, text = related.paragraph_at_cursor(bufnr)
   if text == nil or text == state.text then
     return
   end
@@ -70,9 +376,9 @@ function M.hover_related(bufnr)
     if type(rows) ~= "table" or #rows == 0 then
       return
     end
-    -- Only show it where it was asked for.
+    -- Only show it where it was asked for, and not over another float.
     if vim.api.nvim_get_current_buf() ~= bufnr or vim.fn.mode() ~= "n"
-      or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick then
+      or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick or other_float_open(bufnr, state) then
       state.text = nil
       return
     end
@@ -81,14 +387,12 @@ function M.hover_related(bufnr)
       state.text = nil
       return
     end
-    local float_buf, float_win = vim.lsp.util.open_floating_preview(hover_lines(rows), "markdown", {
-      focus_id = "zettel_lsp_related",
+    local lines, marks = M.related_lines(rows, M.wrap_width())
+    local float_buf, float_win = open_float(lines, "", {
+      focus_id = M.RELATED_FOCUS_ID,
       focus = false,
-      max_width = 90,
-      max_height = 20,
-      border = "rounded",
       close_events = { "CursorMoved", "CursorMovedI", "InsertEnter", "BufLeave", "WinLeave" },
-    })
+    }, marks)
     state.float = float_win
     state.float_buf = float_buf
   end, bufnr)
@@ -100,8 +404,61 @@ function M.hover_related(bufnr)
   end
 end
 
---- CursorHold in a note: hover_related() now, or after `hover_delay_ms` if the cursor stays.
+-- ---------------------------------------------------------------------------- jumps
+
+-- What changes when a jump moves the cursor: the window's jumplist (its length, position and
+-- newest entry). Switching files adds to it too.
+local function jump_signature()
+  local ok, jumps = pcall(vim.fn.getjumplist)
+  if not ok or type(jumps) ~= "table" or type(jumps[1]) ~= "table" then
+    return ""
+  end
+  local list = jumps[1]
+  local last = list[#list] or {}
+  return string.format("%d:%s:%s:%s:%s", #list, tostring(jumps[2]), tostring(last.bufnr),
+    tostring(last.lnum), tostring(last.col))
+end
+
+--- CursorMoved (any buffer): remember whether this move was a jump (the jumplist changed or the
+--- window shows another buffer since the last move).
+function M.on_cursor_moved(bufnr)
+  local win = vim.api.nvim_get_current_win()
+  local sig = jump_signature()
+  local last = moves[win]
+  moves[win] = {
+    buf = bufnr,
+    jumps = sig,
+    jumped = last ~= nil and (last.buf ~= bufnr or last.jumps ~= sig),
+  }
+end
+
+--- Whether the cursor in the current window got where it is by a jump (see on_cursor_moved),
+--- also when no CursorMoved came after the jump. A window with no move seen yet: no.
+function M.arrived_by_jump(bufnr)
+  local win = vim.api.nvim_get_current_win()
+  local last = moves[win]
+  if last == nil then
+    return false
+  end
+  local sig = jump_signature()
+  if last.buf ~= bufnr or last.jumps ~= sig then
+    moves[win] = { buf = bufnr, jumps = sig, jumped = true }
+    return true
+  end
+  return last.jumped
+end
+
+--- Forget a window that closed.
+function M.forget_window(win)
+  moves[win] = nil
+end
+
+--- CursorHold in a note: hover_related() now, or after `hover_delay_ms` if the cursor stays;
+--- nothing when the cursor came by a jump (it shows after the next ordinary move).
 function M.on_cursor_hold(bufnr)
+  if M.arrived_by_jump(bufnr) then
+    return
+  end
   local delay = config.current.hover_delay_ms
   local extra = delay and (delay - vim.o.updatetime) or 0
   if extra <= 0 then

@@ -9,9 +9,10 @@
 --   client.lua   start/attach, find the client, zettel.* commands, settings, answer streams
 --   results.lua  how result rows read and open      pickers.lua  telescope / vim.ui.select
 --   search.lua   :ZettelSearch                       related.lua  :ZettelRelated, paragraphs
---   suggest.lua  :ZettelSuggestLinks                 hover.lua    related notes on CursorHold
---   ask.lua      :ZettelAsk and its answer window    status.lua   :ZettelStatus, :ZettelReindex
---   util.lua     messages and one-line text          compat.lua   shims for Neovim 0.7 to 0.11+
+--   suggest.lua  :ZettelSuggestLinks                 hover.lua    K's float, related notes on
+--   ask.lua      :ZettelAsk and its answer window                 CursorHold
+--   status.lua   :ZettelStatus, :ZettelReindex       keymaps.lua  K, gd, gr where it attaches
+--   util.lua     messages, text wrapping             compat.lua   shims for Neovim 0.7 to 0.11+
 local config = require("zettel_lsp.config")
 local client = require("zettel_lsp.client")
 local results = require("zettel_lsp.results")
@@ -65,6 +66,7 @@ M.reindex = status.reindex
 M.format_status = status.format_status
 M.status = status.status
 M.hover_related = hover.hover_related
+M.hover = hover.hover
 M.ask = ask.ask
 
 -- ---------------------------------------------------------------------------- setup
@@ -140,7 +142,34 @@ function M.setup(opts)
       end
     end
   end
+  -- The default mappings also for a client started elsewhere (vim.lsp.enable, nvim-lspconfig);
+  -- the plugin's own clients map them in on_attach (0.7 has no LspAttach).
+  if vim.fn.exists("##LspAttach") == 1 then
+    vim.api.nvim_create_autocmd("LspAttach", {
+      group = group,
+      callback = function(args)
+        local c = args.data and vim.lsp.get_client_by_id(args.data.client_id)
+        if M.is_zettel_client(c) then
+          client.on_buffer_attach(args.buf)
+        end
+      end,
+      desc = "zettel-lsp: K, gd, gr in buffers the server attaches to (option keymaps)",
+    })
+  end
   if cfg.hover_suggestions then
+    -- Which cursor moves were jumps: no float after gd, <C-o>, a search or a file switch.
+    vim.api.nvim_create_autocmd("CursorMoved", {
+      group = group,
+      callback = function(args)
+        hover.on_cursor_moved(args.buf)
+      end,
+    })
+    vim.api.nvim_create_autocmd("WinClosed", {
+      group = group,
+      callback = function(args)
+        hover.forget_window(tonumber(args.match))
+      end,
+    })
     vim.api.nvim_create_autocmd("CursorHold", {
       group = group,
       callback = function(args)

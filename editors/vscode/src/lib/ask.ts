@@ -12,9 +12,9 @@
  *   that open it.
  */
 
-import { escapeHtml, highlightHtml, queryTerms } from "./highlight";
+import { escapeHtml, queryTerms } from "./highlight";
 import type { AskAnswer } from "./protocol";
-import { folderOf } from "./results";
+import { excerptHtmlOf, folderHtml, folderOf, readableExcerpt } from "./results";
 
 /** The notification the server streams an answer with. */
 export const ASK_DELTA_METHOD = "zettel/askDelta";
@@ -120,8 +120,8 @@ export function toAskModel(answer: AskAnswer): AskModel {
       path: s.path,
       score: s.score,
       scoreText: scoreText(s.score),
-      excerpt: s.excerpt,
-      excerptHtml: highlightHtml(s.excerpt, terms),
+      excerpt: readableExcerpt(s.excerpt),
+      excerptHtml: excerptHtmlOf(readableExcerpt(s.excerpt), terms),
       uri: s.uri,
       lineStart: s.line_start,
       lineEnd: s.line_end,
@@ -229,7 +229,7 @@ export function renderSourcesHtml(items: readonly SourceItem[], selected: number
         `aria-selected="${on ? "true" : "false"}" tabindex="${on ? "0" : "-1"}" data-index="${i}">` +
         `<div class="line1"><span class="num">${i + 1}</span>` +
         `<span class="title">${escapeHtml(item.title)}</span>` +
-        `<span class="folder">${escapeHtml(item.folder)}</span>` +
+        folderHtml(item.folder) +
         (item.scoreText
           ? `<span class="score" title="retrieval score">${escapeHtml(item.scoreText)}</span>`
           : "") +

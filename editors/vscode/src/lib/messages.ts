@@ -31,8 +31,12 @@ export type ToWebview =
   | { type: "server"; message: string }
   /** Search the current text again (the server (re)started or the index became complete). */
   | { type: "refresh" }
-  /** Whether Enter in the search box has LLM steps to run (`zettel.expandQuery`/`llmRerank`). */
-  | { type: "config"; llmSearch: boolean }
+  /**
+   * The view's settings: whether Enter in the search box has LLM steps to run
+   * (`zettel.expandQuery`/`llmRerank`), and whether results are one line each
+   * (`zettel.searchView.compact`).
+   */
+  | { type: "config"; llmSearch: boolean; compact: boolean }
   /** Show the Ask box and put the cursor in it ("Zettel: Ask"), optionally with a question. */
   | { type: "focusAsk"; question?: string }
   /** A streamed piece of the answer to question `seq`. */

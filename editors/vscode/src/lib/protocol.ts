@@ -18,7 +18,14 @@ export interface SearchRow {
   /** 0-based last line of the best chunk (inclusive). */
   line_end: number;
   heading: string;
+  /** Up to 200 characters of the chunk as written (Markdown syntax flattened to one line). */
   excerpt: string;
+  /**
+   * The same excerpt as a reader sees it (newer servers): link text instead of link syntax, no
+   * emphasis marks, each table row on its own line with its cells between " │ ", and without
+   * the leading headings that `heading` names. Absent: `readableExcerpt(excerpt)`.
+   */
+  excerpt_text?: string;
   /** Which search legs found the card, and at which rank (1 = best). */
   legs: Record<string, number>;
   /** What the graph rerank did (`credit`, `discount`, `mention_share`), when it did something. */
@@ -181,6 +188,7 @@ export function parseRow(value: unknown): SearchRow | undefined {
     excerpt: str(value.excerpt),
     legs: numberMap(value.legs),
   };
+  if (typeof value.excerpt_text === "string") row.excerpt_text = value.excerpt_text;
   if (isObject(value.graph)) row.graph = numberMap(value.graph);
   if (typeof value.relation === "string" && value.relation) row.relation = value.relation;
   return row;

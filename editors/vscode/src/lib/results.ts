@@ -1,7 +1,14 @@
 /**
- * Server rows -> what the Search and Related views show: title, folder, highlighted excerpt,
- * badges. Also renders the Search view's result list as an HTML string (escaped throughout), so
- * the webview script stays a thin shell that can be tested without a browser.
+ * Server rows -> what the Search and Related views show: title, folder, the matching heading as
+ * a breadcrumb, the excerpt as a reader sees it (link text, table rows as cells) with the query's
+ * words highlighted, badges. Also renders the Search view's result list as an HTML string
+ * (escaped throughout), so the webview script stays a thin shell that can be tested without a
+ * browser.
+ *
+ * Layout (media/search.css): the title comes first and keeps its width; the folder gets what is
+ * left, dimmed and shortened from the left ("…Knowledge/Colour Theory"), so a title is cut only
+ * when it alone is wider than the row. Compact mode: one line per result (title and folder), the
+ * rest in the tooltip.
  */
 
 import { escapeHtml, highlightHtml, queryTerms } from "./highlight";
@@ -18,7 +25,14 @@ export interface ResultItem {
   title: string;
   /** Folder inside the vault ("retrieval/notes"), or the vault's name at its top level. */
   folder: string;
+  /** The note's path inside its vault (the tooltip). */
+  path: string;
   heading: string;
+  /** The heading path as a breadcrumb ("Colour Theory › Primaries"); "" before any heading. */
+  breadcrumb: string;
+  /** The breadcrumb as escaped HTML with the query's words in `<mark>`. */
+  breadcrumbHtml: string;
+  /** The excerpt as a reader sees it: table rows on their own lines, cells between " │ ". */
   excerpt: string;
   /** The excerpt as escaped HTML with the query's words in `<mark>`. */
   excerptHtml: string;
@@ -72,6 +86,15 @@ export function lastSegment(path: string): string {
   return parts[parts.length - 1] ?? path;
 }
 
+/**
+ * A folder shortened from the left to its last `keep` folders ("…/Creativity and Arts/Colour
+ * Theory"), for lists that cut text at its end (the Related view's descriptions).
+ */
+export function shortFolder(folder: string, keep = 2): string {
+  const parts = folder.split("/");
+  return parts.length > keep ? `…/${parts.slice(-keep).join("/")}` : folder;
+}
+
 /** The card's folder inside its vault, or the vault's own name for a top-level card. */
 export function folderOf(row: Pick<SearchRow, "path" | "vault">): string {
   const slash = row.path.lastIndexOf("/");
@@ -119,13 +142,95 @@ export function badgesOf(row: SearchRow): Badge[] {
   return badges;
 }
 
+/** Between the cells of a table row in a readable excerpt (the server's `CELL_SEPARATOR`). */
+export const CELL_SEPARATOR = " │ ";
+
+const WIKILINK = /(!?)\[\[([^[\]\n]+?)\]\]/g;
+const MEDIA = /\.(?:png|jpe?g|gif|svg|webp|bmp|avif|pdf|excalidraw|mp[34]|mov|webm|ogg|wav|m4a)$/i;
+// [text](destination "title"), ![alt](image): the text may hold escapes and one level of [..].
+const MARKDOWN_LINK =
+  /!?\[((?:[^[\]\n\\]|\\.|\[[^[\]\n]*\])*)\]\([ \t]*(?:<[^<>\n]*>|(?:[^\s()\\<]|\\.|\([^\s()]*\))+)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'))?[ \t]*\)/g;
+// |---|:--:| in an excerpt flattened to one line.
+const TABLE_SEPARATOR = /\|(?:\s*:?-+:?\s*\|)+/g;
+const PIPES = /\s*(?:\\?\|\s*)+/g;
+const PAIRED_MARKS = /(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1/g;
+
+function shownWikilink(bang: string, inner: string): string {
+  const bar = inner.indexOf("|");
+  let target = bar < 0 ? inner : inner.slice(0, bar);
+  const label = bar < 0 ? "" : inner.slice(bar + 1).trim();
+  if (target.endsWith("\\")) target = target.slice(0, -1); // [[a\|b]] inside a table
+  const name = (target.split("#")[0] ?? "").trim();
+  if (bang && MEDIA.test(name)) return ""; // an embedded picture: nothing to read
+  return label || name || target.trim();
+}
+
+/**
+ * A raw excerpt (Markdown flattened to one line, as older servers send only `excerpt`) as a
+ * reader sees it: `[[a|b]]` -> b, `[[a#h]]` -> a, `[t](u)` -> t, `**b**` -> b; in a table, the
+ * separator row dropped and the pipes shown as cell separators.
+ */
+export function readableExcerpt(excerpt: string): string {
+  let s = excerpt
+    .replace(WIKILINK, (_m, bang: string, inner: string) => shownWikilink(bang, inner))
+    .replace(MARKDOWN_LINK, (_m, text: string) => text.trim())
+    .replace(PAIRED_MARKS, "$2");
+  const table = /\|\s*:?-+:?\s*\|/.test(s) || /^\s*\|/.test(s);
+  if (table) {
+    s = s.replace(TABLE_SEPARATOR, " ").replace(PIPES, CELL_SEPARATOR);
+    // No separator before the first cell or after the last one.
+    while (s.startsWith(CELL_SEPARATOR)) s = s.slice(CELL_SEPARATOR.length);
+    while (s.endsWith(CELL_SEPARATOR)) s = s.slice(0, -CELL_SEPARATOR.length);
+  }
+  return s.replace(/[ \t]+/g, " ").trim();
+}
+
+/** " > "-joined heading path -> "A › B". */
+export function breadcrumbOf(heading: string): string {
+  return heading
+    .split(" > ")
+    .map((h) => readableExcerpt(h))
+    .filter(Boolean)
+    .join(" › ");
+}
+
+/** What a row's excerpt shows: the server's readable text, or the raw excerpt made readable
+ * (without the leading heading, which the breadcrumb shows). */
+export function excerptOf(row: Pick<SearchRow, "excerpt" | "excerpt_text" | "heading">): string {
+  if (row.excerpt_text !== undefined) return row.excerpt_text;
+  let text = readableExcerpt(row.excerpt);
+  const parts = row.heading.split(" > ");
+  const last = readableExcerpt(parts[parts.length - 1] ?? "");
+  if (last && text.startsWith(last)) text = text.slice(last.length).trimStart();
+  return text;
+}
+
+/** A readable excerpt as escaped HTML: query words in `<mark>`, table rows on their own lines
+ * (`<br>`), cells between dimmed separators. */
+export function excerptHtmlOf(text: string, terms: readonly string[]): string {
+  return text
+    .split("\n")
+    .map((line) =>
+      line
+        .split(CELL_SEPARATOR)
+        .map((cell) => highlightHtml(cell, terms))
+        .join('<span class="cell-sep" aria-hidden="true"> │ </span>'),
+    )
+    .join("<br>");
+}
+
 export function toItem(row: SearchRow, terms: readonly string[]): ResultItem {
+  const excerpt = excerptOf(row);
+  const breadcrumb = breadcrumbOf(row.heading);
   return {
     title: row.title,
     folder: folderOf(row),
+    path: row.path,
     heading: row.heading,
-    excerpt: row.excerpt,
-    excerptHtml: highlightHtml(row.excerpt, terms),
+    breadcrumb,
+    breadcrumbHtml: highlightHtml(breadcrumb, terms),
+    excerpt,
+    excerptHtml: excerptHtmlOf(excerpt, terms),
     badges: badgesOf(row),
     uri: row.uri,
     lineStart: row.line_start,
@@ -147,19 +252,49 @@ function renderBadge(b: Badge): string {
   return `<span class="badge badge-${b.kind}" title="${escapeHtml(b.title)}">${escapeHtml(b.label)}</span>`;
 }
 
+/**
+ * The folder after a title: dimmed, shortened from the left by the style sheet (`direction:
+ * rtl` on the span; the `<bdi>` keeps the path itself left to right).
+ */
+export function folderHtml(folder: string): string {
+  return `<span class="folder"><bdi dir="ltr">${escapeHtml(folder)}</bdi></span>`;
+}
+
+export interface RenderOptions {
+  /** One line per result (title and folder); the breadcrumb and excerpt go to the tooltip. */
+  compact?: boolean;
+}
+
+/** The tooltip of a row: the title, where it is, and (compact) what the excerpt says. */
+export function tooltipOf(item: ResultItem, compact = false): string {
+  const where = item.path + (item.breadcrumb ? ` › ${item.breadcrumb}` : "");
+  const lines = [item.title, where];
+  if (compact && item.excerpt) lines.push("", item.excerpt.replace(/\n/g, " / "));
+  return lines.join("\n");
+}
+
 /** The result list's inner HTML: one `<li role="option">` per item, `data-index` for events. */
-export function renderItemsHtml(items: readonly ResultItem[], selected: number): string {
+export function renderItemsHtml(
+  items: readonly ResultItem[],
+  selected: number,
+  options: RenderOptions = {},
+): string {
+  const compact = options.compact === true;
   return items
     .map((item, i) => {
       const id = `result-${i}`;
-      // The heading is not shown: the server's excerpt already starts with it.
+      const crumb = item.breadcrumb ? `<span class="crumb">${item.breadcrumbHtml}</span> ` : "";
+      const body = compact
+        ? ""
+        : (crumb || item.excerptHtml ? `<div class="excerpt">${crumb}${item.excerptHtml}</div>` : "") +
+          `<div class="badges">${item.badges.map(renderBadge).join("")}</div>`;
       return (
         `<li id="${id}" class="result${i === selected ? " selected" : ""}" role="option" ` +
-        `aria-selected="${i === selected ? "true" : "false"}" tabindex="-1" data-index="${i}">` +
+        `aria-selected="${i === selected ? "true" : "false"}" tabindex="-1" data-index="${i}" ` +
+        `title="${escapeHtml(tooltipOf(item, compact))}">` +
         `<div class="line1"><span class="title">${escapeHtml(item.title)}</span>` +
-        `<span class="folder">${escapeHtml(item.folder)}</span></div>` +
-        `<div class="excerpt">${item.excerptHtml}</div>` +
-        `<div class="badges">${item.badges.map(renderBadge).join("")}</div>` +
+        `${folderHtml(item.folder)}</div>` +
+        body +
         `</li>`
       );
     })

@@ -2,11 +2,13 @@
 
 import { formatCommand, type ServerCommand } from "./serverCommand";
 
-// Plain text: VS Code's notifications do not render Markdown.
+// Plain text: VS Code's notifications do not render Markdown. The package is not on PyPI: it
+// is installed from the project folder (the README's Requirements say the same).
 export const INSTALL_HINT =
-  "Install it with 'pip install zettel-lsp' (or run 'bash scripts/setup.sh' in a zettel-lsp " +
-  "checkout, which creates .venv/bin/zettel-lsp), then set 'zettel.server.command' to the " +
-  "zettel-lsp program or 'zettel.server.python' to the Python that has it.";
+  "Install it from the zettel-lsp project folder with 'pipx install /path/to/zettel-lsp' (or " +
+  "'pip install /path/to/zettel-lsp' in a virtual environment; 'bash scripts/setup.sh' there " +
+  "creates .venv/bin/zettel-lsp), then set 'zettel.server.command' to the zettel-lsp program " +
+  "(or 'zettel.server.python' to the Python that has it).";
 
 /** The most telling line of what the server printed before it died (Python's last error). */
 export function lastErrorLine(stderr: string): string | undefined {

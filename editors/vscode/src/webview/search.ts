@@ -57,6 +57,8 @@ let openWhenAnswered = false;
 let incomplete = false;
 /** Enter in the box runs LLM steps (`zettel.expandQuery` or `zettel.llmRerank` is on). */
 let llmSearch = false;
+/** One line per result (`zettel.searchView.compact`). */
+let compact = false;
 /** What the last search sent (the list on screen answers it once `busy` is off). */
 let lastSent = { query: "", llm: false };
 
@@ -140,7 +142,7 @@ function show(seq: number, newItems: ResultItem[], summaryLine: string, noteLine
   shownSeq = seq;
   items = newItems;
   selected = items.length > 0 ? 0 : -1;
-  list.innerHTML = renderItemsHtml(items, selected);
+  list.innerHTML = renderItemsHtml(items, selected, { compact });
   input.setAttribute("aria-expanded", items.length > 0 ? "true" : "false");
   updateActiveDescendant();
   summary.textContent = summaryLine;
@@ -298,6 +300,14 @@ window.addEventListener("message", (event: MessageEvent<ToWebview>) => {
       break;
     case "config":
       llmSearch = msg.llmSearch;
+      if (msg.compact !== compact) {
+        compact = msg.compact;
+        document.body.classList.toggle("compact", compact);
+        // The same list, one line per result (or back), with the selection and focus kept.
+        const focused = list.contains(document.activeElement);
+        list.innerHTML = renderItemsHtml(items, selected, { compact });
+        if (selected >= 0) select(selected, focused);
+      }
       break;
     case "askDelta":
     case "askDone":

@@ -257,7 +257,7 @@ describe("renderSourcesHtml", () => {
     assert.equal((html.match(/<li /g) ?? []).length, 2);
     assert.match(html, /<li id="source-0" class="source selected" role="option" aria-selected="true" tabindex="0" data-index="0">/);
     assert.match(html, /<li id="source-1" class="source" role="option" aria-selected="false" tabindex="-1" data-index="1">/);
-    assert.match(html, /<span class="title">Reciprocal rank fusion<\/span><span class="folder">retrieval<\/span><span class="score"[^>]*>0\.057<\/span>/);
+    assert.match(html, /<span class="title">Reciprocal rank fusion<\/span><span class="folder"><bdi dir="ltr">retrieval<\/bdi><\/span><span class="score"[^>]*>0\.057<\/span>/);
   });
 
   it("escapes titles and folders", () => {

@@ -146,9 +146,17 @@ describe("start failures", () => {
   });
   it("tells how to install and which settings to use", () => {
     const msg = startFailureMessage("x");
-    for (const part of ["pip install zettel-lsp", "scripts/setup.sh", "zettel.server.command", "zettel.server.python"]) {
+    for (const part of [
+      "pipx install /path/to/zettel-lsp",
+      "pip install /path/to/zettel-lsp",
+      "scripts/setup.sh",
+      "zettel.server.command",
+      "zettel.server.python",
+    ]) {
       assert.ok(msg.includes(part), part);
     }
+    // Not published on PyPI: a bare `pip install zettel-lsp` would fail.
+    assert.ok(!/pipx? install zettel-lsp/.test(msg), msg);
   });
 });
 

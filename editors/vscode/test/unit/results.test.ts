@@ -1,7 +1,21 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseSearchAnswer, type SearchRow } from "../../src/lib/protocol";
-import { badgesOf, folderOf, renderItemsHtml, summaryText, toResultsModel } from "../../src/lib/results";
+import {
+  CELL_SEPARATOR,
+  badgesOf,
+  breadcrumbOf,
+  excerptHtmlOf,
+  excerptOf,
+  folderHtml,
+  folderOf,
+  readableExcerpt,
+  renderItemsHtml,
+  shortFolder,
+  summaryText,
+  toResultsModel,
+  tooltipOf,
+} from "../../src/lib/results";
 
 // As the server answers `zettel.search` for the e2e query on examples/vault.
 const ANSWER = {
@@ -52,11 +66,19 @@ describe("toResultsModel", () => {
     assert.equal(model.note, "");
   });
 
-  it("highlights the query's words in the excerpt", () => {
+  it("highlights the query's words in the excerpt and its breadcrumb", () => {
     const html = model.items[0]?.excerptHtml ?? "";
     assert.ok(html.includes("<mark>BM25</mark>"), html);
     assert.ok(html.includes("<mark>embeddings</mark>"), html);
-    assert.ok(html.includes("<mark>ranks</mark>"), html);
+    assert.equal(model.items[0]?.breadcrumb, "Why ranks instead of scores");
+    assert.ok(model.items[0]?.breadcrumbHtml.includes("<mark>ranks</mark>"));
+  });
+
+  it("leaves the leading heading of a raw excerpt to the breadcrumb", () => {
+    assert.equal(
+      model.items[0]?.excerpt,
+      "BM25 scores are unbounded; cosine similarities of embeddings…",
+    );
   });
 
   it("escapes excerpts", () => {
@@ -128,6 +150,14 @@ describe("badgesOf", () => {
   });
 });
 
+describe("shortFolder", () => {
+  it("keeps the last folders, cut from the left", () => {
+    assert.equal(shortFolder("04. Old Format/Creativity and Arts/Colour Theory"), "…/Creativity and Arts/Colour Theory");
+    assert.equal(shortFolder("a/b"), "a/b");
+    assert.equal(shortFolder("notes"), "notes");
+  });
+});
+
 describe("folderOf", () => {
   it("is the folder inside the vault, or the vault's name at the top", () => {
     assert.equal(folderOf({ path: "a/b/c.md", vault: "/v" }), "a/b");
@@ -154,7 +184,54 @@ describe("renderItemsHtml", () => {
     assert.ok(html.includes('class="result selected"'));
     assert.ok(html.includes('aria-selected="true"'));
     assert.ok(html.includes('data-index="0"'));
-    assert.ok(html.includes('<span class="folder">x&quot;y</span>'));
+    assert.ok(html.includes('<span class="folder"><bdi dir="ltr">x&quot;y</bdi></span>'), html);
+  });
+  it("puts the title before the folder, the breadcrumb before the excerpt, and a tooltip on the row", () => {
+    const model = toResultsModel(
+      parseSearchAnswer(
+        {
+          ...ANSWER,
+          results: [
+            {
+              ...ANSWER.results[0],
+              path: "04. Organized Knowledge - Old Format/Creativity and Arts/Colour Theory/Colour Systems.md",
+              title: "Colour Systems",
+              heading: "Models > RGB",
+              excerpt_text: "Red │ #f00\nGreen │ #0f0",
+            },
+          ],
+        },
+        "red",
+      ),
+      "red",
+    );
+    const html = renderItemsHtml(model.items, 0);
+    const title = html.indexOf('<span class="title">Colour Systems</span>');
+    const folder = html.indexOf('<span class="folder"><bdi dir="ltr">04. Organized Knowledge - Old Format/Creativity');
+    assert.ok(title > 0 && folder > title, html);
+    assert.ok(html.includes('<div class="excerpt"><span class="crumb">Models › RGB</span> <mark>Red</mark>'), html);
+    assert.ok(html.includes("<br>Green"), html);
+    assert.ok(html.includes('<div class="badges">'), html);
+    assert.ok(html.includes('title="Colour Systems&#10;') || html.includes('title="Colour Systems\n'), html);
+  });
+  it("renders one line per result in compact mode, the excerpt in the tooltip", () => {
+    const model = toResultsModel(parseSearchAnswer(ANSWER, ANSWER.query));
+    const html = renderItemsHtml(model.items, 0, { compact: true });
+    assert.ok(!html.includes('class="excerpt"'), html);
+    assert.ok(!html.includes('class="badges"'), html);
+    assert.ok(html.includes('<span class="title">Reciprocal rank fusion</span>'), html);
+    assert.ok(html.includes("BM25 scores are unbounded"), html); // in the tooltip
+    const item = model.items[0];
+    assert.ok(item);
+    assert.equal(
+      tooltipOf(item, true),
+      "Reciprocal rank fusion\nretrieval/Reciprocal rank fusion.md › Why ranks instead of scores\n\n" +
+        "BM25 scores are unbounded; cosine similarities of embeddings…",
+    );
+    assert.equal(
+      tooltipOf(item),
+      "Reciprocal rank fusion\nretrieval/Reciprocal rank fusion.md › Why ranks instead of scores",
+    );
   });
   it("is empty for no items", () => {
     assert.equal(renderItemsHtml([], -1), "");
@@ -168,5 +245,44 @@ describe("summaryText", () => {
     assert.equal(summaryText({ ...m, items: [] }), "No results");
     assert.equal(summaryText({ ...m, items: m.items.slice(0, 1) }), "1 result");
     assert.equal(summaryText({ ...m, query: "  " }), "");
+  });
+});
+
+describe("readable excerpts", () => {
+  it("shows link text, not link syntax", () => {
+    assert.equal(
+      readableExcerpt(
+        "See [[Reciprocal rank fusion|RRF]], [[BM25]] and [[Dense embeddings#Models]]; " +
+          "[the paper](https://example.org/a_(b).pdf \"t\") ![[diagram.png]] ![chart](c.png) **bold** ==hl==",
+      ),
+      "See RRF, BM25 and Dense embeddings; the paper chart bold hl",
+    );
+  });
+  it("shows a flattened table's rows as cells, without the separator row", () => {
+    assert.equal(
+      readableExcerpt("Colours | Colour | Hex | |:---|---:| | [[Red]] | #f00 | | [[Colour Schemes\\|Blue]] | #00f |"),
+      ["Colours", "Colour", "Hex", "Red", "#f00", "Blue", "#00f"].join(CELL_SEPARATOR),
+    );
+    assert.equal(readableExcerpt("| a | b |"), `a${CELL_SEPARATOR}b`);
+    // Not a table: a lone bar stays.
+    assert.equal(readableExcerpt("x | y and 2*3*4 and snake_case_name"), "x | y and 2*3*4 and snake_case_name");
+  });
+  it("prefers the server's readable text", () => {
+    assert.equal(excerptOf({ excerpt: "[[a|b]]", excerpt_text: "b", heading: "" }), "b");
+    assert.equal(excerptOf({ excerpt: "Intro [[a|b]] text", heading: "Intro" }), "b text");
+    assert.equal(excerptOf({ excerpt: "Intro", heading: "Intro" }), "");
+  });
+  it("renders rows on their own lines, cells between dimmed separators, all escaped", () => {
+    assert.equal(
+      excerptHtmlOf(`<b> red${CELL_SEPARATOR}x\nblue`, ["red"]),
+      '&lt;b&gt; <mark>red</mark><span class="cell-sep" aria-hidden="true"> │ </span>x<br>blue',
+    );
+  });
+  it("names the heading path as a breadcrumb", () => {
+    assert.equal(breadcrumbOf("Colour Theory > Primaries > [[Red]]"), "Colour Theory › Primaries › Red");
+    assert.equal(breadcrumbOf(""), "");
+  });
+  it("keeps a folder left to right inside its right-to-left (left-shortened) box", () => {
+    assert.equal(folderHtml("a/<b>"), '<span class="folder"><bdi dir="ltr">a/&lt;b&gt;</bdi></span>');
   });
 });

@@ -32,7 +32,7 @@ describe("serverSettings", () => {
     const defaults = packageDefaults();
     const settings = serverSettings((k) => defaults[k]);
     assert.deepEqual(Object.keys(settings).sort(), [...SERVER_KEYS].sort());
-    for (const clientOnly of ["server.command", "server.python", "trace.server", "relatedView.limit"]) {
+    for (const clientOnly of ["server.command", "server.python", "trace.server", "relatedView.limit", "searchView.compact"]) {
       assert.ok(!(clientOnly in settings), clientOnly);
     }
   });
@@ -173,7 +173,7 @@ describe("SERVER_KEYS", () => {
   // `python -m zettel_lsp.settings_gen --write`; tests/test_settings_schema.py fails when they
   // are stale. Here: package.json holds nothing else.
   it("package.json declares only the server's keys and the extension's own settings", () => {
-    const extension = /^(server|trace|relatedView)\./;
+    const extension = /^(server|trace|relatedView|searchView)\./;
     const declared = Object.keys(packageDefaults()).filter((k) => !extension.test(k));
     assert.deepEqual(declared, [...SERVER_KEYS]);
   });
