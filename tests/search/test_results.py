@@ -128,3 +128,30 @@ def test_result_dict_only_adds_excerpt_text() -> None:
     assert row["excerpt"] == "Primaries | Colour | Hex | |---|---| | [[Red]] | #f00 |"
     assert row["excerpt_text"] == f"Colour{SEP}Hex\nRed{SEP}#f00"
     assert row["heading"] == "Primaries"
+
+
+def test_the_linear_scans_equal_the_patterns_they_replace() -> None:
+    """Comments, inline code and table separator rows are scans, not the patterns first written
+    for them (``tests/notes/test_regex_linear.py`` found those quadratic); on random lines the
+    scans give what the patterns gave."""
+    import random
+    import re
+
+    from zettel_lsp.search.results import (
+        _is_table_separator,
+        _without_code_marks,
+        _without_comments,
+    )
+
+    separator = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+    comment = re.compile(r"%%.*?%%|<!--.*?-->")
+    code = re.compile(r"`+([^`\n]+?)`+")
+    rng = random.Random(7)
+    for _ in range(20_000):
+        row = "".join(rng.choice(" |:-a\t") for _ in range(rng.randint(0, 12)))
+        assert _is_table_separator(row) == bool(separator.match(row)), row
+        parts = ["%", "%%", "<!--", "-->", "a", "-", "<", "!", "\n"]
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 10)))
+        assert _without_comments(text) == comment.sub("", text), text
+        inline = "".join(rng.choice("``a \n") for _ in range(rng.randint(0, 12)))
+        assert _without_code_marks(inline) == code.sub(r"\1", inline), inline

@@ -57,7 +57,6 @@ def _without_title_heading(text: str, title: str) -> str:
 # The excerpt as a reader sees the note: what the editors show (the VS Code Search view). The
 # raw ``excerpt`` stays as it was for the clients that read it.
 
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
 _CELL_BAR = re.compile(r"(?<!\\)\|")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _RULE = re.compile(r"^\s*(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
@@ -71,8 +70,6 @@ _MEDIA_EMBED = re.compile(
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]*)>", re.IGNORECASE)
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]*)?/?>")
-_COMMENT = re.compile(r"%%.*?%%|<!--.*?-->")
-_CODE = re.compile(r"`+([^`\n]+?)`+")
 _STRONG = re.compile(r"(\*\*|__|~~|==)(?=\S)(.+?)(?<=\S)\1")  # **b**, __b__, ~~s~~, ==h==
 _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
@@ -81,16 +78,94 @@ _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~=<>])")
 
 
+def _is_table_separator(line: str) -> bool:
+    """A table's separator row (``|---|:--:|``, ``--- | ---``): cells of ``:?-+:?`` between bars.
+    A scan of the cells, not a pattern (a nested-quantifier pattern is quadratic on long rows)."""
+    cells = line.strip()
+    if not cells or "-" not in cells:
+        return False
+    if cells.startswith("|"):
+        cells = cells[1:]
+    if cells.endswith("|"):
+        cells = cells[:-1]
+    for cell in cells.split("|"):
+        core = cell.strip(" \t")
+        core = core[1:] if core.startswith(":") else core
+        core = core[:-1] if core.endswith(":") else core
+        if not core or core.strip("-"):
+            return False
+    return True
+
+
+_COMMENT_MARKS = (("%%", "%%"), ("<!--", "-->"))
+
+
+def _without_comments(s: str) -> str:
+    """``s`` without ``%%…%%`` and ``<!--…-->`` comments on one line (the earliest opener first,
+    closed by the next closer on its line)."""
+    return "\n".join(_line_without_comments(line) for line in s.split("\n"))
+
+
+def _line_without_comments(s: str) -> str:
+    """Linear: an opener that finds no closer means no later one of its kind can."""
+    out: list[str] = []
+    pos = 0
+    live = list(_COMMENT_MARKS)
+    while live:
+        found = [(s.find(o, pos), o, c) for o, c in live]
+        found = [f for f in found if f[0] >= 0]
+        if not found:
+            break
+        start, opener, closer = min(found, key=lambda f: f[0])
+        end = s.find(closer, start + len(opener))
+        if end < 0:
+            live.remove((opener, closer))
+            continue
+        out.append(s[pos:start])
+        pos = end + len(closer)
+    out.append(s[pos:])
+    return "".join(out)
+
+
+def _without_code_marks(s: str) -> str:
+    """Inline code as its text: `` `x` `` and ``` ``x`` ``` become ``x`` (a run of backticks, text
+    without a backtick on the same line, a run of backticks). A linear scan."""
+    out: list[str] = []
+    i = 0
+    n = len(s)
+    while True:
+        start = s.find("`", i)
+        if start < 0:
+            break
+        j = start
+        while j < n and s[j] == "`":
+            j += 1
+        k = j
+        while k < n and s[k] != "`" and s[k] != "\n":
+            k += 1
+        if k > j and k < n and s[k] == "`":
+            out.append(s[i:start])
+            out.append(s[j:k])
+            while k < n and s[k] == "`":
+                k += 1
+            i = k
+            continue
+        out.append(s[i:k])
+        i = k
+    out.append(s[i:])
+    return "".join(out)
+
+
 def _inline_text(s: str) -> str:
     """One line (or one table cell) of Markdown as a reader sees it: link text instead of link
     syntax, no emphasis marks, code without backticks, no HTML tags or comments."""
-    s = _COMMENT.sub("", s)
+    s = _without_comments(s)
     s = _MEDIA_EMBED.sub("", s)
     s = visible_text(s)
     s = _AUTOLINK.sub(r"\1", s)
     s = _BREAK.sub(" ", s)
     s = _HTML_TAG.sub("", s)
-    s = _CODE.sub(r"\1", s)
+    s = _without_code_marks(s)
     s = _FOOTNOTE.sub("", s)
     s = _STRONG.sub(r"\2", s)
     s = _EMPHASIS.sub(r"\1", s)
@@ -111,7 +186,7 @@ def _table_lines(lines: list[str]) -> set[int]:
     around a separator row (``|---|:--|``) up to a blank line or a line without a ``|``."""
     rows = {i for i, line in enumerate(lines) if line.lstrip().startswith("|")}
     for i, line in enumerate(lines):
-        if "-" in line and _TABLE_SEPARATOR.match(line) and ("|" in line or i in rows):
+        if "-" in line and _is_table_separator(line) and ("|" in line or i in rows):
             rows.add(i)
             if i > 0 and "|" in lines[i - 1]:
                 rows.add(i - 1)
@@ -143,7 +218,7 @@ def readable_text(text: str, heading: str = "") -> str:
     for i in range(start, len(lines)):
         line = lines[i]
         if i in table:
-            if _TABLE_SEPARATOR.match(line):
+            if _is_table_separator(line):
                 continue
             row = _table_row(line)
             if row:
