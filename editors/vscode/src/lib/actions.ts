@@ -5,9 +5,13 @@ export interface ActionLike {
   kind?: string;
 }
 
-/** Note-wide actions ("Link all…", "Add related links…", kind refactor.*) first, then quick fixes. */
+/**
+ * The one-mention fixes (kind quickfix, most confident first as the server sends them) first,
+ * then the note-wide actions ("Link N confident mentions", "Add related links", kind refactor.*):
+ * a user reads what "Link N" would do before applying it to the whole note.
+ */
 export function orderActions<T extends ActionLike>(actions: readonly T[]): T[] {
-  const rank = (a: T): number => (a.kind?.startsWith("refactor") ? 0 : 1);
+  const rank = (a: T): number => (a.kind?.startsWith("refactor") ? 1 : 0);
   return actions
     .map((a, i) => ({ a, i }))
     .sort((x, y) => rank(x.a) - rank(y.a) || x.i - y.i)

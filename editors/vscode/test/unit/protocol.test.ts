@@ -96,20 +96,20 @@ describe("parseFromWebview", () => {
 });
 
 describe("orderActions", () => {
-  it("puts whole-note actions first and keeps the server's order otherwise", () => {
+  it("puts the one-mention fixes first, whole-note actions below them, in the server's order", () => {
     const actions = [
-      { title: "Link 'BM25' → [[BM25]]", kind: "quickfix" },
-      { title: "Link 'RRF' → [[RRF]]", kind: "quickfix" },
-      { title: "Link all unlinked mentions in this note (2)", kind: "refactor.rewrite" },
+      { title: "Link 2 confident mentions", kind: "refactor.rewrite" },
+      { title: "Link 'BM25' → [[BM25]] (3 mentions)", kind: "quickfix" },
       { title: "Add related links under '## Related'", kind: "refactor.rewrite" },
+      { title: "Link 'RRF' → [[RRF]]", kind: "quickfix" },
     ];
     assert.deepEqual(
       orderActions(actions).map((a) => a.title),
       [
-        "Link all unlinked mentions in this note (2)",
-        "Add related links under '## Related'",
-        "Link 'BM25' → [[BM25]]",
+        "Link 'BM25' → [[BM25]] (3 mentions)",
         "Link 'RRF' → [[RRF]]",
+        "Link 2 confident mentions",
+        "Add related links under '## Related'",
       ],
     );
     assert.equal(actionDescription("quickfix"), "link this mention");
