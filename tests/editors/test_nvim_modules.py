@@ -168,6 +168,30 @@ local function main()
       relation = "linked", excerpt = string.rep("text ", 40) },
     { path = "B.md", excerpt = "" },
   }, 30) }
+  -- Suggestions: each mentioned card once with its count, "Link N confident" below the fixes.
+  local suggest = require("zettel_lsp.suggest")
+  local function r(line, a, b)
+    return { start = { line = line, character = a }, ["end"] = { line = line, character = b } }
+  end
+  local choices = suggest.choices({
+    unlinked_mentions = {},
+    mention_targets = {
+      { text = "BM25", replacement = "[[BM25]]", count = 2, ranges = { r(3, 0, 4), r(7, 5, 9) } },
+      { text = "tools", replacement = "[[Tools|tools]]", count = 1, ranges = { r(4, 2, 7) } },
+    },
+    link_confident = { title = "Link 1 confident mention", count = 1,
+      edits = { { range = r(3, 0, 4), newText = "[[BM25]]" } } },
+    related = { { title = "TF-IDF", path = "TF-IDF.md" } },
+  })
+  out.suggest_choices = {}
+  for _, c in ipairs(choices) do
+    table.insert(out.suggest_choices, { c.label, c.edits and #c.edits or -1 })
+  end
+  local old = suggest.choices({ unlinked_mentions = {
+    { text = "a", replacement = "[[A]]", range = r(0, 0, 1) },
+    { text = "b", replacement = "[[B]]", range = r(1, 0, 1) },
+  } })
+  out.suggest_old = { #old, old[3].label }
   out.keymaps = {
     default = config.keymaps({ keymaps = true }),
     off = vim.tbl_count(config.keymaps({ keymaps = false })),
@@ -257,6 +281,19 @@ def test_answers_that_need_no_server(report: dict[str, Any]) -> None:
     assert report["paragraph"] == [4, 5, "first\nsecond"]
     # nil answers: absent from the report
     assert "in_frontmatter" not in report and "blank" not in report
+
+
+def test_suggestions_list_each_card_once_and_link_confident_below_the_fixes(
+    report: dict[str, Any],
+) -> None:
+    assert report["suggest_choices"] == [
+        ["Link 'BM25' → [[BM25]] (2 mentions, from line 4)", 2],
+        ["Link 'tools' → [[Tools|tools]] (line 5)", 1],
+        ["Link 1 confident mention", 1],
+        ["Add related links: TF-IDF", -1],
+    ]
+    # a server without mention_targets: one choice per mention, then "Link all"
+    assert report["suggest_old"] == [3, "Link all unlinked mentions in this note (2)"]
 
 
 def test_modules_read_no_global_state_of_each_other() -> None:

@@ -71,27 +71,71 @@ local function add_related_links(c, bufnr)
   end, bufnr)
 end
 
---- The choices offered for a zettel.suggestLinks result: each { label, edits } or
---- { label, related = true }.
-local function choices_of(result)
-  local choices = {}
+local function edit_of(range, text)
+  return { range = range, newText = text }
+end
+
+--- The mention choices of a server that sends ``mention_targets`` (each mentioned card once, most
+--- confident first, with its count) and ``link_confident`` ("Link N confident mentions", below
+--- the one-card fixes, as the code actions and the VS Code picker order them).
+local function target_choices(result, choices)
+  for _, t in ipairs(result.mention_targets) do
+    local edits = {}
+    for _, r in ipairs(t.ranges or {}) do
+      table.insert(edits, edit_of(r, t.replacement))
+    end
+    if #edits > 0 then
+      local where = string.format("(line %d)", edits[1].range.start.line + 1)
+      if #edits > 1 then
+        where = string.format("(%d mentions, from line %d)", #edits, edits[1].range.start.line + 1)
+      end
+      table.insert(choices, {
+        label = string.format("Link '%s' → %s %s", t.text, t.replacement, where),
+        edits = edits,
+      })
+    end
+  end
+  local confident = result.link_confident
+  if type(confident) == "table" and (confident.count or 0) > 0 then
+    local edits = {}
+    for _, e in ipairs(confident.edits or {}) do
+      table.insert(edits, edit_of(e.range, e.newText))
+    end
+    table.insert(choices, { label = confident.title, edits = edits })
+  end
+end
+
+--- The mention choices of an older server (``unlinked_mentions`` only): one per mention, then
+--- "Link all".
+local function mention_choices(result, choices)
   local mentions = result.unlinked_mentions or {}
   for _, m in ipairs(mentions) do
     table.insert(choices, {
       label = string.format("Link '%s' → %s (line %d)", m.text, m.replacement,
         m.range.start.line + 1),
-      edits = { { range = m.range, newText = m.replacement } },
+      edits = { edit_of(m.range, m.replacement) },
     })
   end
   if #mentions > 1 then
     local edits = {}
     for _, m in ipairs(mentions) do
-      table.insert(edits, { range = m.range, newText = m.replacement })
+      table.insert(edits, edit_of(m.range, m.replacement))
     end
     table.insert(choices, {
       label = string.format("Link all unlinked mentions in this note (%d)", #mentions),
       edits = edits,
     })
+  end
+end
+
+--- The choices offered for a zettel.suggestLinks result: each { label, edits } or
+--- { label, related = true }.
+function M.choices(result)
+  local choices = {}
+  if type(result.mention_targets) == "table" then
+    target_choices(result, choices)
+  else
+    mention_choices(result, choices)
   end
   local related = result.related or {}
   if #related > 0 then
@@ -127,7 +171,7 @@ function M.suggest_links(bang)
       return
     end
     local target_uri = result.uri or uri
-    local choices = choices_of(result)
+    local choices = M.choices(result)
     if #choices == 0 then
       notify("no link suggestions for this note", vim.log.levels.INFO)
       return
