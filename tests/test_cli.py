@@ -337,3 +337,26 @@ def test_an_empty_folder_is_indexed_with_a_warning(tmp_path: Path) -> None:
     assert "warning: no notes found in" in out.stderr and ".md" in out.stderr
     found = run("search", str(vault), "anything", *where)
     assert found.returncode == 0 and "warning: no notes found" in found.stderr
+
+
+def test_suggest_lists_each_mentioned_card_once_as_the_server_ranks_them(tmp_path: Path) -> None:
+    """Issue #14: the same mention was listed once per occurrence, and mentions inside URLs
+    were offered. The CLI shows what the editors show: each card once with its lines."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "Sourdough.md").write_text("Bread leavened by a culture.\n")
+    for name in ("Rye", "Spelt", "Wheat"):
+        (vault / f"{name}.md").write_text(f"{name} makes a good [[Sourdough]].\n")
+    (vault / "Note.md").write_text(
+        "Sourdough needs time.\n\nSee https://example.org/Sourdough for more.\n\n"
+        "A second Sourdough loaf.\n"
+    )
+    where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    text = run("suggest", str(vault), "Note.md", *where)
+    assert text.returncode == 0, text.stderr
+    lines = [line for line in text.stdout.splitlines() if "→ [[Sourdough]]" in line]
+    assert lines == ["  'Sourdough' → [[Sourdough]]  (lines 1, 5; confident)"], text.stdout
+    out = json.loads(run("suggest", str(vault), "Note.md", "--json", *where).stdout)
+    mentions = out["unlinked_mentions"]
+    assert [m["line"] for m in mentions] == [0, 4]
+    assert all(m["count"] == 2 and m["confident"] and m["confidence"] > 0.5 for m in mentions)

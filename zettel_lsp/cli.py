@@ -61,7 +61,7 @@ from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.results import result_dict
-from zettel_lsp.search.suggest import mention_suggestions, related_suggestions
+from zettel_lsp.search.suggest import ranked_mentions, related_suggestions
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
@@ -698,10 +698,12 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         card = graph.cards.get(rel)
         if card is None:
             raise CliError(f"{rel} could not be read (see -v)", EXIT_FAILED)
-        mentions = mention_suggestions(graph, card)
+        targets = ranked_mentions(graph, card)
         related = related_suggestions(vault.engine, card, args.limit) if vault is not None else []
     out = {
         "card": rel,
+        # as the server's zettel.suggestLinks: each mentioned card's mentions together, most
+        # confident card first, common words of this vault left out (docs/notes-and-links.md)
         "unlinked_mentions": [
             {
                 "text": m.text,
@@ -711,8 +713,13 @@ def cmd_suggest(args: argparse.Namespace) -> int:
                 "line": m.start_pos.line,
                 "start_character": m.start_pos.character,
                 "end_character": m.end_pos.character,
+                "confidence": round(t.confidence, 3),
+                "confident": t.confident,
+                "count": t.count,
+                "in_heading": m.in_heading,
             }
-            for m in mentions
+            for t in targets
+            for m in t.mentions
         ],
         "related": [
             {"path": r.path, "title": r.title, "score": r.score, "reason": r.reason}
@@ -723,9 +730,14 @@ def cmd_suggest(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return EXIT_OK
-    print(f"Unlinked mentions in {rel}:" if mentions else f"No unlinked mentions in {rel}.")
-    for m in mentions:
-        print(f"  line {m.start_pos.line + 1}: '{m.text}' → {m.replacement}")
+    print(f"Unlinked mentions in {rel}:" if targets else f"No unlinked mentions in {rel}.")
+    for t in targets:
+        first = t.mentions[0]
+        lines = ", ".join(str(n) for n in dict.fromkeys(m.start_pos.line + 1 for m in t.mentions))
+        where = f"line{'s' if ',' in lines else ''} {lines}"
+        how = "confident" if t.confident else ("linked elsewhere" if t.already_linked else "")
+        note = f"; {how}" if how else ""
+        print(f"  '{first.text}' → {first.replacement}  ({where}{note})")
     if read_only:
         print("Related cards: not available read-only (they need the index).")
         return EXIT_OK
