@@ -61,7 +61,7 @@ from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.results import result_dict
-from zettel_lsp.search.suggest import ranked_mentions, related_suggestions
+from zettel_lsp.search.suggest import mention_fields, ranked_mentions, related_suggestions
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
@@ -705,18 +705,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         # as the server's zettel.suggestLinks: each mentioned card's mentions together, most
         # confident card first, common words of this vault left out (docs/notes-and-links.md)
         "unlinked_mentions": [
-            {
-                "text": m.text,
-                "target": m.target,
-                "target_title": m.target_title,
-                "replacement": m.replacement,
+            mention_fields(t, m)
+            | {
                 "line": m.start_pos.line,
                 "start_character": m.start_pos.character,
                 "end_character": m.end_pos.character,
-                "confidence": round(t.confidence, 3),
-                "confident": t.confident,
-                "count": t.count,
-                "in_heading": m.in_heading,
             }
             for t in targets
             for m in t.mentions

@@ -217,6 +217,21 @@ def rank_mentions(
     return out
 
 
+def mention_fields(t: MentionTarget, m: MentionSuggestion) -> dict[str, object]:
+    """One suggested mention as JSON (without its place, which the server gives as an LSP range
+    and the CLI as a line and characters)."""
+    return {
+        "text": m.text,
+        "target": m.target,
+        "target_title": m.target_title,
+        "replacement": m.replacement,
+        "confidence": round(t.confidence, 3),
+        "confident": t.confident,
+        "count": t.count,
+        "in_heading": m.in_heading,
+    }
+
+
 def ranked_mentions(graph: LinkGraph, card: Card) -> list[MentionTarget]:
     """The mention suggestions of ``card`` (its current text), each card once, ranked."""
     return rank_mentions(

@@ -22,6 +22,7 @@ from zettel_lsp.search.suggest import (
     MentionSuggestion,
     MentionTarget,
     link_name,
+    mention_fields,
     ranked_mentions,
     related_suggestions,
 )
@@ -157,17 +158,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
         "uri": doc.uri,
         "card": doc.rel,
         "unlinked_mentions": [
-            {
-                "text": m.text,
-                "target": m.target,
-                "target_title": m.target_title,
-                "replacement": m.replacement,
-                "range": range_json(c.range(m.start_pos, m.end_pos)),
-                "confidence": round(t.confidence, 3),
-                "confident": t.confident,
-                "count": t.count,
-                "in_heading": m.in_heading,
-            }
+            mention_fields(t, m) | {"range": range_json(c.range(m.start_pos, m.end_pos))}
             for t in targets
             for m in t.mentions
         ],
