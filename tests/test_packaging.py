@@ -21,7 +21,7 @@ def test_pyproject_license_is_an_spdx_expression() -> None:
     assert any(r.startswith("setuptools>=77") for r in data["build-system"]["requires"])
 
 
-def test_building_the_wheel_prints_no_deprecation_warning(tmp_path: Path) -> None:
+def _project_copy(tmp_path: Path) -> Path:
     src = tmp_path / "src"
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
@@ -29,15 +29,30 @@ def test_building_the_wheel_prints_no_deprecation_warning(tmp_path: Path) -> Non
     shutil.copytree(
         ROOT / "zettel_lsp", src / "zettel_lsp", ignore=shutil.ignore_patterns("__pycache__")
     )
+    return src
+
+
+def _pip(*args: str) -> str:
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(src)],
-        capture_output=True,
-        text=True,
-        timeout=600,
+        [sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=600
     )
     log = out.stdout + out.stderr
     if out.returncode != 0 and ("NewConnectionError" in log or "No matching distribution" in log):
         pytest.skip(f"no package index reachable for the build's setuptools: {log[-300:]}")
     assert out.returncode == 0, log[-3000:]
+    return log
+
+
+def test_building_the_wheel_prints_no_deprecation_warning(tmp_path: Path) -> None:
+    log = _pip("wheel", "--no-deps", "-w", str(tmp_path / "dist"), str(_project_copy(tmp_path)))
     assert "deprecat" not in log.lower(), log
     assert list((tmp_path / "dist").glob("zettel_lsp-*.whl"))
+
+
+def test_the_editable_install_of_the_quickstart_prints_no_notice(tmp_path: Path) -> None:
+    """scripts/setup.sh installs with ``pip install -e``; setuptools printed a boxed "Editable
+    installation ... folders in your working directory with the same name" notice there."""
+    src = _project_copy(tmp_path)
+    log = _pip("install", "--quiet", "--no-deps", "-e", str(src), "--prefix", str(tmp_path / "p"))
+    log = "\n".join(line for line in log.splitlines() if not line.startswith("WARNING: Location"))
+    assert "Editable installation" not in log and "warning" not in log.lower(), log
