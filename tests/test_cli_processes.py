@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from zettel_lsp.index.state import load_state
 from zettel_lsp.index.store import EdgeStore
 from zettel_lsp.index.store_api import point_id
@@ -238,3 +240,58 @@ def test_a_cached_run_shows_no_rate_from_a_near_zero_duration(
     for line in scans:
         assert "/s" not in line and "ETA" not in line, line
         assert "45/45 (100.0%)" in line and "0 to read" in line, line
+
+
+def _tgkill(pid: int, tid: int, sig: int) -> None:
+    """Send ``sig`` to one thread of ``pid`` (Linux ``tgkill``; Python has no wrapper)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    SYS_TGKILL = {"x86_64": 234, "aarch64": 131}[os.uname().machine]
+    if libc.syscall(SYS_TGKILL, pid, tid, sig) != 0:
+        raise OSError(ctypes.get_errno(), "tgkill failed")
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64"),
+    reason="needs Linux tgkill to aim the signal at one thread",
+)
+def test_watch_stops_on_ctrl_c_delivered_to_another_thread(
+    example_vault: Path, tmp_path: Path
+) -> None:
+    """A terminal's Ctrl-C goes to the process; the kernel may hand it to any thread that does
+    not block it (the watcher's, the model's). Python then runs the handler only when the main
+    thread runs again, and `index --watch` slept an hour at a time: it did not stop (seen as
+    two hung watchers in a loaded CI run). Aim SIGINT at a non-main thread on purpose."""
+    term = Terminal(
+        "index",
+        str(example_vault),
+        "--watch",
+        "--index-dir",
+        str(tmp_path / "idx"),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+    )
+    try:
+        term.read_until("(Ctrl-C to stop)")
+        pid = term.proc.pid
+        targets = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            tid = int(task.name)
+            status = (task / "status").read_text()
+            blocked = int(
+                next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16
+            )
+            if tid != pid and not blocked & (1 << (signal.SIGINT - 1)):
+                targets.append(tid)
+        if not targets:
+            pytest.skip("every other thread blocks SIGINT: it can only reach the main thread")
+        _tgkill(pid, targets[0], signal.SIGINT)
+        end = time.monotonic() + 30
+        while term.proc.poll() is None and time.monotonic() < end:
+            term.drain(0.2)
+        assert term.proc.poll() is not None, "index --watch did not stop on SIGINT"
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    assert term.finish() == 0, term.output

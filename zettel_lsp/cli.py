@@ -1078,8 +1078,11 @@ def _watch_forever(indexer: Indexer, progress: TerminalProgress) -> None:
     watcher.start()
     progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
     try:
+        # Short sleeps: Ctrl-C's SIGINT may be delivered to another thread (the watcher's, the
+        # model's); Python runs its handler in the main thread only when that thread next runs,
+        # so one long sleep kept `index --watch` alive after Ctrl-C.
         while True:
-            time.sleep(3600)
+            time.sleep(0.2)
     except KeyboardInterrupt:
         progress.finish()
     finally:
