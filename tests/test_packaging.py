@@ -53,6 +53,12 @@ def test_the_editable_install_of_the_quickstart_prints_no_notice(tmp_path: Path)
     """scripts/setup.sh installs with ``pip install -e``; setuptools printed a boxed "Editable
     installation ... folders in your working directory with the same name" notice there."""
     src = _project_copy(tmp_path)
-    log = _pip("install", "--quiet", "--no-deps", "-e", str(src), "--prefix", str(tmp_path / "p"))
+    # Into a venv of its own (this pip drives it with --python): an install with --prefix would
+    # first uninstall the zettel-lsp of the environment running the tests.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    log = _pip("--python", str(python), "install", "--quiet", "--no-deps", "-e", str(src))
     log = "\n".join(line for line in log.splitlines() if not line.startswith("WARNING: Location"))
     assert "Editable installation" not in log and "warning" not in log.lower(), log
+    assert (venv / "lib").exists() and any(venv.glob("lib/python*/site-packages/__editable__*"))

@@ -17,6 +17,7 @@ from zettel_lsp.vault import Vault
 QUESTION = "How does reciprocal rank fusion combine rankings?"
 RRF = "retrieval/Reciprocal rank fusion.md"
 SOURCE_KEYS = {"path", "title", "chunk", "line_start", "line_end", "score", "excerpt"}
+SOURCE_KEYS |= {"heading", "excerpt_text"}  # issue #14: as zettel.search rows
 
 
 def notes_in_prompt(stub: OllamaStub) -> list[str]:
@@ -36,6 +37,7 @@ def test_answer_with_sources(vault: Vault, stub: OllamaStub) -> None:
     assert result.sources[0]["path"] == RRF
     for src in result.sources:
         assert set(src) == SOURCE_KEYS
+        assert "[[" not in src["excerpt_text"] and "]]" not in src["excerpt_text"]
         assert 0 < len(src["excerpt"]) <= 200
         assert 0 <= src["line_start"] <= src["line_end"] and src["chunk"] >= 0
         assert src["score"] > 0

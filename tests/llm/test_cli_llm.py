@@ -61,6 +61,8 @@ def test_ask_json(
         "line_end",
         "score",
         "excerpt",
+        "heading",
+        "excerpt_text",
     }
 
 

@@ -62,11 +62,11 @@ def test_the_leading_heading_goes_to_the_breadcrumb_and_later_ones_lose_their_ma
         "### Caveats\n- `k` = 60"
     )
     assert readable_text(text, "Why ranks instead of scores") == (
-        "BM25 scores are unbounded. Caveats k = 60"
+        "BM25 scores are unbounded. Caveats · k = 60"
     )
     # Not named by the heading path: kept (as text).
     assert readable_text(text, "") == (
-        "Why ranks instead of scores BM25 scores are unbounded. Caveats k = 60"
+        "Why ranks instead of scores · BM25 scores are unbounded. Caveats · k = 60"
     )
     assert readable_text("## Only a heading", "Only a heading") == "Only a heading"
 
@@ -78,10 +78,48 @@ def test_markup_that_a_reader_does_not_see() -> None:
         "- [ ] a task ^block-1\n1. first[^1] %%hidden%%\n\n---\n```python\nprint(1)\n```"
     )
     assert readable_text(text) == (
-        "A callout with emphasis, this and marks and html a task first print(1)"
+        "A callout with emphasis, this and marks and html · a task · first · print(1)"
     )
     for code in ("snake_case_name and 2*3*4", "if a == b: c = a ** 2"):
         assert readable_text(code) == code
+
+
+def test_list_items_headings_and_paragraphs_do_not_run_together() -> None:
+    """Seen in the VS Code Search view on zettelkasten-13k: "Tools to detect: SQLI XSS
+    Misconfigurations Tools", "user inputs. Types Fuzzing"."""
+    text = "Tools to detect:\n- SQLI\n- XSS\n- Misconfigurations\n\n## Tools\n- Burp\n"
+    assert readable_text(text) == "Tools to detect: SQLI · XSS · Misconfigurations · Tools · Burp"
+    text = "Checks user inputs.\n### Types\nFuzzing and fault injection\nmore of it\n\nNext"
+    assert (
+        readable_text(text)
+        == "Checks user inputs. Types · Fuzzing and fault injection more of it · Next"
+    )
+
+
+def test_the_excerpt_window_cuts_between_words() -> None:
+    """The window falls between words ("…epts Test Coverage" was seen), keeps the query word, and
+    stays within the width; "… " (with a space) says the cut is already at a word."""
+    import random
+
+    from zettel_lsp.search.results import _window
+
+    text = (
+        "Fuzzing concepts Test Coverage Test Oracle Test Corpus and a lot more words about "
+        "fuzzing harness design and smart fuzzers that mutate inputs. "
+    ) * 3
+    got = _window(text, ["corpus"], 120)
+    assert got.startswith("… Test Coverage") and got.endswith(" that…"), got
+    rng = random.Random(3)
+    for _ in range(5_000):
+        flat = "".join(rng.choice("ab  cdefg") for _ in range(rng.randint(0, 400)))
+        word = rng.choice(["abc", "cde", "fg a", "zzz"])
+        width = rng.randint(5, 200)
+        piece = _window(flat, [word], width)
+        assert len(piece) <= width, (flat, word, width)
+        if word in flat and len(flat) > width and width > 60:
+            assert word in piece, (flat, word, width)
+        if piece.startswith("… "):
+            assert flat[flat.find(piece[2:].rstrip("…")) - 1] == " "
 
 
 def test_excerpt_text_is_centred_on_the_query_word_and_short() -> None:

@@ -79,6 +79,9 @@ def source_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
         "line_end": row["line_end"],
         "score": row["score"],
         "excerpt": row["excerpt"],
+        # as in zettel.search rows: the text as a reader sees it, its headings as a breadcrumb
+        "heading": row["heading"],
+        "excerpt_text": row["excerpt_text"],
     }
 
 

@@ -14,6 +14,10 @@ from zettel_lsp.search.fusion import CardResult
 EXCERPT_CHARS = 200
 CELL_SEPARATOR = " │ "
 """Between the cells of a table row in ``excerpt_text`` (rows are separated by a newline)."""
+BLOCK_SEPARATOR = "·"
+"""Between headings, list items and paragraphs joined on one line in ``excerpt_text``, with a
+space on each side, unless the text before ends a sentence."""
+_SENTENCE_END = frozenset(".!?:;,")
 
 
 def _without_heading_marks(text: str) -> str:
@@ -26,21 +30,36 @@ def excerpt(text: str, words: Sequence[str], width: int = EXCERPT_CHARS) -> str:
     return _window(" ".join(_without_heading_marks(text).split()), words, width)
 
 
+_WORD_SLACK = 24  # how far a window's cut may move to fall between words
+
+
 def _window(flat: str, words: Sequence[str], width: int) -> str:
     """At most ``width`` characters of ``flat``, centred on the first query word it contains,
     with "…" where it was cut."""
     if len(flat) <= width:
         return flat
     low = flat.lower()
-    hits = [i for w in words if len(w) > 2 and (i := low.find(w)) >= 0]
-    at = min(hits) if hits else 0
+    hits = [(i, len(w)) for w in words if len(w) > 2 and (i := low.find(w)) >= 0]
+    at, hit_end = min(hits) if hits else (0, 0)
+    hit_end += at
     start = max(0, min(at - width // 3, len(flat) - width))
-    piece = flat[start : start + width]
-    if start > 0:
-        piece = "…" + piece[1:]
-    if start + width < len(flat):
-        piece = piece[:-1] + "…"
-    return piece
+    # Cut between words where one is near ("… Test Coverage", not "…epts Test Coverage"; the
+    # space after "…" tells a client the cut is at a word already): the window starts well before
+    # the first query word, and a word that would end past the width is left out whole.
+    first = start
+    prefix = ""
+    if first > 0:  # "… " takes the place of at least two characters: the cut one and a space
+        space = flat.find(" ", first + 1, min(first + _WORD_SLACK, at))
+        start, prefix = (space + 1, "… ") if space >= 0 else (first + 1, "…")
+    end = first + width
+    suffix = ""
+    if end < len(flat):
+        end -= 1
+        suffix = "…"
+        space = flat.rfind(" ", max(start, end - _WORD_SLACK, hit_end), end + 1)
+        end = space if space >= 0 else end
+    piece = flat[start:end].strip()
+    return prefix + piece + suffix if piece else flat[:width]
 
 
 def _without_title_heading(text: str, title: str) -> str:
@@ -215,6 +234,7 @@ def readable_text(text: str, heading: str = "") -> str:
     table = _table_lines(lines)
     out: list[str] = []  # finished lines
     prose: list[str] = []  # the paragraph being joined
+    block = False  # the next piece starts a block (after a blank line, heading, fence, rule)
     for i in range(start, len(lines)):
         line = lines[i]
         if i in table:
@@ -226,12 +246,21 @@ def readable_text(text: str, heading: str = "") -> str:
                 prose = []
                 out.append(row)
             continue
-        if _FENCE.match(line) or _RULE.match(line):
+        if not line.strip() or _FENCE.match(line) or _RULE.match(line):
+            block = True
             continue
         h = atx_heading(line)
-        piece = _inline_text(h[1] if h is not None else _LIST_MARK.sub("", _QUOTE.sub("", line)))
-        if piece:
-            prose.append(piece)
+        unquoted = _QUOTE.sub("", line)
+        item = _LIST_MARK.match(unquoted)
+        piece = _inline_text(h[1] if h is not None else unquoted[item.end() if item else 0 :])
+        if not piece:
+            continue
+        # Headings, list items and paragraphs are separate blocks: " · " between them where the
+        # text before does not end a sentence ("Types · Fuzzing", "SQLI · XSS", not "Types Fuzzing")
+        if prose and (block or h is not None or item) and prose[-1][-1] not in _SENTENCE_END:
+            prose.append(BLOCK_SEPARATOR)
+        prose.append(piece)
+        block = h is not None
     out.append(" ".join(prose))
     return "\n".join(o for o in out if o)
 
