@@ -18,9 +18,11 @@
 // a fresh workspace; every visible title shows at least 12 characters or all of it, a cut folder
 // keeps its end in view (shortened from the left), excerpts show no link or table syntax, a
 // table row shows as cells, the Search view has most of the sidebar and shows at least 4 whole
-// results, and compact mode (Zettel: Toggle Compact Results) shows one line per result. Then
-// each big vault of E2E_EXTRA_VAULTS: a search, the first result opened, the same title check,
-// and a screenshot in the dark and in the light theme (vscode-<vault>-dark.png / -light.png).
+// results (screenshots layout-long-paths.png, layout-table.png), and compact mode (Zettel:
+// Toggle Compact Results) shows one line per result (layout-compact.png). The Ask sources'
+// excerpts show no link syntax either. Then each big vault of E2E_EXTRA_VAULTS: a search, the
+// first result opened, the same title check, and a screenshot in the dark and in the light
+// theme (vscode-<vault>-dark.png / -light.png).
 //
 // Env: E2E_URL (code-server URL with ?folder=), E2E_VAULT (that folder), E2E_CODE_SERVER_PID,
 // E2E_CHROMIUM, E2E_SCREENSHOT, E2E_ASK_SCREENSHOT, E2E_OLLAMA_URL, E2E_ARTIFACTS, E2E_SHOTS
@@ -592,6 +594,9 @@ try {
   const sourceTitles = (await sources.locator(".title").allInnerTexts()).map((t) => t.trim());
   log(`sources (${await frame.locator("#sources-heading").innerText()}): ${JSON.stringify(sourceTitles)}`);
   if (sourceTitles[0] !== EXPECTED) throw new Error(`the first source is not "${EXPECTED}"`);
+  // The sources' excerpts as text: no link syntax, also where the server's window cut a link.
+  const rawSources = (await sources.locator(".excerpt").allInnerTexts()).filter((t) => /\[\[|\]\]|\]\(/.test(t));
+  if (rawSources.length) throw new Error(`source excerpts with link syntax: ${JSON.stringify(rawSources)}`);
   const cite = frame.locator("#answer button.cite", { hasText: EXPECTED });
   if ((await cite.count()) === 0) throw new Error("the citation in the answer is not a link to its source");
 
@@ -790,6 +795,14 @@ try {
   if (cells === 0) throw new Error("the table note's excerpt shows no cells");
   await page.mouse.move(5, 890);
   await page.screenshot({ path: path.join(SHOTS, "layout-long-paths.png") });
+  // The table note's row (further down the list), to look at its cells.
+  await longFrame.evaluate(() => {
+    const li = [...document.querySelectorAll("li.result")].find((e) => e.querySelector(".cell-sep"));
+    li?.scrollIntoView({ block: "center" });
+  });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(SHOTS, "layout-table.png") });
+  await longFrame.evaluate(() => document.querySelector("li.result")?.scrollIntoView({ block: "nearest" }));
 
   // Compact mode: one line per result, more of them in view; and back.
   await runCommand(page, "Zettel: Toggle Compact Results");

@@ -12,9 +12,9 @@
  *   that open it.
  */
 
-import { escapeHtml, queryTerms } from "./highlight";
+import { escapeHtml, highlightHtml, queryTerms } from "./highlight";
 import type { AskAnswer } from "./protocol";
-import { excerptHtmlOf, folderHtml, folderOf, readableExcerpt } from "./results";
+import { breadcrumbOf, excerptHtmlOf, excerptOf, folderHtml, folderOf } from "./results";
 
 /** The notification the server streams an answer with. */
 export const ASK_DELTA_METHOD = "zettel/askDelta";
@@ -83,6 +83,9 @@ export interface SourceItem {
   score: number;
   /** "0.057" */
   scoreText: string;
+  /** The heading path as a breadcrumb (servers that send the source's `heading`), or "". */
+  breadcrumb: string;
+  breadcrumbHtml: string;
   excerpt: string;
   /** The excerpt as escaped HTML with the question's words in `<mark>`. */
   excerptHtml: string;
@@ -114,18 +117,25 @@ export function toAskModel(answer: AskAnswer): AskModel {
     question: answer.question,
     answer: answer.answer,
     model: answer.model,
-    sources: answer.sources.map((s) => ({
-      title: s.title,
-      folder: folderOf({ path: s.path, vault: answer.vault }),
-      path: s.path,
-      score: s.score,
-      scoreText: scoreText(s.score),
-      excerpt: readableExcerpt(s.excerpt),
-      excerptHtml: excerptHtmlOf(readableExcerpt(s.excerpt), terms),
-      uri: s.uri,
-      lineStart: s.line_start,
-      lineEnd: s.line_end,
-    })),
+    sources: answer.sources.map((s) => {
+      // As in the Search view: the server's readable text when it sends one, whole words.
+      const excerpt = excerptOf(s);
+      const breadcrumb = breadcrumbOf(s.heading);
+      return {
+        title: s.title,
+        folder: folderOf({ path: s.path, vault: answer.vault }),
+        path: s.path,
+        score: s.score,
+        scoreText: scoreText(s.score),
+        breadcrumb,
+        breadcrumbHtml: highlightHtml(breadcrumb, terms),
+        excerpt,
+        excerptHtml: excerptHtmlOf(excerpt, terms),
+        uri: s.uri,
+        lineStart: s.line_start,
+        lineEnd: s.line_end,
+      };
+    }),
     fallback: answer.fallback ?? "",
     messages: answer.messages,
     cancelled: answer.cancelled,
@@ -234,7 +244,8 @@ export function renderSourcesHtml(items: readonly SourceItem[], selected: number
           ? `<span class="score" title="retrieval score">${escapeHtml(item.scoreText)}</span>`
           : "") +
         `</div>` +
-        `<div class="excerpt">${item.excerptHtml}</div>` +
+        `<div class="excerpt">${item.breadcrumb ? `<span class="crumb">${item.breadcrumbHtml}</span> ` : ""}` +
+        `${item.excerptHtml}</div>` +
         `</li>`
       );
     })

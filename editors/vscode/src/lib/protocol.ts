@@ -111,6 +111,10 @@ export interface AskSource {
   line_end: number;
   score: number;
   excerpt: string;
+  /** The excerpt as a reader sees it, as in a search row (when the server sends it). */
+  excerpt_text?: string;
+  /** The chunk's heading path (when the server sends it). */
+  heading: string;
 }
 
 /** `zettel.ask`'s answer (docs/server.md, docs/llm.md). */
@@ -219,12 +223,15 @@ function strings(value: unknown): string[] {
 export function parseAskSource(value: unknown): AskSource | undefined {
   const where = isObject(value) ? location(value) : undefined;
   if (!isObject(value) || !where) return undefined;
-  return {
+  const source: AskSource = {
     ...where,
     chunk: Math.trunc(num(value.chunk)),
     score: num(value.score),
     excerpt: str(value.excerpt),
+    heading: str(value.heading),
   };
+  if (typeof value.excerpt_text === "string") source.excerpt_text = value.excerpt_text;
+  return source;
 }
 
 export function parseAskAnswer(value: unknown, question: string): AskAnswer {

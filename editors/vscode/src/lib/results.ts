@@ -165,13 +165,57 @@ function shownWikilink(bang: string, inner: string): string {
   return label || name || target.trim();
 }
 
+/** Where the server cut its excerpt out of a longer text (at a character count). */
+const CUT = "…";
+// A window that starts or ends inside a link: "…ne similarity]] and", "…dings|dense]] list",
+// "…retrieval](https://x) and"; "see [[Dense embed…", "the [paper](https://exa…".
+const CUT_WIKILINK_HEAD = /^…([^[\]\n]*?)\]\]/;
+const CUT_WIKILINK_TAIL = /(!?)\[\[([^[\]\n]*)…$/;
+const CUT_MARKDOWN_LINK_HEAD = /^…([^[\]\n]*?)\]\([^()\s]*\)/;
+const CUT_MARKDOWN_LINK_TAIL = /(!?)\[([^[\]\n]*)\]\([^()\s]*…$/;
+
+/** The text of a link the excerpt's window cut: its label (after `|`) or its target. */
+function cutLinkText(inner: string): string {
+  const bar = inner.lastIndexOf("|");
+  if (bar >= 0) return inner.slice(bar + 1).trim();
+  return (inner.split("#")[0] ?? "").replace(/\\$/, "");
+}
+
+/** A raw excerpt whose window was cut inside a link, with the link's text instead of its syntax. */
+function withoutCutLinks(excerpt: string): string {
+  return (
+    excerpt
+      // A label after `|` is whole: the space keeps withoutCutWords from dropping its first word.
+      .replace(CUT_WIKILINK_HEAD, (_m, inner: string) =>
+        inner.includes("|") ? `${CUT} ${cutLinkText(inner)}` : `${CUT}${cutLinkText(inner)}`,
+      )
+      .replace(CUT_MARKDOWN_LINK_HEAD, (_m, text: string) => `${CUT}${text}`)
+      .replace(CUT_WIKILINK_TAIL, (_m, bang: string, inner: string) => (bang ? CUT : `${cutLinkText(inner)}${CUT}`))
+      .replace(CUT_MARKDOWN_LINK_TAIL, (_m, bang: string, text: string) => (bang ? CUT : `${text.trim()}${CUT}`))
+  );
+}
+
+/**
+ * An excerpt without the piece of a word at its cut start: the server cuts its window at a
+ * character count ("…epts Test Coverage"), a reader expects whole words ("…Test Coverage"). No
+ * query word is lost: the window starts well before the first one. (The end stays: a word there
+ * may be a query word, and the view's two-line clamp cuts it anyway.)
+ */
+export function withoutCutWords(text: string): string {
+  if (!text.startsWith(CUT)) return text;
+  const rest = text.slice(CUT.length);
+  const piece = /^\S*\s+/.exec(rest);
+  return piece && piece[0].length <= 40 && rest.length > piece[0].length ? CUT + rest.slice(piece[0].length) : text;
+}
+
 /**
  * A raw excerpt (Markdown flattened to one line, as older servers send only `excerpt`) as a
- * reader sees it: `[[a|b]]` -> b, `[[a#h]]` -> a, `[t](u)` -> t, `**b**` -> b; in a table, the
- * separator row dropped and the pipes shown as cell separators.
+ * reader sees it: `[[a|b]]` -> b, `[[a#h]]` -> a, `[t](u)` -> t, `**b**` -> b (also a link cut
+ * by the excerpt's window: "…ne similarity]]" -> "…ne similarity"); in a table, the separator row
+ * dropped and the pipes shown as cell separators.
  */
 export function readableExcerpt(excerpt: string): string {
-  let s = excerpt
+  let s = withoutCutLinks(excerpt)
     .replace(WIKILINK, (_m, bang: string, inner: string) => shownWikilink(bang, inner))
     .replace(MARKDOWN_LINK, (_m, text: string) => text.trim())
     .replace(PAIRED_MARKS, "$2");
@@ -195,14 +239,14 @@ export function breadcrumbOf(heading: string): string {
 }
 
 /** What a row's excerpt shows: the server's readable text, or the raw excerpt made readable
- * (without the leading heading, which the breadcrumb shows). */
+ * (without the leading heading, which the breadcrumb shows); a whole word after a cut start. */
 export function excerptOf(row: Pick<SearchRow, "excerpt" | "excerpt_text" | "heading">): string {
-  if (row.excerpt_text !== undefined) return row.excerpt_text;
+  if (row.excerpt_text !== undefined) return withoutCutWords(row.excerpt_text);
   let text = readableExcerpt(row.excerpt);
   const parts = row.heading.split(" > ");
   const last = readableExcerpt(parts[parts.length - 1] ?? "");
   if (last && text.startsWith(last)) text = text.slice(last.length).trimStart();
-  return text;
+  return withoutCutWords(text);
 }
 
 /** A readable excerpt as escaped HTML: query words in `<mark>`, table rows on their own lines

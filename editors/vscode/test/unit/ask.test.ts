@@ -54,6 +54,24 @@ const ANSWER = {
   vault: "/home/me/v",
 };
 
+describe("toAskModel's excerpts", () => {
+  const first = ANSWER.sources[0] as Record<string, unknown>;
+  const withSources = (...sources: Record<string, unknown>[]) =>
+    toAskModel(parseAskAnswer({ ...ANSWER, sources }, ANSWER.question)).sources;
+  it("makes a raw excerpt readable, prefers the server's readable text and shows its heading", () => {
+    const sources = withSources(
+      { ...first, excerpt: "…ne similarity]] Vector search alone misses [[BM25]] matches" },
+      { ...first, excerpt: "Primaries | Red | warm |", excerpt_text: "Red │ warm", heading: "Colour Theory > Primaries" },
+    );
+    assert.equal(sources[0]?.excerpt, "…similarity Vector search alone misses BM25 matches");
+    assert.equal(sources[0]?.breadcrumb, "");
+    assert.equal(sources[1]?.excerpt, "Red │ warm");
+    assert.equal(sources[1]?.breadcrumb, "Colour Theory › Primaries");
+    const html = renderSourcesHtml(withSources({ ...first, heading: "Why scores" }), 0);
+    assert.ok(html.includes('<div class="excerpt"><span class="crumb">Why scores</span> <mark>Reciprocal</mark>'), html);
+  });
+});
+
 describe("parseAskDelta", () => {
   it("accepts {token, delta} and nothing else", () => {
     assert.deepEqual(parseAskDelta({ token: "t1", delta: "According " }), { token: "t1", delta: "According " });

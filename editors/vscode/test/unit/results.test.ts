@@ -267,6 +267,27 @@ describe("readable excerpts", () => {
     // Not a table: a lone bar stays.
     assert.equal(readableExcerpt("x | y and 2*3*4 and snake_case_name"), "x | y and 2*3*4 and snake_case_name");
   });
+  it("shows the text of a link the excerpt's window cut, not its brackets", () => {
+    // As the server cut them (its `excerpt` is 200 characters around the first query word).
+    assert.equal(
+      readableExcerpt("…ne similarity]] Vector search alone misses [[Dense embeddings|de…"),
+      "…ne similarity Vector search alone misses de…",
+    );
+    assert.equal(readableExcerpt("…ddings|dense]] list and [[BM25#Scoring]]"), "… dense list and BM25");
+    assert.equal(readableExcerpt("…the paper](https://example.org/p.pdf) says ![[diagram.pn…"), "…the paper says …");
+    assert.equal(readableExcerpt("see [the paper](https://exa…"), "see the paper…");
+  });
+  it("starts a cut excerpt at a whole word", () => {
+    assert.equal(
+      excerptOf({ excerpt: "", excerpt_text: "…epts Test Coverage Test Oracle", heading: "" }),
+      "…Test Coverage Test Oracle",
+    );
+    assert.equal(excerptOf({ excerpt: "…ne similarity]] Vector search", heading: "" }), "…similarity Vector search");
+    assert.equal(excerptOf({ excerpt: "…ddings|dense]] list", heading: "" }), "…dense list");
+    // Uncut, or nothing but the piece: as it is.
+    assert.equal(excerptOf({ excerpt: "", excerpt_text: "Test Coverage…", heading: "" }), "Test Coverage…");
+    assert.equal(excerptOf({ excerpt: "", excerpt_text: "…epts", heading: "" }), "…epts");
+  });
   it("prefers the server's readable text", () => {
     assert.equal(excerptOf({ excerpt: "[[a|b]]", excerpt_text: "b", heading: "" }), "b");
     assert.equal(excerptOf({ excerpt: "Intro [[a|b]] text", heading: "Intro" }), "b text");
