@@ -192,8 +192,22 @@ async function statusText(page) {
  * Open `folder` as the workspace (a fresh window state: default view sizes) and the Zettel view;
  * wait until the vault is ready, or (`partialOk`) at least searchable while it embeds.
  */
+/** The user's settings.json, once it is whole (VS Code or this test may be writing it). */
+const USER_SETTINGS = path.join(ARTIFACTS, "user-data", "User", "settings.json");
+function userSettings() {
+  try {
+    return JSON.parse(readFileSync(USER_SETTINGS, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
 async function openVault(page, folder, partialOk = false) {
   log(`opening ${folder}`);
+  // A window that loads while the user's settings.json is being written starts without them.
+  if (existsSync(USER_SETTINGS)) {
+    await until("whole user settings", () => userSettings()?.["zettel.server.command"] !== undefined, 15_000);
+  }
   await page.goto(`${ORIGIN}/?folder=${encodeURIComponent(folder)}`, { waitUntil: "domcontentloaded" });
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   const tab = page.locator('.activitybar [aria-label^="Zettel"], .activitybar [title^="Zettel"]');
@@ -327,6 +341,12 @@ async function setTheme(page, name, cls) {
     () => page.evaluate((c) => document.querySelector(".monaco-workbench")?.classList.contains(c), cls),
     15_000,
   );
+  // VS Code writes the choice to the user's settings.json after the workbench shows it. A window
+  // opened while that write is under way read no user settings at all (the extension then found
+  // no zettel.server.command and fell back to `python3 -m zettel_lsp`): wait for the file.
+  if (existsSync(USER_SETTINGS)) {
+    await until(`${name} in ${USER_SETTINGS}`, () => userSettings()?.["workbench.colorTheme"] === name, 15_000);
+  }
   log(`theme: ${name}`);
 }
 
