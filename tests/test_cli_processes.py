@@ -25,6 +25,10 @@ from zettel_lsp.index.store_api import point_id
 EXE = [sys.executable, "-m", "zettel_lsp"]
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Terminal:
     """A subprocess whose stderr is a pseudo-terminal (so the progress line is on), read as it
     comes."""
@@ -32,7 +36,13 @@ class Terminal:
     def __init__(self, *args: str) -> None:
         master, slave = pty.openpty()
         self.proc = subprocess.Popen(
-            [*EXE, *args], stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL
+            [*EXE, *args],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            stdin=subprocess.DEVNULL,
+            # As from a terminal: a shell runs background jobs (`bash .ci/run &`) with SIGINT
+            # ignored, the children inherit that, and Python then leaves it ignored.
+            preexec_fn=_sigint_default,
         )
         os.close(slave)
         self._master = master
@@ -73,6 +83,11 @@ class Terminal:
             self._read(0.2)
         while self._read(0.2):
             pass
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+            os.close(self._master)
+            raise AssertionError(f"still running after {timeout} s:\n{self.output[-3000:]}")
         rc = self.proc.wait(timeout=5)
         os.close(self._master)
         return rc
