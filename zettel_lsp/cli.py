@@ -16,6 +16,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -1075,17 +1076,25 @@ def _watch_forever(indexer: Indexer, progress: TerminalProgress) -> None:
             progress.message(f"updated: {r.summary()}")
 
     watcher = VaultWatcher(indexer, on_sync=show)
-    watcher.start()
-    progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
+    stop = threading.Event()
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:  # a background job ignores Ctrl-C: keep it so
+        # Installed before the watcher starts and before "Ctrl-C to stop" is shown, so a Ctrl-C
+        # at any moment after that message stops cleanly (it once landed between the message
+        # and the wait loop and ended with "interrupted", exit 130).
+        signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
     try:
-        # Short sleeps: Ctrl-C's SIGINT may be delivered to another thread (the watcher's, the
+        watcher.start()
+        progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
+        # Short waits: Ctrl-C's SIGINT may be delivered to another thread (the watcher's, the
         # model's); Python runs its handler in the main thread only when that thread next runs,
-        # so one long sleep kept `index --watch` alive after Ctrl-C.
-        while True:
-            time.sleep(0.2)
-    except KeyboardInterrupt:
+        # so one long wait kept `index --watch` alive after Ctrl-C.
+        while not stop.wait(0.2):
+            pass
         progress.finish()
     finally:
+        if previous is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, previous)  # a second Ctrl-C interrupts the shutdown
         watcher.stop()
 
 
