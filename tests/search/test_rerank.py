@@ -117,3 +117,89 @@ def test_titles_found_inside_a_longer_query_are_not_targets() -> None:
     fused = [result("Bread index.md", 0.033, g), result("Levain.md", 0.031, g)]
     out = graph_rerank(fused, g, ["levain"], title_matches={"Levain.md": "inside"})
     assert [r.score for r in out] == [0.033, 0.031]
+
+
+# ---------------------------------------------------------------- hub lines (issue #15)
+
+SORTING = {
+    "Sorting algorithms.md": "# Sorting algorithms\n"
+    "- [[Merge sort]]: split the list in halves, sort each half, merge them\n"
+    "- [[Quicksort]]: pick a pivot, partition around it, recurse on both sides\n",
+    "Merge sort.md": "# Merge sort\nDivide and conquer: the two halves are sorted recursively, "
+    "then combined in one linear pass.\n",
+    "Quicksort.md": "# Quicksort\nPartition around a pivot element.\n",
+    "Essay.md": "# Essay\nTo sort a list, split it and merge the parts; see [[Merge sort]] for one "
+    "way to do it.\n",
+}
+GLOSS = ["split", "list", "halves", "sort", "each", "half", "merge"]
+
+
+def sorting_graph(cards: dict[str, str]) -> LinkGraph:
+    return LinkGraph.build(parse_card(p, t) for p, t in cards.items())
+
+
+def hit(path: str, score: float, cards: dict[str, str], g: LinkGraph) -> CardResult:
+    chunk = {
+        "path": path,
+        "title": g.cards[path].title,
+        "line_start": 0,
+        "line_end": cards[path].count("\n"),
+    }
+    return CardResult(path, score, chunk, {"bm25": 1})
+
+
+def test_a_hub_line_credits_the_card_it_links() -> None:
+    g = sorting_graph(SORTING)
+    hub = evidence(g, hit("Sorting algorithms.md", 1.0, SORTING, g), set(GLOSS))
+    # the gloss words of the Merge sort line (not "Merge sort" itself, the title rule's; not
+    # the hub's title "Sorting", its own, counted three times): half of the match
+    assert hub is not None and hub.on_lines == 6 and hub.line_share == 0.5
+    assert dict(hub.line_targets) == {"Merge sort.md": 6.0}  # the Quicksort line does not match
+    fused = [
+        hit("Sorting algorithms.md", 0.033, SORTING, g),
+        hit("Merge sort.md", 0.025, SORTING, g),
+        hit("Quicksort.md", 0.020, SORTING, g),
+        hit("Essay.md", 0.019, SORTING, g),
+    ]
+    out = graph_rerank(fused, g, GLOSS)
+    order = [r.path for r in out]
+    assert order[0] == "Merge sort.md", [(r.path, r.score) for r in out]
+    assert order.index("Sorting algorithms.md") <= 2  # still near the top: partly relevant
+    # prose that links in passing is not a hub line: the essay keeps its score
+    assert next(r for r in out if r.path == "Essay.md").score == 0.019
+    off = graph_rerank(fused, g, GLOSS, params=RerankParams(line_credit=0.0))
+    assert [r.score for r in off] == [r.score for r in fused]
+
+
+def test_a_hub_of_a_hundred_links_spreads_its_credit_and_collects_none() -> None:
+    cards = {f"Topic {i}.md": f"# Topic {i}\nAbout topic number {i}.\n" for i in range(100)}
+    cards["Index.md"] = "# Index\n" + "".join(
+        f"- [[Topic {i}]]: notes on this subject\n" for i in range(100)
+    )
+    # a hundred cards link the index from a list line with no gloss that matches
+    for i in range(100):
+        cards[f"Topic {i}.md"] += "- [[Index]]\n"
+    g = sorting_graph(cards)
+    fused = [hit("Index.md", 0.033, cards, g)] + [
+        hit(f"Topic {i}.md", 0.030 - i * 1e-5, cards, g) for i in range(20)
+    ]
+    out = graph_rerank(fused, g, ["notes", "subject"])
+    by = {r.path: r for r in out}
+    # the index's match is spread over 100 lines: no single topic gains more than 1/100 of it
+    gains = [by[f"Topic {i}.md"].score - (0.030 - i * 1e-5) for i in range(20)]
+    assert max(gains) <= 0.6 * 0.033 / 100 + 1e-12
+    # and the index, linked from a hundred list lines, collects no credit: their words do not
+    # match the query
+    assert "credit" not in by["Index.md"].notes
+    assert by["Index.md"].score < 0.033
+
+
+def test_cards_without_hub_lines_are_unaffected() -> None:
+    cards = {
+        "A.md": "# A\nMerge the halves after sorting each one.\n",
+        "B.md": "# B\nSplit the list, see [[A]] for the merge.\n",
+    }
+    g = sorting_graph(cards)
+    fused = [hit("A.md", 0.03, cards, g), hit("B.md", 0.02, cards, g)]
+    out = graph_rerank(fused, g, GLOSS)
+    assert [(r.path, r.score) for r in out] == [("A.md", 0.03), ("B.md", 0.02)]

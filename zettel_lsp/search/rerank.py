@@ -19,13 +19,37 @@ evidence for the cited card, like one step of personalised PageRank):
 ``proximity`` is 1 when ``c`` links to ``T`` (graph distance 1) and ``unlinked`` (0.6) when it
 only names it in prose. Cards whose own prose matches (share below ``min_share``) keep their
 score. The parameters are set by the evaluation in docs/evaluation.md.
+
+**Hub lines** (issue #15). A query that *describes* a card rather than naming it matches the hub
+that lists the card with a gloss ("- [[Merge sort]]: split the list in halves, sort each, merge")
+as well as, or better than, the card itself. The words of such a line are the hub's evidence
+for the card it links, not for the hub: a list item or table row that links other cards hands
+its matching words outside the links (the gloss; words in the links are the title rule's) to
+those cards, split evenly. With
+
+    line_share(c) = query-word occurrences on c's hub lines / all of c's query-word occurrences
+
+(its title counting three times, as above), when ``line_share(c) >= line_min_share``:
+
+    score(c) *= 1 - line_discount * line_share(c)
+    score(L) += line_credit * line_share(c) * score_before(c) * w_L / sum(w)
+
+where ``w_L`` is the number of matching words on the lines that link ``L``, counted only when
+those lines match at least half the query's distinct terms (2 to ``line_min_terms``): a gloss,
+not one word in passing. A card credited this way rises at most to the highest score a card
+crediting it had before the rerank, so a weak candidate cannot lift a card above the top.
+
+Credit flows only from the matching lines of a candidate to the cards those lines link, never
+from a candidate to any neighbour: a hub that every card links to collects nothing unless lines
+linking it match the query, and a hub whose match is spread over many lines splits its credit
+among them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.store_api import ChunkPayload
@@ -48,6 +72,11 @@ class RerankParams:
     # candidate, or titles found *inside* a longer query, be a target sent credit to hubs that
     # every card links to (obsidian-help golden nDCG@5 0.725 -> 0.650 / 0.704).
     target_kinds: frozenset[str] = frozenset({"exact", "covers"})
+    # Hub lines (see the module); line_credit 0 switches them off.
+    line_min_share: float = 0.5
+    line_discount: float = 0.5
+    line_credit: float = 0.6
+    line_min_terms: int = 3  # distinct query terms a gloss must match (fewer for short queries)
 
 
 _stem = light_stem
@@ -58,11 +87,35 @@ class Evidence:
     own: float
     in_mentions: float
     targets: Mapping[str, float]  # mentioned card -> query-word occurrences inside its spans
+    on_lines: float = 0.0  # of ``own``: occurrences on hub lines, outside their links
+    line_targets: Mapping[str, float] = field(default_factory=dict)  # linked card -> its part
+    line_terms: Mapping[str, frozenset[str]] = field(default_factory=dict)  # ... -> terms matched
 
     @property
     def share(self) -> float:
         total = self.own + self.in_mentions
         return self.in_mentions / total if total else 0.0
+
+    @property
+    def line_share(self) -> float:
+        """The share of the match that sits on hub lines."""
+        total = self.own + self.in_mentions
+        return self.on_lines / total if total else 0.0
+
+
+def is_list_line(line: str) -> bool:
+    """A list item (``-``, ``*``, ``+``, ``1.``, ``1)``) or a table row (``|``)."""
+    s = line.lstrip(" \t>")
+    if s[:1] in ("-", "*", "+"):
+        return s[1:2] in (" ", "\t")
+    if s.startswith("|"):
+        return True
+    digits = len(s) - len(s.lstrip("0123456789"))
+    return (
+        0 < digits < 10
+        and s[digits : digits + 1] in (".", ")")
+        and s[digits + 1 : digits + 2] == " "
+    )
 
 
 def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence | None:
@@ -86,12 +139,17 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
         if mention.start < end and mention.end > start:
             spans.append((mention.start, mention.end, mention.target))
     spans.sort()
+    hub_lines = _hub_lines(graph, card.path, lines, start, end)
     own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
     in_mentions = 0.0
+    on_lines = 0.0
     targets: dict[str, float] = {}
+    line_targets: dict[str, float] = {}
+    line_terms: dict[str, set[str]] = {}
     j = 0
     for word in _WORD.finditer(card.text, start, end):
-        if _stem(word.group(0)) not in terms:
+        stem = _stem(word.group(0))
+        if stem not in terms:
             continue
         at = word.start()
         while j < len(spans) and spans[j][1] <= at:
@@ -105,10 +163,66 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
             k += 1
         if inside is None:
             own += 1
+            # the gloss of a hub line: evidence for the cards the line links
+            linked = hub_lines.get(lines.line_of(at)) if hub_lines else None
+            if linked:
+                on_lines += 1
+                for t in linked:
+                    line_targets[t] = line_targets.get(t, 0.0) + 1.0 / len(linked)
+                    line_terms.setdefault(t, set()).add(stem)
         else:
             in_mentions += 1
             targets[inside] = targets.get(inside, 0.0) + 1
-    return Evidence(own, in_mentions, targets)
+    frozen = {t: frozenset(ts) for t, ts in line_terms.items()}
+    return Evidence(own, in_mentions, targets, on_lines, line_targets, frozen)
+
+
+def _hub_line_rule(
+    r: CardResult,
+    ev: Evidence,
+    score: float,
+    params: RerankParams,
+    min_terms: int,
+    credits: dict[str, tuple[float, float]],
+    factors: dict[str, float],
+) -> None:
+    """The hub-line part of :func:`graph_rerank` for candidate ``r`` (see the module): a linked
+    card is credited only when its lines match at least ``min_terms`` distinct query terms (a
+    gloss, not a word in passing). ``credits`` maps a card to (credit, highest score of a card
+    crediting it)."""
+    eligible = {
+        t: w
+        for t, w in ev.line_targets.items()
+        if t != r.path and len(ev.line_terms.get(t, ())) >= min_terms
+    }
+    total = sum(eligible.values())
+    if not total:
+        return
+    factors[r.path] = max(params.floor, 1.0 - params.line_discount * ev.line_share)
+    r.notes["line_share"] = round(ev.line_share, 3)
+    for t, w in eligible.items():
+        credit, top = credits.get(t, (0.0, 0.0))
+        bonus = params.line_credit * ev.line_share * score * w / total
+        credits[t] = (credit + bonus, max(top, score))
+
+
+def _hub_lines(
+    graph: LinkGraph, path: str, lines: LineIndex, start: int, end: int
+) -> dict[int, tuple[str, ...]]:
+    """The hub lines between offsets ``start`` and ``end`` of the card at ``path``: list items
+    and table rows that link other cards, each with the cards it links."""
+    by_line: dict[int, list[str]] = {}
+    for rl in graph.links_of(path):
+        s = rl.link.span
+        t = rl.target
+        if s.start < start or s.start >= end or t is None or t == path or t not in graph.cards:
+            continue
+        if rl.link.is_embed:
+            continue
+        targets = by_line.setdefault(s.start_pos.line, [])
+        if t not in targets:
+            targets.append(t)
+    return {line: tuple(ts) for line, ts in by_line.items() if is_list_line(lines.line_text(line))}
 
 
 def graph_rerank(
@@ -126,15 +240,23 @@ def graph_rerank(
         return list(results)
     terms = {_stem(w) for w in query_words}
     targets = {p for p, kind in (title_matches or {}).items() if kind in params.target_kinds}
-    if not targets:
+    if not targets and params.line_credit <= 0:
         return list(results)
     ranked = [CardResult(r.path, r.score, r.chunk, dict(r.legs), dict(r.notes)) for r in results]
     by_path = {r.path: r for r in ranked}
     before = {r.path: r.score for r in ranked}
     credits: dict[str, float] = {}
+    line_factors: dict[str, float] = {}
+    line_credits: dict[str, tuple[float, float]] = {}
+    # a gloss: at least half the query's terms (2 for a short query, at most 3 needed)
+    min_terms = min(params.line_min_terms, max(2, (len(terms) + 1) // 2))
     for r in ranked[: params.depth]:
         ev = evidence(graph, r, terms)
-        if ev is None or ev.share < params.min_share or not ev.targets:
+        if ev is None:
+            continue
+        if params.line_credit > 0 and ev.line_targets and ev.line_share >= params.line_min_share:
+            _hub_line_rule(r, ev, before[r.path], params, min_terms, line_credits, line_factors)
+        if ev.share < params.min_share or not ev.targets:
             continue
         eligible = {t: w for t, w in ev.targets.items() if t in targets and t != r.path}
         if not eligible:
@@ -146,13 +268,24 @@ def graph_rerank(
             / weight_sum
         )
         factor = max(params.floor, 1.0 - params.strength * ev.share * proximity)
-        r.score = before[r.path] * factor
+        r.score = before[r.path] * min(factor, line_factors.get(r.path, 1.0))
         r.notes["mention_share"] = round(ev.share, 3)
         r.notes["discount"] = round(factor, 3)
         for t, w in eligible.items():
             credits[t] = credits.get(t, 0.0) + (
                 params.strength * params.credit * ev.share * before[r.path] * w / weight_sum
             )
+    for path, factor in line_factors.items():
+        if "discount" not in by_path[path].notes:
+            by_path[path].score = before[path] * factor
+    # a card credited by hub lines rises at most to the score its best hub had before
+    for t, (bonus, top) in line_credits.items():
+        if bonus <= 0:
+            continue
+        current = by_path[t].score if t in by_path else 0.0
+        capped = min(bonus, max(0.0, top - current))
+        if capped > 0:
+            credits[t] = credits.get(t, 0.0) + capped
     for t, bonus in credits.items():
         if t in by_path:
             by_path[t].score += bonus
