@@ -1,7 +1,7 @@
 """Choose the ranking parameters by leave-one-collection-out, and print the quality table.
 
     python benchmarks/tune.py [--collections obsidian-help,cacm,cisi,hotpotqa100,musique100]
-                              [--work DIR] [--json OUT.json] [--grid small|full]
+                              [--work DIR] [--json OUT.json] [--grid none|small|full]
 
 Every judged collection is opened once (obsidian-help's vault with its 52 English judged
 queries; the BEIR collections of ``../shared/data/ir`` materialised as vaults, see
@@ -82,13 +82,16 @@ class Config:
     legs: tuple[str, ...] = ALL_LEGS
     fusion: str = "rrf"
     exact_first: bool = True
+    hub_lines: bool = True  # the graph rerank's hub-line rule (issue #15)
 
     def options(self, limit: int = DEEPEST) -> SearchOptions:
         return SearchOptions(
             limit=limit,
             legs=self.legs,
             graph=self.strength > 0,
-            rerank=RerankParams(strength=self.strength),
+            rerank=RerankParams(strength=self.strength)
+            if self.hub_lines
+            else RerankParams(strength=self.strength, line_credit=0.0),
             depth=self.depth,
             rrf_k=self.rrf_k,
             weights=dict(self.weights),
@@ -209,7 +212,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--collections", default="obsidian-help,cacm,cisi,hotpotqa100,musique100")
     ap.add_argument("--work", type=Path, default=Path.home() / ".cache" / "zettel-lsp" / "tune")
-    ap.add_argument("--grid", choices=["small", "full"], default="full")
+    ap.add_argument(
+        "--grid",
+        choices=["none", "small", "full"],
+        default="full",
+        help="'none': only today's defaults and the fixed rows (ablations), no tuning",
+    )
     ap.add_argument("--json", type=Path, help="write every figure here")
     ap.add_argument(
         "--depths",
@@ -236,7 +244,10 @@ def main() -> int:
         print("no collection found", file=sys.stderr)
         return 1
 
-    configs = grid(args.grid, tuple(int(d) for d in args.depths.split(",")))
+    if args.grid == "none":
+        configs = [TODAY]
+    else:
+        configs = grid(args.grid, tuple(int(d) for d in args.depths.split(",")))
     t = time.perf_counter()
     table: dict[Config, dict[str, dict[str, float]]] = {}
     for i, cfg in enumerate(configs):
@@ -261,7 +272,11 @@ def main() -> int:
         chosen = best([n for n in names if n != held])
         loco[held] = {"config": chosen.label(), "metrics": table[chosen][held]}
 
-    fixed = {"naive RRF(bm25, dense)": NAIVE, "today's defaults": TODAY} | single_legs()
+    fixed = {
+        "naive RRF(bm25, dense)": NAIVE,
+        "today's defaults": TODAY,
+        "today's defaults, no hub lines": replace(TODAY, hub_lines=False),
+    } | single_legs()
     fixed |= {
         "final": final,
         "final, no graph": replace(final, strength=0.0),

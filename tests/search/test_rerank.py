@@ -5,7 +5,8 @@ from __future__ import annotations
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search.fusion import CardResult
-from zettel_lsp.search.rerank import RerankParams, evidence, graph_rerank
+from zettel_lsp.search.query import light_stem
+from zettel_lsp.search.rerank import HubLine, RerankParams, evidence, graph_rerank
 
 CARDS = {
     "Levain.md": "# Levain\nA levain is an off-shoot of the starter, fed and left to ripen before "
@@ -150,11 +151,13 @@ def hit(path: str, score: float, cards: dict[str, str], g: LinkGraph) -> CardRes
 
 def test_a_hub_line_credits_the_card_it_links() -> None:
     g = sorting_graph(SORTING)
-    hub = evidence(g, hit("Sorting algorithms.md", 1.0, SORTING, g), set(GLOSS))
-    # the gloss words of the Merge sort line (not "Merge sort" itself, the title rule's; not
-    # the hub's title "Sorting", its own, counted three times): half of the match
-    assert hub is not None and hub.on_lines == 6 and hub.line_share == 0.5
-    assert dict(hub.line_targets) == {"Merge sort.md": 6.0}  # the Quicksort line does not match
+    terms = {light_stem(w) for w in GLOSS}
+    hub = evidence(g, hit("Sorting algorithms.md", 1.0, SORTING, g), terms)
+    # the gloss of the Merge sort line holds the query's terms (not "Merge sort" itself, the
+    # title rule's) but "sort", a word of the hub's own title "Sorting algorithms" (its topic,
+    # not a gloss); the Quicksort line holds none
+    assert hub is not None and hub.on_lines == 7
+    assert dict(hub.lines) == {1: HubLine(("Merge sort.md",), frozenset(terms - {"sort"}), 10)}
     fused = [
         hit("Sorting algorithms.md", 0.033, SORTING, g),
         hit("Merge sort.md", 0.025, SORTING, g),
@@ -187,7 +190,7 @@ def test_a_hub_of_a_hundred_links_spreads_its_credit_and_collects_none() -> None
     by = {r.path: r for r in out}
     # the index's match is spread over 100 lines: no single topic gains more than 1/100 of it
     gains = [by[f"Topic {i}.md"].score - (0.030 - i * 1e-5) for i in range(20)]
-    assert max(gains) <= 0.6 * 0.033 / 100 + 1e-12
+    assert max(gains) <= RerankParams().line_credit * 0.033 / 100 + 1e-12
     # and the index, linked from a hundred list lines, collects no credit: their words do not
     # match the query
     assert "credit" not in by["Index.md"].notes

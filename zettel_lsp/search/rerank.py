@@ -23,21 +23,22 @@ score. The parameters are set by the evaluation in docs/evaluation.md.
 **Hub lines** (issue #15). A query that *describes* a card rather than naming it matches the hub
 that lists the card with a gloss ("- [[Merge sort]]: split the list in halves, sort each, merge")
 as well as, or better than, the card itself. The words of such a line are the hub's evidence
-for the card it links, not for the hub: a list item or table row that links other cards hands
-its matching words outside the links (the gloss; words in the links are the title rule's) to
-those cards, split evenly. With
+for the card it links, not for the hub. A hub line is a list item or table row that links other
+cards; its gloss is its words outside the links (words inside links are the title rule's). For
+a candidate ``c`` whose best-matching hub line ``l`` holds the most distinct query terms,
 
-    line_share(c) = query-word occurrences on c's hub lines / all of c's query-word occurrences
+    cover(c) = distinct query terms in l's gloss / distinct query terms
 
-(its title counting three times, as above), when ``line_share(c) >= line_min_share``:
+and when ``cover(c) >= line_cover`` (and the gloss holds at least ``line_min_terms`` terms):
 
-    score(c) *= 1 - line_discount * line_share(c)
-    score(L) += line_credit * line_share(c) * score_before(c) * w_L / sum(w)
+    score(c) *= 1 - line_discount * cover(c)
+    score(L) += line_credit * cover(c) * score_before(c) / (lines tied with l * cards l links)
 
-where ``w_L`` is the number of matching words on the lines that link ``L``, counted only when
-those lines match at least half the query's distinct terms (2 to ``line_min_terms``): a gloss,
-not one word in passing. A card credited this way rises at most to the highest score a card
-crediting it had before the rerank, so a weak candidate cannot lift a card above the top.
+for each card ``L`` that ``l`` (or a line tied with it) links. A card credited this way rises
+at most to the highest score a card crediting it had before the rerank: a weak candidate cannot
+lift a card above the top, and the hub, discounted a little, stays just below its leaf. Only
+the *best* line counts: a gloss is one line, and a card whose query words are scattered over
+many list items is a page about the topic, not a hub answering for one card.
 
 Credit flows only from the matching lines of a candidate to the cards those lines link, never
 from a candidate to any neighbour: a hub that every card links to collects nothing unless lines
@@ -73,13 +74,26 @@ class RerankParams:
     # every card links to (obsidian-help golden nDCG@5 0.725 -> 0.650 / 0.704).
     target_kinds: frozenset[str] = frozenset({"exact", "covers"})
     # Hub lines (see the module); line_credit 0 switches them off.
-    line_min_share: float = 0.5
-    line_discount: float = 0.5
-    line_credit: float = 0.6
-    line_min_terms: int = 3  # distinct query terms a gloss must match (fewer for short queries)
+    line_cover: float = 0.4  # share of the query's distinct terms the best hub line must hold
+    line_discount: float = 0.2
+    line_credit: float = 2.0
+    line_min_terms: int = 2  # distinct query terms a gloss must hold at least
 
 
 _stem = light_stem
+
+
+@dataclass(frozen=True, slots=True)
+class HubLine:
+    """A hub line of a candidate that holds query terms outside its links."""
+
+    links: tuple[str, ...]  # the cards it links
+    terms: frozenset[str]  # the query terms its gloss holds
+    words: int  # the words of its gloss
+
+    def key(self) -> tuple[int, float]:
+        """Better lines first: more query terms, then a larger share of the gloss in them."""
+        return len(self.terms), len(self.terms) / max(1, self.words)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +102,12 @@ class Evidence:
     in_mentions: float
     targets: Mapping[str, float]  # mentioned card -> query-word occurrences inside its spans
     on_lines: float = 0.0  # of ``own``: occurrences on hub lines, outside their links
-    line_targets: Mapping[str, float] = field(default_factory=dict)  # linked card -> its part
-    line_terms: Mapping[str, frozenset[str]] = field(default_factory=dict)  # ... -> terms matched
+    lines: Mapping[int, HubLine] = field(default_factory=dict)  # by line (0-based)
 
     @property
     def share(self) -> float:
         total = self.own + self.in_mentions
         return self.in_mentions / total if total else 0.0
-
-    @property
-    def line_share(self) -> float:
-        """The share of the match that sits on hub lines."""
-        total = self.own + self.in_mentions
-        return self.on_lines / total if total else 0.0
 
 
 def is_list_line(line: str) -> bool:
@@ -140,16 +147,18 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
             spans.append((mention.start, mention.end, mention.target))
     spans.sort()
     hub_lines = _hub_lines(graph, card.path, lines, start, end)
+    title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
     own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
     in_mentions = 0.0
     on_lines = 0.0
     targets: dict[str, float] = {}
-    line_targets: dict[str, float] = {}
-    line_terms: dict[str, set[str]] = {}
+    line_terms: dict[int, set[str]] = {}
+    gloss_words: dict[int, int] = {}  # hub line -> its words outside links and mentions
     j = 0
     for word in _WORD.finditer(card.text, start, end):
         stem = _stem(word.group(0))
-        if stem not in terms:
+        line = lines.line_of(word.start()) if hub_lines else -1
+        if stem not in terms and line not in hub_lines:
             continue
         at = word.start()
         while j < len(spans) and spans[j][1] <= at:
@@ -161,49 +170,58 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
                 inside = spans[k][2]
                 break
             k += 1
+        if inside is None and line in hub_lines:
+            gloss_words[line] = gloss_words.get(line, 0) + 1
+        if stem not in terms:
+            continue
         if inside is None:
             own += 1
             # the gloss of a hub line: evidence for the cards the line links
-            linked = hub_lines.get(lines.line_of(at)) if hub_lines else None
-            if linked:
+            if line in hub_lines:
                 on_lines += 1
-                for t in linked:
-                    line_targets[t] = line_targets.get(t, 0.0) + 1.0 / len(linked)
-                    line_terms.setdefault(t, set()).add(stem)
+                if stem not in title_terms:  # the card's own topic, not a gloss
+                    line_terms.setdefault(line, set()).add(stem)
         else:
             in_mentions += 1
             targets[inside] = targets.get(inside, 0.0) + 1
-    frozen = {t: frozenset(ts) for t, ts in line_terms.items()}
-    return Evidence(own, in_mentions, targets, on_lines, line_targets, frozen)
+    glosses = {
+        line: HubLine(hub_lines[line], frozenset(ts), gloss_words[line])
+        for line, ts in line_terms.items()
+    }
+    return Evidence(own, in_mentions, targets, on_lines, glosses)
 
 
 def _hub_line_rule(
     r: CardResult,
     ev: Evidence,
     score: float,
+    n_terms: int,
     params: RerankParams,
-    min_terms: int,
     credits: dict[str, tuple[float, float]],
     factors: dict[str, float],
 ) -> None:
-    """The hub-line part of :func:`graph_rerank` for candidate ``r`` (see the module): a linked
-    card is credited only when its lines match at least ``min_terms`` distinct query terms (a
-    gloss, not a word in passing). ``credits`` maps a card to (credit, highest score of a card
-    crediting it)."""
-    eligible = {
-        t: w
-        for t, w in ev.line_targets.items()
-        if t != r.path and len(ev.line_terms.get(t, ())) >= min_terms
-    }
-    total = sum(eligible.values())
-    if not total:
+    """The hub-line part of :func:`graph_rerank` for candidate ``r`` (see the module).
+    ``credits`` maps a card to (credit, highest score of a card crediting it)."""
+    if not ev.lines:
         return
-    factors[r.path] = max(params.floor, 1.0 - params.line_discount * ev.line_share)
-    r.notes["line_share"] = round(ev.line_share, 3)
-    for t, w in eligible.items():
-        credit, top = credits.get(t, (0.0, 0.0))
-        bonus = params.line_credit * ev.line_share * score * w / total
-        credits[t] = (credit + bonus, max(top, score))
+    best = max(line.key() for line in ev.lines.values())
+    cover = best[0] / n_terms if n_terms else 0.0
+    if best[0] < params.line_min_terms or cover < params.line_cover:
+        return
+    top = [line.links for line in ev.lines.values() if line.key() == best]
+    share: dict[str, float] = {}
+    for links in top:  # lines that tie split the credit, as do the cards one line links
+        for t in links:
+            if t != r.path:
+                share[t] = share.get(t, 0.0) + 1.0 / (len(top) * len(links))
+    if not share:
+        return
+    factors[r.path] = max(params.floor, 1.0 - params.line_discount * cover)
+    r.notes["line_cover"] = round(cover, 3)
+    for t, w in share.items():
+        credit, highest = credits.get(t, (0.0, 0.0))
+        bonus = params.line_credit * cover * score * w
+        credits[t] = (credit + bonus, max(highest, score))
 
 
 def _hub_lines(
@@ -248,14 +266,12 @@ def graph_rerank(
     credits: dict[str, float] = {}
     line_factors: dict[str, float] = {}
     line_credits: dict[str, tuple[float, float]] = {}
-    # a gloss: at least half the query's terms (2 for a short query, at most 3 needed)
-    min_terms = min(params.line_min_terms, max(2, (len(terms) + 1) // 2))
     for r in ranked[: params.depth]:
         ev = evidence(graph, r, terms)
         if ev is None:
             continue
-        if params.line_credit > 0 and ev.line_targets and ev.line_share >= params.line_min_share:
-            _hub_line_rule(r, ev, before[r.path], params, min_terms, line_credits, line_factors)
+        if params.line_credit > 0 and ev.lines and r.path not in targets:
+            _hub_line_rule(r, ev, before[r.path], len(terms), params, line_credits, line_factors)
         if ev.share < params.min_share or not ev.targets:
             continue
         eligible = {t: w for t, w in ev.targets.items() if t in targets and t != r.path}
