@@ -75,7 +75,7 @@ def score_vault(
             rr, top5 = [], []
             for g in hub:
                 ranked = search(g.query)
-                leaf, hub_card = g.relevant[0], g.partial[0]
+                (leaf,), (hub_card,) = g.relevant, g.partial
                 rr.append(1.0 / (ranked.index(leaf) + 1) if leaf in ranked else 0.0)
                 top5.append(hub_card in ranked[:5])
             row = {"leaf_mrr": statistics.fmean(rr), "hub_top5": statistics.fmean(top5)}

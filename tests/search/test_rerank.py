@@ -206,3 +206,24 @@ def test_cards_without_hub_lines_are_unaffected() -> None:
     fused = [hit("A.md", 0.03, cards, g), hit("B.md", 0.02, cards, g)]
     out = graph_rerank(fused, g, GLOSS)
     assert [(r.path, r.score) for r in out] == [("A.md", 0.03), ("B.md", 0.02)]
+
+
+def test_a_card_the_query_names_keeps_its_hub_lines() -> None:
+    """The query names the card ("Command palette ..."): its list lines are its own topic, not
+    glosses handing the match to the cards they link."""
+    cards = {
+        "Command palette.md": "# Command palette\n"
+        "- [[Ribbon]]: run commands from the palette with Ctrl+P or the ribbon\n",
+        "Ribbon.md": "# Ribbon\nThe bar of icons on the left.\n",
+    }
+    g = sorting_graph(cards)
+    fused = [hit("Command palette.md", 0.033, cards, g), hit("Ribbon.md", 0.02, cards, g)]
+    words = ["command", "palette", "run", "commands", "ctrl"]
+    named = graph_rerank(fused, g, words, title_matches={"Command palette.md": "covers"})
+    assert [(r.path, r.score) for r in named] == [
+        ("Command palette.md", 0.033),
+        ("Ribbon.md", 0.02),
+    ]
+    # the same line credits the Ribbon when the query does not name the palette
+    unnamed = graph_rerank(fused, g, ["run", "commands", "ctrl", "ribbon", "icons"])
+    assert next(r for r in unnamed if r.path == "Ribbon.md").score > 0.02
