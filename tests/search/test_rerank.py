@@ -227,3 +227,42 @@ def test_a_card_the_query_names_keeps_its_hub_lines() -> None:
     # the same line credits the Ribbon when the query does not name the palette
     unnamed = graph_rerank(fused, g, ["run", "commands", "ctrl", "ribbon", "icons"])
     assert next(r for r in unnamed if r.path == "Ribbon.md").score > 0.02
+
+
+def test_a_title_named_in_a_gloss_is_part_of_the_gloss() -> None:
+    """ "collection" is another card's title, so the text around it is a mention span; on a hub
+    line it is still the gloss's word, and it decides which line describes the query."""
+    cards = {
+        "Venn diagrams.md": "# Venn diagrams\n"
+        "- [[Outcome|Outcomes]] are expressed as dots\n"
+        "- [[Event|Events]] are expressed as a collection of dots\n",
+        "Outcome.md": "# Outcome\nA result of an experiment.\n",
+        "Event.md": "# Event\nA set of outcomes.\n",
+        "Collection.md": "# Collection\nA group of things.\n",
+    }
+    g = sorting_graph(cards)
+    fused = [hit("Venn diagrams.md", 0.033, cards, g), hit("Outcome.md", 0.02, cards, g)]
+    out = graph_rerank(
+        fused,
+        g,
+        ["expressed", "collection", "dots"],
+        first_chunk=lambda p: hit(p, 0, cards, g).chunk,
+    )
+    assert out[0].path == "Event.md", [(r.path, r.score) for r in out]
+
+
+def test_query_words_are_split_as_the_text_is() -> None:
+    """The query keeps "non-null" whole; the text's words are "non" and "null"."""
+    cards = {
+        "Equals.md": "# Equals\n"
+        "- [[Reflexive]]: for any non-null object, x equals x\n"
+        "- [[Symmetric]]: any object\n",
+        "Reflexive.md": "# Reflexive\nEvery element relates to itself.\n",
+        "Symmetric.md": "# Symmetric\nIf a relates to b, b relates to a.\n",
+    }
+    g = sorting_graph(cards)
+    fused = [hit("Equals.md", 0.033, cards, g)]
+    out = graph_rerank(
+        fused, g, ["non-null", "object"], first_chunk=lambda p: hit(p, 0, cards, g).chunk
+    )
+    assert out[0].path == "Reflexive.md", [(r.path, r.score) for r in out]

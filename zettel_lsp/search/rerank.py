@@ -101,7 +101,7 @@ class Evidence:
     own: float
     in_mentions: float
     targets: Mapping[str, float]  # mentioned card -> query-word occurrences inside its spans
-    on_lines: float = 0.0  # of ``own``: occurrences on hub lines, outside their links
+    on_lines: float = 0.0  # occurrences on hub lines, outside their links
     lines: Mapping[int, HubLine] = field(default_factory=dict)  # by line (0-based)
 
     @property
@@ -137,14 +137,14 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
     last = min(max(last, first), lines.line_count - 1)
     start = lines.line_start(first)
     end = lines.line_start(last + 1) if last + 1 < lines.line_count else len(card.text)
-    spans: list[tuple[int, int, str]] = []
+    spans: list[tuple[int, int, str, bool]] = []  # (start, end, target, is a link)
     for rl in graph.links_of(card.path):
         s = rl.link.span
         if s.start < end and s.end > start and rl.target != card.path:
-            spans.append((s.start, s.end, rl.target or f"unresolved:{rl.link.target}"))
+            spans.append((s.start, s.end, rl.target or f"unresolved:{rl.link.target}", True))
     for mention in graph.mentions_of(card.path):
         if mention.start < end and mention.end > start:
-            spans.append((mention.start, mention.end, mention.target))
+            spans.append((mention.start, mention.end, mention.target, False))
     spans.sort()
     hub_lines = _hub_lines(graph, card.path, lines, start, end)
     title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
@@ -165,25 +165,28 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
             j += 1
         k = j
         inside = None
+        in_link = False
         while k < len(spans) and spans[k][0] <= at:
             if spans[k][1] > at:
-                inside = spans[k][2]
+                inside, in_link = spans[k][2], spans[k][3]
                 break
             k += 1
-        if inside is None and line in hub_lines:
+        # the gloss of a hub line: its words outside links (a title it names in passing is
+        # part of the gloss: "- [[Event|Events]] are expressed as a collection of dots")
+        in_gloss = line in hub_lines and not in_link
+        if in_gloss:
             gloss_words[line] = gloss_words.get(line, 0) + 1
         if stem not in terms:
             continue
         if inside is None:
             own += 1
-            # the gloss of a hub line: evidence for the cards the line links
-            if line in hub_lines:
-                on_lines += 1
-                if stem not in title_terms:  # the card's own topic, not a gloss
-                    line_terms.setdefault(line, set()).add(stem)
         else:
             in_mentions += 1
             targets[inside] = targets.get(inside, 0.0) + 1
+        if in_gloss:  # evidence for the cards the line links
+            on_lines += 1
+            if stem not in title_terms:  # the card's own topic, not a gloss
+                line_terms.setdefault(line, set()).add(stem)
     glosses = {
         line: HubLine(hub_lines[line], frozenset(ts), gloss_words[line])
         for line, ts in line_terms.items()
@@ -256,7 +259,8 @@ def graph_rerank(
     that was not a candidate (None: such cards are not added)."""
     if params.strength <= 0 or not results:
         return list(results)
-    terms = {_stem(w) for w in query_words}
+    # words as the cards' text is read (\w+): "non-null" is "non" and "null"
+    terms = {_stem(p) for w in query_words for p in _WORD.findall(w)}
     targets = {p for p, kind in (title_matches or {}).items() if kind in params.target_kinds}
     if not targets and params.line_credit <= 0:
         return list(results)
