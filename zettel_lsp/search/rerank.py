@@ -75,7 +75,7 @@ class RerankParams:
     target_kinds: frozenset[str] = frozenset({"exact", "covers"})
     # Hub lines (see the module); line_credit 0 switches them off.
     line_cover: float = 0.3  # share of the query's distinct terms the best hub line must hold
-    line_discount: float = 0.2
+    line_discount: float = 0.1
     line_credit: float = 2.0
     line_min_terms: int = 2  # distinct query terms a gloss must hold at least
 
