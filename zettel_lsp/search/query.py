@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -55,6 +56,7 @@ def parse_query(raw: str) -> Query:
     return Query(raw, text, words, terms)
 
 
+@functools.lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
     """A light English stem so 'maps'/'map' and 'links'/'linking'/'linked' meet (the BM25 leg
     stems properly; this serves the title leg and the rerank's evidence)."""

@@ -125,10 +125,16 @@ def is_list_line(line: str) -> bool:
     )
 
 
-def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence | None:
-    """How much of the candidate's best chunk matches ``terms`` in its own prose vs in mentions."""
+def evidence(
+    graph: LinkGraph, result: CardResult, terms: set[str], *, hub_lines_only: bool = False
+) -> Evidence | None:
+    """How much of the candidate's best chunk matches ``terms`` in its own prose vs in mentions.
+    ``hub_lines_only``: None when the chunk has no hub line (only the hub-line rule can use it:
+    the query names no card)."""
     card = graph.cards.get(result.path)
     if card is None or not terms:
+        return None
+    if hub_lines_only and not _may_have_hub_lines(graph, card.path):
         return None
     lines = LineIndex(card.text)
     first = int(result.chunk.get("line_start", 0))
@@ -147,6 +153,8 @@ def evidence(graph: LinkGraph, result: CardResult, terms: set[str]) -> Evidence 
             spans.append((mention.start, mention.end, mention.target, False))
     spans.sort()
     hub_lines = _hub_lines(graph, card.path, lines, start, end)
+    if hub_lines_only and not hub_lines:
+        return None
     title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
     own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
     in_mentions = 0.0
@@ -227,6 +235,11 @@ def _hub_line_rule(
         credits[t] = (credit + bonus, max(highest, score))
 
 
+def _may_have_hub_lines(graph: LinkGraph, path: str) -> bool:
+    """Whether the card links another card at all (a cheap test before reading its lines)."""
+    return any(rl.target is not None and rl.target != path for rl in graph.links_of(path))
+
+
 def _hub_lines(
     graph: LinkGraph, path: str, lines: LineIndex, start: int, end: int
 ) -> dict[int, tuple[str, ...]]:
@@ -271,7 +284,7 @@ def graph_rerank(
     line_factors: dict[str, float] = {}
     line_credits: dict[str, tuple[float, float]] = {}
     for r in ranked[: params.depth]:
-        ev = evidence(graph, r, terms)
+        ev = evidence(graph, r, terms, hub_lines_only=not targets)
         if ev is None:
             continue
         if params.line_credit > 0 and ev.lines and r.path not in targets:
