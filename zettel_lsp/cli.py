@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,11 @@ from zettel_lsp.eval.beir import (
     prepare_work_dir,
 )
 from zettel_lsp.eval.evaluate import EvalReport, evaluate, load_golden
-from zettel_lsp.eval.links import evaluate_links, holdout_copy, load_holdout
+from zettel_lsp.eval.links import SeedIndex, evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
-from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError
+from zettel_lsp.index.chunker import CHUNKER_VERSION
+from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError, make_embedder
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
     Indexer,
@@ -43,6 +44,7 @@ from zettel_lsp.index.sync import (
     Progress,
     ProgressFn,
     SyncReport,
+    default_cache_dir,
 )
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
@@ -62,7 +64,16 @@ from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.results import result_dict
-from zettel_lsp.search.suggest import mention_fields, ranked_mentions, related_suggestions
+from zettel_lsp.search.suggest import (
+    DEFAULT_SUGGEST_FUSION,
+    GRAPH_LEGS,
+    LEG_DEPTH,
+    SUGGEST_LEGS,
+    SuggestFusion,
+    mention_fields,
+    ranked_mentions,
+    related_suggestions,
+)
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
@@ -180,7 +191,48 @@ def build_parser() -> argparse.ArgumentParser:
     el.add_argument("holdout", type=Path, help="TSV with src and dst columns")
     el.add_argument("--variant", choices=["mention", "removed"], default="mention")
     el.add_argument("--json", action="store_true")
-    _add_search_options(el)
+    el.add_argument(
+        "--legs",
+        default=None,
+        help="comma-separated suggestion legs to fuse (default: every leg with a default "
+        f"weight; legs: {','.join(SUGGEST_LEGS)})",
+    )
+    el.add_argument(
+        "--no-graph",
+        action="store_true",
+        help=f"leave out the graph legs ({','.join(GRAPH_LEGS)})",
+    )
+    el.add_argument(
+        "--weights",
+        metavar="LEG=W,...",
+        help="suggestion fusion weight per leg (unnamed legs keep their default: "
+        + ",".join(f"{k}={v:g}" for k, v in DEFAULT_SUGGEST_FUSION.weights.items())
+        + ")",
+    )
+    el.add_argument(
+        "--rrf-k", type=float, default=None, help="the fusion's RRF k (default %(default)s)"
+    )
+    el.add_argument("--depth", type=int, default=None, help="ranks read per leg (default 30)")
+    el.add_argument(
+        "--ablate",
+        action="store_true",
+        help="also score ours without each leg, without the graph legs, and each leg alone",
+    )
+    el.add_argument(
+        "--seed-index",
+        type=Path,
+        metavar="DIR",
+        help="start the copy's index from this index of the same vault (same model); it is "
+        "copied, never written, and vectors of unchanged chunks are reused",
+    )
+    el.add_argument(
+        "--dump-legs",
+        type=Path,
+        metavar="FILE",
+        help="write every source's leg and baseline rankings to FILE (JSON) for offline tuning",
+    )
+    _add_index_options(el)
+    _add_vault_options(el)
 
     ev = sub.add_parser("eval", help="score search on judged queries (nDCG, MRR, Hit, Recall)")
     ev.add_argument("vault", type=Path)
@@ -700,7 +752,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         if card is None:
             raise CliError(f"{rel} could not be read (see -v)", EXIT_FAILED)
         targets = ranked_mentions(graph, card)
-        related = related_suggestions(vault.engine, card, args.limit) if vault is not None else []
+        related = (
+            related_suggestions(vault.engine, card, args.limit, unmentioned=True)
+            if vault is not None
+            else []
+        )
     out = {
         "card": rel,
         # as the server's zettel.suggestLinks: each mentioned card's mentions together, most
@@ -762,23 +818,87 @@ def card_path_argument(arg: str, vault: Path) -> str | None:
     return None
 
 
+def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
+    """The suggestion fusion eval-links scores as ``ours``: the default, with ``--weights``,
+    ``--rrf-k`` and ``--depth`` changed, and only ``--legs`` (minus the graph legs with
+    ``--no-graph``)."""
+    fusion = DEFAULT_SUGGEST_FUSION
+    weights = dict(fusion.weights)
+    for item in filter(None, (args.weights or "").split(",")):
+        leg, _, value = item.partition("=")
+        leg = leg.strip()
+        try:
+            w = float(value)
+        except ValueError:
+            w = -1.0
+        if leg not in SUGGEST_LEGS or not math.isfinite(w) or w < 0:
+            raise CliError(
+                f"--weights expects LEG=W,... with LEG one of {', '.join(SUGGEST_LEGS)} and W "
+                f">= 0; got {item!r}"
+            )
+        weights[leg] = w
+    fusion = replace(
+        fusion,
+        weights=weights,
+        k=fusion.k if args.rrf_k is None else args.rrf_k,
+        depth=fusion.depth if args.depth is None else args.depth,
+    )
+    if fusion.k < 0 or fusion.depth < 1:
+        raise CliError("--rrf-k must be >= 0 and --depth >= 1")
+    if args.legs is not None:
+        legs = [leg.strip() for leg in args.legs.split(",") if leg.strip()]
+        unknown = [leg for leg in legs if leg not in SUGGEST_LEGS]
+        if unknown or not legs:
+            raise CliError(
+                f"--legs expects names from {', '.join(SUGGEST_LEGS)}; got {args.legs!r}"
+            )
+        # a leg asked for by name takes part even when its default weight is 0
+        fusion = replace(fusion, weights={leg: weights[leg] or 1.0 for leg in legs})
+    if args.no_graph:
+        fusion = fusion.without(GRAPH_LEGS)
+    if not fusion.legs:
+        raise CliError("no suggestion leg left to fuse (see --legs, --no-graph, --weights)")
+    return fusion
+
+
 def cmd_eval_links(args: argparse.Namespace) -> int:
     _check_vault(args.vault)
     if not args.holdout.is_file():
         raise CliError(f"hold-out file {args.holdout} not found")
     held = load_holdout(args.holdout)
+    fusion = eval_links_fusion(args)
+    seed = None
+    if args.seed_index is not None:
+        settings = _index_settings(args)
+        embedder = make_embedder(
+            settings.model,
+            cache_dir=args.cache_dir or default_cache_dir(),
+            max_length=settings.chunk_tokens,
+            ollama=settings.ollama,
+        )
+        chunker = (
+            f"{CHUNKER_VERSION}:{settings.chunk_tokens}:title-{TitleSource(settings.title_source)}"
+        )
+        seed = SeedIndex(args.seed_index, {"model": embedder.model_id, "chunker": chunker})
+    dump: list[dict[str, Any]] | None = [] if args.dump_legs is not None else None
     t0 = time.perf_counter()
     # the copy goes to a new temporary folder (removed afterwards); --index-dir, when given, must
     # be new, empty or made by eval-links, and apart from the vault (issue #12)
     try:
-        with holdout_copy(args.vault, held, args.variant, args.index_dir) as hc:
+        with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
             changed = hc.changed
             args.vault, args.index_dir = hc.vault, hc.index_dir
             vault = _open_vault(args)
+            t_index = time.perf_counter() - t0
             progress = TerminalProgress()
             with vault:
                 report = evaluate_links(
-                    vault, held, progress=lambda d, t: progress(Progress("suggest", d, t))
+                    vault,
+                    held,
+                    fusion=fusion,
+                    ablate=args.ablate,
+                    dump=dump,
+                    progress=lambda d, t: progress(Progress("suggest", d, t)),
                 )
             progress.finish()
     except WorkDirError as exc:
@@ -788,9 +908,24 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         "pairs": report.pairs,
         "sources": report.sources,
         "links_changed": changed,
+        "fusion": {"weights": dict(fusion.weights), "k": fusion.k, "depth": fusion.depth},
         "rankers": report.rankers,
         "seconds": round(time.perf_counter() - t0, 1),
+        "index_seconds": round(t_index, 1),
+        "legs_ms": report.legs_ms,
     }
+    if dump is not None:
+        args.dump_legs.write_text(
+            json.dumps(
+                {
+                    "holdout": str(args.holdout),
+                    "variant": args.variant,
+                    "depth": LEG_DEPTH,
+                    "sources": dump,
+                }
+            ),
+            encoding="utf-8",
+        )
     if args.json:
         print(json.dumps(out, indent=2))
         return EXIT_OK
@@ -798,9 +933,9 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         f"{report.pairs:,} held-out links from {report.sources:,} cards "
         f"({changed:,} links un-linked, variant {args.variant})"
     )
-    print(f"{'':<14}{'recall@5':>10}{'recall@10':>11}{'mrr':>8}")
+    print(f"{'':<22}{'recall@5':>10}{'recall@10':>11}{'mrr':>8}")
     for name, m in report.rankers.items():
-        print(f"{name:<14}{m['recall@5']:>10.3f}{m['recall@10']:>11.3f}{m['mrr']:>8.3f}")
+        print(f"{name:<22}{m['recall@5']:>10.3f}{m['recall@10']:>11.3f}{m['mrr']:>8.3f}")
     return EXIT_OK
 
 

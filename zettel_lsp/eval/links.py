@@ -7,9 +7,12 @@ link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported, and preci
 (the share of its first five suggestions that are held-out links, over the srcs with at least
 one suggestion), for:
 
-- ``ours``: reciprocal rank fusion of the cards src names without linking (unlinked mentions,
-  most specific first, weight 2) and the related-card ranking (dense + BM25 over src's chunks +
-  graph proximity);
+- ``ours``: what the server suggests: the legs of :func:`zettel_lsp.search.suggest.suggestion_legs`
+  (unlinked mentions, dense rankings of src's passages, BM25 of src's text, and graph legs that
+  are not titles: shared neighbours, co-citation, coupling, hub lines, backlinks) fused by
+  weighted RRF (:data:`~zettel_lsp.search.suggest.DEFAULT_SUGGEST_FUSION`, or the legs and
+  weights asked for); with ``ablate``, also ours without each leg (``-leg``), without the graph
+  legs (``-graph``), and each leg alone (``=leg``);
 - ``title``: exact title/alias match only (the unlinked mentions, in order of appearance), and
   ``title_specific``: the same cards as the server ranks them, most confident first, noise left
   out (:func:`zettel_lsp.search.suggest.rank_mentions`);
@@ -19,6 +22,12 @@ one suggestion), for:
 :func:`holdout_copy` writes the copy into a new temporary folder (marked, removed afterwards),
 never beside or inside the vault; an index folder the caller names must be new, empty or marked
 by eval-links, and apart from the vault (zettel_lsp/workdir.py).
+
+A seed index (:func:`seed_index`, ``eval-links --seed-index DIR``) starts the copy's index from
+an index of the same vault and model: it is copied (under a shared lock, never written), its
+state pointed at the copy, and the indexer then re-reads only the changed notes and reuses the
+stored vector of every chunk whose embedded text is unchanged. The figures equal a cold run's up
+to BM25's average chunk length, which an index fixes when it is first filled.
 """
 
 from __future__ import annotations
@@ -27,21 +36,30 @@ import csv
 import logging
 import re
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.state import STATE_FILE, IndexState, load_state, save_state
+from zettel_lsp.notes.card_cache import CACHE_FILE
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault
-from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.suggest import (
+    DEFAULT_SUGGEST_FUSION,
+    GRAPH_LEGS,
+    LEG_DEPTH,
+    SUGGEST_LEGS,
+    SuggestFusion,
     by_specificity,
+    fuse_suggestions,
     linked_targets,
     mention_suggestions,
-    related_suggestions,
+    suggestion_legs,
     two_hop_neighbours,
 )
 from zettel_lsp.vault import Vault
@@ -120,26 +138,118 @@ class HoldoutCopy:
     changed: int  # links un-linked
 
 
+@dataclass(frozen=True, slots=True)
+class SeedIndex:
+    """An index of the vault to start the copy's index from, and the state fields it must
+    have (``model``, ``chunker``: the index the copy would get anyway)."""
+
+    folder: Path
+    expect: Mapping[str, str]
+
+
+def check_seed(seed: SeedIndex, vault: Path) -> IndexState:
+    """The seed's state; :class:`WorkDirError` unless it is a local index of ``vault`` made
+    with the expected model and chunker."""
+    state = load_state(seed.folder)
+    if state is None or not (seed.folder / "shard").is_dir():
+        raise WorkDirError(f"seed index {seed.folder} holds no zettel-lsp index ({STATE_FILE})")
+    if state.vault != str(vault.resolve()):
+        raise WorkDirError(
+            f"seed index {seed.folder} is the index of {state.vault}, not of {vault.resolve()}"
+        )
+    if state.backend != "edge":
+        raise WorkDirError(f"seed index {seed.folder} is on a Qdrant server ({state.backend})")
+    for key, want in seed.expect.items():
+        got = getattr(state, key)
+        if got != want:
+            raise WorkDirError(f"seed index {seed.folder} has {key} {got!r}, this run {want!r}")
+    return state
+
+
+@contextmanager
+def _shared_lock(folder: Path) -> Iterator[None]:
+    """A shared lock on an index folder's lock file, held while it is copied: refused while a
+    zettel-lsp process holds the folder (it may be writing). Opened read-only: the folder is
+    never written."""
+    import fcntl
+
+    lock = folder / "lock"
+    if not lock.is_file():
+        yield
+        return
+    with lock.open("rb") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            raise WorkDirError(
+                f"seed index {folder} is in use by another zettel-lsp process; try again when it "
+                "has finished"
+            ) from exc
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+_INDEX_FILES = (STATE_FILE, "shard", CACHE_FILE, "owner.json")
+
+
+def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> IndexState:
+    """Copy the index of ``vault`` in ``seed`` into ``index_dir`` (a folder eval-links made)
+    as the index of ``copy``: its shard and parsed cards are copied, its state says ``copy``.
+    The seed is only read. Returns the copied state."""
+    check_apart(index_dir, seed.folder, what="index folder", vault_what="seed index")
+    with _shared_lock(seed.folder):
+        state = check_seed(seed, vault)
+        for name in _INDEX_FILES:  # a previous run's index in this (marked) folder
+            old = index_dir / name
+            if old.is_dir() and not old.is_symlink():
+                shutil.rmtree(old)
+            else:
+                old.unlink(missing_ok=True)
+        shutil.copytree(seed.folder / "shard", index_dir / "shard", symlinks=True)
+        if (seed.folder / CACHE_FILE).is_file():
+            shutil.copy2(seed.folder / CACHE_FILE, index_dir / CACHE_FILE)
+    state.vault = str(copy.resolve())
+    save_state(index_dir, state)
+    return state
+
+
 @contextmanager
 def holdout_copy(
-    vault: Path, held: Sequence[HeldOut], variant: str, index_dir: Path | None = None
+    vault: Path,
+    held: Sequence[HeldOut],
+    variant: str,
+    index_dir: Path | None = None,
+    *,
+    seed: SeedIndex | None = None,
 ) -> Iterator[HoldoutCopy]:
     """The un-linked copy of ``vault`` (:func:`unlink_copy`) in a new temporary folder, which is
     removed on exit (its marker checked first). The index goes to ``index_dir``, which must be
     new, empty or marked by eval-links, and apart from the vault (it is marked and kept), or by
-    default into the temporary folder. Raises :class:`WorkDirError` before anything is written
-    when a folder is refused."""
+    default into the temporary folder; with ``seed`` it starts as a copy of that index of the
+    vault (:func:`seed_index`). Raises :class:`WorkDirError` before anything is written when a
+    folder or the seed is refused."""
     vault = vault.resolve()
     if index_dir is not None:
         claim_work_dir(index_dir, vault=vault, tool=TOOL, what="index folder")
         index_dir = index_dir.resolve()
+    if seed is not None:
+        seed = SeedIndex(seed.folder.resolve(), seed.expect)
+        check_seed(seed, vault)
+        if index_dir is not None:
+            check_apart(index_dir, seed.folder, what="index folder", vault_what="seed index")
     work = make_temp_work_dir(vault=vault, tool=TOOL, prefix="zettel-lsp-eval-links-")
     try:
         if index_dir is not None:
             write_marker(index_dir, tool=TOOL, vault=str(vault))
         copy = work / "vault"
         changed = unlink_copy(vault, copy, held, variant)
-        yield HoldoutCopy(copy, index_dir or work / "index", changed)
+        index = index_dir or work / "index"
+        if seed is not None:
+            index.mkdir(exist_ok=True)
+            seed_index(seed, vault, index, copy)
+        yield HoldoutCopy(copy, index, changed)
     finally:
         try:
             remove_work_dir(work, tool=TOOL, vault=vault)
@@ -168,6 +278,7 @@ class LinkEvalReport:
     pairs: int
     sources: int
     rankers: dict[str, dict[str, float]]
+    legs_ms: dict[str, float] | None = None  # time to compute one source's legs: p50, p95
 
 
 def precision_at_k(ranked: Sequence[str], relevant: set[str], k: int) -> float | None:
@@ -237,38 +348,77 @@ def _by_src(held: Sequence[HeldOut]) -> dict[str, set[str]]:
     return by_src
 
 
+def ablations(fusion: SuggestFusion) -> dict[str, SuggestFusion]:
+    """The ablation rows: ours without the graph legs (``-graph``), without each leg
+    (``-leg``), and each leg alone (``=leg``)."""
+    out = {"ours-graph": fusion.without(GRAPH_LEGS)}
+    for leg in fusion.legs:
+        out[f"ours-{leg}"] = fusion.without([leg])
+    for leg in fusion.legs:
+        out[f"={leg}"] = fusion.only([leg])
+    return out
+
+
 def evaluate_links(
-    vault: Vault, held: Sequence[HeldOut], *, progress: Callable[[int, int], None] | None = None
+    vault: Vault,
+    held: Sequence[HeldOut],
+    *,
+    fusion: SuggestFusion = DEFAULT_SUGGEST_FUSION,
+    ablate: bool = False,
+    dump: list[dict[str, Any]] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> LinkEvalReport:
+    """Score ``ours`` (``fusion`` of the suggestion legs) and the baselines. ``ablate`` adds the
+    rows of :func:`ablations`; ``dump``, when given, receives per source its held-out targets
+    and every leg and baseline ranking (:data:`LEG_DEPTH` deep), for offline tuning."""
     by_src = _by_src(held)
     graph = vault.graph
     engine = vault.engine
     scores = _Scores()
+    extra = ablations(fusion) if ablate else {}
+    wanted = SUGGEST_LEGS if dump is not None or ablate else fusion.legs
+    seconds: list[float] = []  # per source: computing the legs (what a code action waits for)
     for i, (src, dsts) in enumerate(sorted(by_src.items())):
         card = graph.cards.get(src)
         if card is None:
             continue
         exclude = linked_targets(graph, card) | {src}
         by_mention = mention_rankings(graph, card, exclude)
-        specific = by_mention["title_specific"]
-        related = [r.path for r in related_suggestions(engine, card, 30)]
-        fused = rrf_scores({"mentions": specific, "related": related}, weights={"mentions": 2.0})
-        ours = sorted(fused, key=lambda p: (-fused[p], p))
+        t0 = time.perf_counter()
+        found = suggestion_legs(engine, card, wanted, depth=LEG_DEPTH)
+        legs = found.rankings
+        seconds.append(time.perf_counter() - t0)
+        ours = fuse_suggestions(legs, fusion)
         bm25_hits = engine.store.bm25_search(card.text[:4000], 60)
         bm25 = [p for p in dict.fromkeys(h.path for h in bm25_hits) if p not in exclude]
         aa = [p for p, _ in two_hop_neighbours(graph, src, exclude)]
-        lists = (
+        lists = [
             ("ours", ours),
             ("title", by_mention["title"]),
-            ("title_specific", specific),
+            ("title_specific", by_mention["title_specific"]),
             ("bm25", bm25),
             ("adamic_adar", aa),
-        )
+        ]
+        lists += [(name, fuse_suggestions(legs, f)) for name, f in extra.items()]
         for name, ranking in lists:
             scores.add(name, ranking, dsts)
+        if dump is not None:
+            dump.append(
+                {
+                    "src": src,
+                    "dsts": sorted(dsts),
+                    "legs": legs,
+                    "confidence": {p: round(c, 4) for p, c in found.confidence.items()},
+                    "baselines": {name: r[:LEG_DEPTH] for name, r in lists[1:5]},
+                }
+            )
         if progress is not None:
             progress(i + 1, len(by_src))
-    return scores.report(len(by_src))
+    report = scores.report(len(by_src))
+    if seconds:
+        ms = sorted(1000 * x for x in seconds)
+        report.legs_ms = {"p50": ms[len(ms) // 2], "p95": ms[min(len(ms) - 1, len(ms) * 95 // 100)]}
+    return report
 
 
 def evaluate_mentions(graph: LinkGraph, held: Sequence[HeldOut]) -> LinkEvalReport:

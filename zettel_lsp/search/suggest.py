@@ -3,19 +3,24 @@
 - **unlinked mentions**: spans that name another card (title or alias) without linking it, each
   with its exact range and the ``[[...]]`` text to put there (the alias form ``[[Target|text]]``
   when the visible text differs from the name the link would use);
-- **related but unmentioned**: cards close in meaning to this card's chunks, helped by graph
-  proximity (cards two hops away are likely links), excluding the card itself and cards it
-  already links to, each with a one-line reason.
+- **related**: the cards a careful writer would link, even where the sentence that named them is
+  gone: named rankings ("legs", :data:`SUGGEST_LEGS`) from the card's own passages (one dense
+  query per chunk), BM25 of its whole text, its unlinked mentions, and graph evidence that is not
+  a title (shared neighbours, co-citation, coupling, hub lines, backlinks, the links of similar
+  cards), fused by weighted RRF (:class:`SuggestFusion`, defaults chosen by leave-one-vault-out
+  on link hold-outs); excluding the card itself and cards it already links to, each with a
+  one-line reason. ``eval-links`` scores exactly this ranking (``--legs``, ``--no-graph``).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
-from collections.abc import Sequence, Set
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import dataclass, field, replace
 
-from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
 from zettel_lsp.graph.resolver import strip_md
 from zettel_lsp.index.chunker import Chunk, chunk_card
 from zettel_lsp.index.store_api import ChunkPayload
@@ -158,14 +163,32 @@ def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> Men
     names = [card.title, stem, *card.aliases]
     strong = {normalise(card.title), normalise(stem)} | fm_aliases
     longest = max(texts, key=len)
+    linked_by, named_by = _link_counts(graph, target)
     return MentionEvidence(
-        linked_by=len(graph.backlinks(target)),
-        named_by=len(graph.mentioned_by(target)),
+        linked_by=linked_by,
+        named_by=named_by,
         words=len(longest.split()),
         chars=len(longest),
         case=max(_case(text, names) for text in texts),
         heading_alias=not any(normalise(t) in strong for t in texts),
     )
+
+
+def _link_counts(graph: LinkGraph, target: str) -> tuple[int, int]:
+    """``len(graph.backlinks(target))`` and ``len(graph.mentioned_by(target))`` in one pass,
+    unsorted: a common word is named by hundreds of cards, and this runs per mentioned card."""
+    if target not in graph.graph:
+        return 0, 0
+    linked = named = 0
+    link, embed, mention = EdgeKind.LINK, EdgeKind.EMBED, EdgeKind.MENTION
+    for src, data in graph.graph.pred[target].items():
+        if src == target:
+            continue
+        if data.get(link) or data.get(embed):
+            linked += 1
+        elif data.get(mention):
+            named += 1
+    return linked, named
 
 
 def _case(text: str, names: Sequence[str]) -> int:
@@ -255,88 +278,293 @@ def linked_targets(graph: LinkGraph, card: Card) -> set[str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class SuggestFusion:
+    """How the legs of the related-card ranking are fused: weighted reciprocal rank fusion,
+    ``weight / (k + rank)`` summed over the legs, each read to ``depth``. A leg without a weight
+    (or with weight 0) is left out."""
+
+    weights: Mapping[str, float]
+    k: float = 60.0
+    depth: int = 30
+
+    def only(self, legs: Iterable[str]) -> SuggestFusion:
+        """The same fusion with just ``legs`` (for ``--legs`` and ablations)."""
+        keep = set(legs)
+        return replace(self, weights={n: w for n, w in self.weights.items() if n in keep})
+
+    def without(self, legs: Iterable[str]) -> SuggestFusion:
+        drop = set(legs)
+        return replace(self, weights={n: w for n, w in self.weights.items() if n not in drop})
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        return tuple(n for n, w in self.weights.items() if w > 0)
+
+
+# The legs (named rankings of candidate cards), each best first:
+# - mentions: cards this card names without linking, most confident first (rank_mentions);
+#   confident: the same, only those with confidence >= SURE_MENTION, so the fusion can trust a
+#   sure name more than a rank;
+# - dense: the card's passages as queries, one dense ranking per chunk, fused by plain RRF
+#   (cards close to several passages rise); dense_max: by the best passage-to-passage cosine;
+# - bm25: BM25 of the card's text (its first 4,000 characters) against every chunk;
+# - adamic_adar: two hops away by shared neighbours, either direction;
+# - cocitation: cards that the same sources link together with this card;
+# - coupling: cards that link the same targets as this card (bibliographic coupling);
+# - hub_lines: cards linked on the same line as this card in another card, or on an adjacent
+#   item of the same list or table;
+# - backlinks: cards that link to this card (that it does not link back);
+# - similar_links: cards that the cards most similar to this one link (the dense ranking's first
+#   SIMILAR_CARDS, else BM25's): what a card like this one links.
+CONTENT_LEGS: tuple[str, ...] = ("mentions", "confident", "dense", "dense_max", "bm25")
+GRAPH_LEGS: tuple[str, ...] = (
+    "adamic_adar",
+    "cocitation",
+    "coupling",
+    "hub_lines",
+    "backlinks",
+    "similar_links",
+)
+SUGGEST_LEGS: tuple[str, ...] = CONTENT_LEGS + GRAPH_LEGS
+LEG_DEPTH = 50  # each leg lists at most this many cards
+MAX_QUERY_CHUNKS = 32  # passages used as dense queries (the first ones): bounded cost per card
+BM25_CHARS = 4000
+SURE_MENTION = 0.3  # the "confident" leg: mentions at least this confident (mention_confidence)
+SIMILAR_CARDS = 10  # similar_links: the links of this many most similar cards
+
+# Chosen on the link hold-outs of four vaults, both variants (benchmarks/suggest_tune.py: the
+# setting that maximises the vaults' mean Recall@10; leave-one-vault-out estimates what it is
+# worth on a vault it was not chosen on), with SURE_MENTION. A small k (5) lets a leg's first
+# ranks count much more than its tail; the names in the text (mentions, confident) and what
+# similar cards link (similar_links) weigh most.
+DEFAULT_SUGGEST_FUSION = SuggestFusion(
+    weights={
+        "mentions": 5.0,
+        "confident": 5.0,
+        "dense": 1.5,
+        "dense_max": 1.0,
+        "bm25": 0.5,
+        "adamic_adar": 1.0,
+        "cocitation": 1.0,
+        "coupling": 1.0,
+        "hub_lines": 0.25,
+        "backlinks": 1.0,
+        "similar_links": 5.0,
+    },
+    k=5.0,
+    depth=50,
+)
+
+
+def fuse_suggestions(legs: Mapping[str, Sequence[str]], fusion: SuggestFusion) -> list[str]:
+    """Candidate cards, best first: weighted RRF of ``legs`` (see :class:`SuggestFusion`);
+    ties by path. Pure: the offline tuning sweeps it over stored legs."""
+    scores = fused_scores(legs, fusion)
+    return sorted(scores, key=lambda p: (-scores[p], p))
+
+
+def fused_scores(legs: Mapping[str, Sequence[str]], fusion: SuggestFusion) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for name, ranking in legs.items():
+        w = fusion.weights.get(name, 0.0)
+        if w <= 0:
+            continue
+        for rank, key in enumerate(ranking[: fusion.depth], start=1):
+            scores[key] = scores.get(key, 0.0) + w / (fusion.k + rank)
+    return scores
+
+
+@dataclass(slots=True)
+class SuggestionLegs:
+    """The legs of one card's related ranking, with what the reasons need."""
+
+    rankings: dict[str, list[str]]
+    payloads: dict[str, ChunkPayload]  # best chunk seen per candidate (dense, BM25)
+    via: dict[str, dict[str, list[str]]]  # graph leg -> candidate -> the cards that join them
+    confidence: dict[str, float] = field(default_factory=dict)  # mentioned card -> confidence
+
+
 def related_suggestions(
     engine: SearchEngine,
     card: Card,
     limit: int = 10,
     *,
-    per_chunk: int = 20,
+    fusion: SuggestFusion = DEFAULT_SUGGEST_FUSION,
+    unmentioned: bool = False,
     read: Reader = direct,
 ) -> list[RelatedSuggestion]:
-    """Cards related in meaning or by the graph that this card neither is nor links to.
+    """Cards related in meaning or by the graph that this card neither is nor links to: the
+    legs of :func:`suggestion_legs` fused by ``fusion``. ``unmentioned``: leave out the cards
+    the card names without linking (the editor offers those as "Link" fixes in place; the
+    ranking of the others is the same).
 
     ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
     index does not hold (unsaved edits) are embedded outside it."""
-    chunks = chunk_card(card, engine.embedder.count_tokens)
-    vectors = (
-        chunk_vectors(engine, card.path, chunks, read=read)
-        if chunks and engine.dense_available
-        else None
-    )
-    return read(lambda: _rank_related(engine, card, chunks, vectors, limit, per_chunk))
+    legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
+    hide: frozenset[str] = frozenset()
+    if unmentioned:
+        hide = read(lambda: frozenset(m.target for m in mention_suggestions(engine.graph, card)))
+    return read(lambda: describe_related(engine, legs, fusion, limit, hide))
 
 
-def _rank_related(
+def suggestion_legs(
     engine: SearchEngine,
     card: Card,
-    chunks: Sequence[Chunk],
+    legs: Iterable[str] = SUGGEST_LEGS,
+    *,
+    depth: int = LEG_DEPTH,
+    read: Reader = direct,
+) -> SuggestionLegs:
+    """The named rankings (:data:`SUGGEST_LEGS`, only those in ``legs``) of the cards this
+    card neither is nor links to, each at most ``depth`` long. A few index queries per card
+    (one dense query per passage, one BM25 query); the model runs only for passages whose
+    vectors the index does not hold."""
+    wanted = set(legs)
+    vectors = None
+    if engine.dense_available and wanted & {"dense", "dense_max", "similar_links"}:
+        chunks = chunk_card(card, engine.embedder.count_tokens)[:MAX_QUERY_CHUNKS]
+        vectors = chunk_vectors(engine, card.path, chunks, read=read) if chunks else None
+    return read(lambda: _legs(engine, card, vectors, wanted, depth))
+
+
+def _legs(
+    engine: SearchEngine,
+    card: Card,
     vectors: Sequence[list[float]] | None,
-    limit: int,
-    per_chunk: int,
-) -> list[RelatedSuggestion]:
+    wanted: Set[str],
+    depth: int,
+) -> SuggestionLegs:
     graph = engine.graph
     exclude = linked_targets(graph, card) | {card.path}
-    chunks = chunk_card(card, engine.embedder.count_tokens)
-    rankings: dict[str, list[str]] = {}
-    best_chunk: dict[str, ChunkPayload] = {}
-    if chunks and vectors is not None:
-        for c, vec in zip(chunks, vectors, strict=True):
-            hits = engine.store.dense_search(vec, per_chunk + len(exclude))
-            ranked = [h for h in hits if h.path not in exclude]
-            rankings[f"dense{c.index}"] = _distinct([h.path for h in ranked])
-            for h in ranked:
-                best_chunk.setdefault(h.path, h.payload)
-    if chunks:
-        text = " ".join(c.embed_text for c in chunks)[:2000]
-        hits = engine.store.bm25_search(text, per_chunk + len(exclude))
-        ranked = [h for h in hits if h.path not in exclude]
-        rankings["bm25"] = _distinct([h.path for h in ranked])
-        for h in ranked:
-            best_chunk.setdefault(h.path, h.payload)
-    two_hops = two_hop_neighbours(graph, card.path, exclude)
-    if two_hops:
-        rankings["graph"] = [p for p, _ in two_hops]
-    scores = rrf_scores(rankings)
-    via = dict(two_hops)
-    ordered = sorted(scores, key=lambda p: (-scores[p], p))[:limit]
-    missing = [p for p in ordered if p not in best_chunk]
-    best_chunk.update(engine.first_chunks(missing))
+    out = SuggestionLegs({}, {}, {})
+    if wanted & {"mentions", "confident"}:
+        mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
+        targets = rank_mentions(graph, mentions)
+        if "mentions" in wanted:
+            out.rankings["mentions"] = [t.target for t in targets[:depth]]
+        if "confident" in wanted:
+            sure = [t.target for t in targets if t.confidence >= SURE_MENTION]
+            out.rankings["confident"] = sure[:depth]
+        out.confidence = {t.target: t.confidence for t in targets[:depth]}
+    if vectors:
+        per_chunk: list[list[str]] = []
+        best: dict[str, float] = {}
+        for vec in vectors:
+            hits = engine.store.dense_search(vec, depth + len(exclude))
+            hits = [h for h in hits if h.path not in exclude]
+            per_chunk.append(_distinct([h.path for h in hits]))
+            for h in hits:
+                if h.score > best.get(h.path, -math.inf):
+                    best[h.path] = h.score
+                    out.payloads[h.path] = h.payload
+        scores = rrf_scores({str(i): r for i, r in enumerate(per_chunk)})
+        dense = sorted(scores, key=lambda p: (-scores[p], p))[:depth]
+        if "dense" in wanted:
+            out.rankings["dense"] = dense
+        if "dense_max" in wanted:
+            out.rankings["dense_max"] = sorted(best, key=lambda p: (-best[p], p))[:depth]
+    else:
+        dense = []
+    bm25: list[str] = []
+    if wanted & {"bm25", "similar_links"} and card.text.strip():
+        hits = engine.store.bm25_search(card.text[:BM25_CHARS], 2 * depth + len(exclude))
+        hits = [h for h in hits if h.path not in exclude]
+        for h in hits:
+            out.payloads.setdefault(h.path, h.payload)
+        bm25 = _distinct([h.path for h in hits])[:depth]
+        if "bm25" in wanted:
+            out.rankings["bm25"] = bm25
+    ranked_legs = graph_legs(graph, card.path, exclude, wanted)
+    if "similar_links" in wanted:
+        similar = (dense or bm25)[:SIMILAR_CARDS]
+        ranked_legs["similar_links"] = linked_by_similar(graph, similar, exclude)
+    for name, ranked in ranked_legs.items():
+        out.rankings[name] = [p for p, _ in ranked[:depth]]
+        out.via[name] = dict(ranked[:depth])
+    return out
+
+
+def graph_legs(
+    graph: LinkGraph, path: str, exclude: Set[str], legs: Iterable[str] = GRAPH_LEGS
+) -> dict[str, list[tuple[str, list[str]]]]:
+    """The graph legs in ``legs``: candidates (none of ``exclude``, nor ``path``) with the cards
+    that join them to ``path``, best first. Only links count, never titles."""
+    funcs = {
+        "adamic_adar": two_hop_neighbours,
+        "cocitation": co_cited,
+        "coupling": coupled,
+        "hub_lines": hub_line_neighbours,
+        "backlinks": linking_here,
+    }
+    wanted = set(legs)
+    ex = set(exclude) | {path}
+    return {name: f(graph, path, ex) for name, f in funcs.items() if name in wanted}
+
+
+def describe_related(
+    engine: SearchEngine,
+    legs: SuggestionLegs,
+    fusion: SuggestFusion,
+    limit: int,
+    hide: Set[str] = frozenset(),
+) -> list[RelatedSuggestion]:
+    """The first ``limit`` fused candidates (none of ``hide``) with their titles, excerpts and
+    a one-line reason (the leg that gave each the most credit)."""
+    graph = engine.graph
+    scores = fused_scores(legs.rankings, fusion)
+    ordered = [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if p not in hide][:limit]
+    missing = [p for p in ordered if p not in legs.payloads]
+    payloads = dict(legs.payloads)
+    payloads.update(engine.first_chunks(missing))
     out = []
     for p in ordered:
-        chunk = best_chunk.get(p)  # None: the card has no point (yet)
+        chunk = payloads.get(p)  # None: the card has no point (yet)
         text = str(chunk.get("text", "")) if chunk else ""
         if p in graph.cards:
             title = graph.cards[p].title
         else:
             title = str(chunk.get("title", p)) if chunk else p
-        shared = via.get(p)
-        if shared:
-            names = ", ".join(graph.cards[s].title for s in shared[:2] if s in graph.cards)
-            reason = f"two hops away via {names}"
-        else:
-            reason = "similar passage: " + excerpt(text, [], 80)
         out.append(
             RelatedSuggestion(
                 p,
                 title,
                 round(scores[p], 6),
-                reason,
+                _reason(graph, p, legs, fusion, text),
                 int(chunk.get("line_start", 0)) if chunk else 0,
                 int(chunk.get("line_end", 0)) if chunk else 0,
                 excerpt(text, []),
             )
         )
     return out
+
+
+_REASONS = {
+    "adamic_adar": "two hops away via {}",
+    "cocitation": "linked together with this card from {}",
+    "coupling": "links the same cards: {}",
+    "hub_lines": "listed beside this card in {}",
+    "backlinks": "links to this card",
+    "similar_links": "linked from similar cards: {}",
+}
+
+
+def _reason(
+    graph: LinkGraph, path: str, legs: SuggestionLegs, fusion: SuggestFusion, text: str
+) -> str:
+    credit: dict[str, float] = {}
+    for name, ranking in legs.rankings.items():
+        w = fusion.weights.get(name, 0.0)
+        if w > 0 and path in ranking[: fusion.depth]:
+            credit[name] = w / (fusion.k + ranking.index(path) + 1)
+    top = max(credit, key=lambda n: (credit[n], n), default="")
+    if top in ("mentions", "confident"):
+        return "named in this card"
+    if top in _REASONS:
+        cards = legs.via.get(top, {}).get(path, [])
+        names = ", ".join(graph.cards[s].title for s in cards[:2] if s in graph.cards)
+        return _REASONS[top].format(names or "the graph")
+    return "similar passage: " + excerpt(text, [], 80)
 
 
 def chunk_vectors(
@@ -379,3 +607,113 @@ def two_hop_neighbours(
             shared.setdefault(m, []).append(n)
     ranked = sorted(score, key=lambda m: (-score[m], m))
     return [(m, shared[m]) for m in ranked]
+
+
+def _ranked(
+    score: Mapping[str, float], via: Mapping[str, list[str]]
+) -> list[tuple[str, list[str]]]:
+    return [(m, list(via[m])) for m in sorted(score, key=lambda m: (-score[m], m))]
+
+
+def co_cited(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+    """Co-citation: cards that other cards link together with ``path``, each source weighted
+    by how few cards it links (1/log(out-degree + 1.5)), with those sources."""
+    score: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for src in graph.backlinks(path):
+        targets = graph.outgoing(src)
+        weight = 1.0 / math.log(len(targets) + 1.5)
+        for t in targets:
+            if t in exclude or t == path:
+                continue
+            score[t] = score.get(t, 0.0) + weight
+            via.setdefault(t, []).append(src)
+    return _ranked(score, via)
+
+
+def coupled(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+    """Bibliographic coupling: cards that link the cards ``path`` links (``exclude`` holds
+    those: the card's current links), each shared target weighted by how few cards link it."""
+    targets = [t for t in exclude if t != path and t in graph.graph]
+    score: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for t in sorted(targets):
+        sources = graph.backlinks(t)
+        weight = 1.0 / math.log(len(sources) + 1.5)
+        for s in sources:
+            if s in exclude or s == path:
+                continue
+            score[s] = score.get(s, 0.0) + weight
+            via.setdefault(s, []).append(t)
+    return _ranked(score, via)
+
+
+_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|\|)")
+
+
+def hub_line_neighbours(
+    graph: LinkGraph, path: str, exclude: Set[str]
+) -> list[tuple[str, list[str]]]:
+    """Cards linked on the same line as ``path`` in another card (weight 1), or on the list
+    item or table row just above or below it (weight 0.5); summed over the cards that list them
+    (each counts once per candidate, its best line)."""
+    score: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for hub in graph.backlinks(path):
+        card = graph.cards.get(hub)
+        if card is None:
+            continue
+        by_line: dict[int, set[str]] = {}
+        for rl in graph.links_of(hub):
+            if rl.target is not None and rl.target != hub:
+                by_line.setdefault(rl.link.span.start_pos.line, set()).add(rl.target)
+        mine = [n for n, ts in by_line.items() if path in ts]
+        if not mine:
+            continue
+        lines = card.text.split("\n")
+        best: dict[str, float] = {}
+        for n in mine:
+            for step, w in ((0, 1.0), (-1, 0.5), (1, 0.5)):
+                if step and not (_is_item(lines, n) and _is_item(lines, n + step)):
+                    continue
+                for t in by_line.get(n + step, ()):
+                    if t != path and t not in exclude and w > best.get(t, 0.0):
+                        best[t] = w
+        for t, w in best.items():
+            score[t] = score.get(t, 0.0) + w
+            via.setdefault(t, []).append(hub)
+    return _ranked(score, via)
+
+
+def linking_here(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+    """Cards that link to ``path`` and that it does not link back, those linking fewest cards
+    first (a short card's link is more specific)."""
+    score = {
+        s: 1.0 / math.log(len(graph.outgoing(s)) + 1.5)
+        for s in graph.backlinks(path)
+        if s not in exclude and s != path
+    }
+    return _ranked(score, {s: [] for s in score})
+
+
+def _is_item(lines: Sequence[str], n: int) -> bool:
+    """Line ``n`` is a list item or a table row."""
+    return 0 <= n < len(lines) and _ITEM.match(lines[n]) is not None
+
+
+def linked_by_similar(
+    graph: LinkGraph, similar: Sequence[str], exclude: Set[str]
+) -> list[tuple[str, list[str]]]:
+    """Cards that ``similar`` (cards like this one, most similar first) link: each similar card
+    at rank r gives 1/log2(r + 1), shared among its links (1/log(out-degree + 1.5) each)."""
+    score: dict[str, float] = {}
+    via: dict[str, list[str]] = {}
+    for r, s in enumerate(similar, start=1):
+        targets = graph.outgoing(s)
+        weight = 1.0 / math.log2(r + 1) / math.log(len(targets) + 1.5)
+        for t in targets:
+            if t in exclude:
+                continue
+            score[t] = score.get(t, 0.0) + weight
+            via.setdefault(t, []).append(s)
+    return _ranked(score, via)

@@ -126,7 +126,7 @@ def related_links_edit(
     engine = service.engine
     if engine is None:
         return None
-    suggestions = related_suggestions(engine, doc.card, limit, read=service.read)
+    suggestions = related_suggestions(engine, doc.card, limit, unmentioned=True, read=service.read)
     names = service.read(lambda: [link_name(service.graph, s.path, doc.rel) for s in suggestions])
     names = unlinked_names(doc.card, names)
     if not names:
@@ -146,7 +146,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
     targets = service.read(lambda: ranked_mentions(service.graph, doc.card))
     engine = service.engine
     related = (
-        related_suggestions(engine, doc.card, limit, read=service.read)
+        related_suggestions(engine, doc.card, limit, unmentioned=True, read=service.read)
         if engine is not None
         else []
     )

@@ -1,0 +1,244 @@
+"""The legs of the related-card ranking (issue #15, item 3): graph evidence that is not a title
+(co-citation, coupling, hub lines, backlinks), the weighted fusion, and the ranking the server
+uses on a real index (co-citation as the only evidence for the right card)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.search.suggest import (
+    DEFAULT_SUGGEST_FUSION,
+    GRAPH_LEGS,
+    SUGGEST_LEGS,
+    SuggestFusion,
+    co_cited,
+    coupled,
+    fuse_suggestions,
+    graph_legs,
+    hub_line_neighbours,
+    linked_by_similar,
+    linked_targets,
+    linking_here,
+    related_suggestions,
+    suggestion_legs,
+)
+from zettel_lsp.vault import Vault
+
+
+def build(cards: dict[str, str]) -> LinkGraph:
+    return LinkGraph.build(parse_card(p, t) for p, t in cards.items())
+
+
+def exclude(g: LinkGraph, path: str) -> set[str]:
+    return linked_targets(g, g.cards[path]) | {path}
+
+
+def paths(ranked: list[tuple[str, list[str]]]) -> list[str]:
+    return [p for p, _ in ranked]
+
+
+def test_cocitation_ranks_cards_linked_together_from_the_same_sources() -> None:
+    g = build(
+        {
+            "Src.md": "Nothing linked here.",
+            "Target.md": "Unrelated words.",
+            "Once.md": "Other words.",
+            "Hub1.md": "[[Src]] and [[Target]] and [[Once]]",
+            "Hub2.md": "[[Src]] then [[Target]]",
+            "Lone.md": "[[Once]] only",
+        }
+    )
+    got = co_cited(g, "Src.md", exclude(g, "Src.md"))
+    assert paths(got) == ["Target.md", "Once.md"]
+    assert dict(got)["Target.md"] == ["Hub1.md", "Hub2.md"]
+    # a source with fewer links counts more: Small (2 links) outweighs Big (5 links)
+    g2 = build(
+        {
+            "Src.md": "x",
+            "A.md": "a",
+            "B.md": "b",
+            **{f"{n}.md": n for n in "CDE"},
+            "Big.md": "[[Src]] [[A]] [[C]] [[D]] [[E]]",
+            "Small.md": "[[Src]] [[B]]",
+        }
+    )
+    assert paths(co_cited(g2, "Src.md", {"Src.md"}))[0] == "B.md"
+
+
+def test_coupling_ranks_cards_that_link_the_same_targets() -> None:
+    g = build(
+        {
+            "Src.md": "[[A]] and [[B]]",
+            "A.md": "a",
+            "B.md": "b",
+            "Both.md": "[[A]] [[B]]",
+            "OnlyA.md": "[[A]]",
+            "Elsewhere.md": "[[Other]]",
+            "Other.md": "o",
+        }
+    )
+    got = coupled(g, "Src.md", exclude(g, "Src.md"))
+    assert paths(got) == ["Both.md", "OnlyA.md"]
+    assert dict(got)["Both.md"] == ["A.md", "B.md"]
+    # the card's current links decide, not the graph's copy of it
+    assert coupled(g, "Src.md", {"Src.md"}) == []
+
+
+def test_hub_lines_same_line_or_adjacent_list_items_only() -> None:
+    hub = (
+        "# Hub\n"
+        "- [[Src]] with [[Same]]\n"
+        "- [[Next]]\n"
+        "\n"
+        "- [[Far]]\n"
+        "Prose with [[Src]].\n"
+        "Prose after with [[ProseNext]].\n"
+        "| [[Src]] | x |\n"
+        "| [[Row]] | y |\n"
+    )
+    g = build(
+        {
+            "Hub.md": hub,
+            "Src.md": "s",
+            **{f"{n}.md": n for n in ("Same", "Next", "Far", "ProseNext", "Row")},
+        }
+    )
+    got = dict(hub_line_neighbours(g, "Src.md", exclude(g, "Src.md")))
+    assert set(got) == {"Same.md", "Next.md", "Row.md"}
+    ranked = paths(hub_line_neighbours(g, "Src.md", exclude(g, "Src.md")))
+    assert ranked[0] == "Same.md"  # same line: 1, adjacent item: 0.5
+    assert got["Next.md"] == ["Hub.md"]
+
+
+def test_backlinks_leg_lists_cards_linking_here_that_are_not_linked_back() -> None:
+    g = build(
+        {
+            "Src.md": "[[Mutual]]",
+            "Mutual.md": "[[Src]]",
+            "Short.md": "[[Src]]",
+            "Long.md": "[[Src]] [[A]] [[B]] [[C]]",
+            **{f"{n}.md": n for n in "ABC"},
+        }
+    )
+    assert paths(linking_here(g, "Src.md", exclude(g, "Src.md"))) == ["Short.md", "Long.md"]
+
+
+def test_graph_legs_use_links_never_titles() -> None:
+    g = build({"Src.md": "Target is named but not linked.", "Target.md": "t", "X.md": "[[Src]]"})
+    legs = graph_legs(g, "Src.md", exclude(g, "Src.md"))
+    assert set(legs) == set(GRAPH_LEGS) - {"similar_links"}  # needs the index
+    assert all("Target.md" not in paths(r) for r in legs.values())
+
+
+def test_weighted_rrf_with_depth_and_k() -> None:
+    legs = {"a": ["x", "y", "z"], "b": ["z", "y"], "c": ["w"]}
+    f = SuggestFusion({"a": 1.0, "b": 1.0}, k=60.0, depth=30)
+    assert fuse_suggestions(legs, f) == ["z", "y", "x"]  # z: 1/63+1/61 > y: 1/62+1/62
+    # b at half weight: y 1.5/62 > z 1/63+0.5/61
+    assert fuse_suggestions(legs, SuggestFusion({"a": 1.0, "b": 0.5})) == ["y", "z", "x"]
+    assert fuse_suggestions(legs, SuggestFusion({"a": 1.0, "b": 1.0}, depth=1)) == ["x", "z"]
+    assert fuse_suggestions(legs, SuggestFusion({"a": 1.0, "b": 0.0})) == ["x", "y", "z"]
+    assert fuse_suggestions(legs, f.only(["c"])) == []  # c has no weight in f
+    assert f.without(["a"]).legs == ("b",) and f.only(["a", "c"]).legs == ("a",)
+    # k decides how much the top ranks dominate: with k = 0, x's rank 1 (1) beats y (0.75)
+    assert fuse_suggestions(legs, SuggestFusion({"a": 1.0, "b": 0.5}, k=0.0)) == ["x", "z", "y"]
+
+
+def test_default_fusion_names_known_legs() -> None:
+    assert set(DEFAULT_SUGGEST_FUSION.weights) <= set(SUGGEST_LEGS)
+    assert DEFAULT_SUGGEST_FUSION.legs
+
+
+# ------------------------------------------------------------ a real index, the real model
+
+# Src is about sourdough; Near shares its topic; Target (about tides) is linked together with
+# Src from two hub cards and has nothing else in common with it.
+CARDS = {
+    "Src.md": "# Src\n\nA sourdough loaf rises with a levain of flour and water; bake the dough "
+    "in a hot Dutch oven for a crisp crust.",
+    "Near.md": "# Near\n\nThe levain is the sourdough starter built for one bake: flour, water "
+    "and a spoon of ripe starter, ready to leaven the dough.",
+    "Crust.md": "# Crust\n\nA dark crust comes from a hot oven and steam while the loaf bakes.",
+    "Target.md": "# Target\n\nTides follow the moon's pull on the oceans, twice a day.",
+    "Hub one.md": "# Hub one\n\n- [[Src]]\n- [[Target]]\n",
+    "Hub two.md": "# Hub two\n\nSee [[Src]] and [[Target]].\n",
+    "Dutch oven.md": "# Dutch oven\n\nA heavy pot with a lid.\n",
+    "Namer.md": "# Namer\n\nBake it in a Dutch oven; see Crust.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vault]:
+    root: Path = tmp_path_factory.mktemp("legs") / "vault"
+    root.mkdir()
+    for rel, text in CARDS.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    v = Vault(root, root.parent / "index")
+    v.open()
+    yield v
+    v.close()
+
+
+def test_cocitation_is_the_only_evidence_for_the_right_card(vault: Vault) -> None:
+    card = vault.graph.cards["Src.md"]
+    content = SuggestFusion({"dense": 1.0, "bm25": 1.0})
+    with_cocitation = SuggestFusion({"dense": 1.0, "bm25": 1.0, "cocitation": 2.0})
+    plain = [r.path for r in related_suggestions(vault.engine, card, 10, fusion=content)]
+    assert plain[0] != "Target.md"
+    assert plain.index("Target.md") > plain.index("Near.md")
+    got = related_suggestions(vault.engine, card, 10, fusion=with_cocitation)
+    assert got[0].path == "Target.md"
+    assert got[0].reason.startswith("linked together with this card from Hub")
+
+
+def test_legs_exclude_the_card_and_its_links_and_default_ranking_runs(vault: Vault) -> None:
+    card = vault.graph.cards["Hub one.md"]
+    legs = suggestion_legs(vault.engine, card).rankings
+    assert {"dense", "dense_max", "bm25", "cocitation"} <= set(legs)
+    for ranking in legs.values():
+        assert not {"Hub one.md", "Src.md", "Target.md"} & set(ranking)
+    assert legs["cocitation"] == ["Hub two.md"] or "Hub two.md" not in legs["cocitation"]
+    got = related_suggestions(vault.engine, card, 3)
+    assert got and all(r.reason for r in got)
+    assert not {"Hub one.md", "Src.md", "Target.md"} & {r.path for r in got}
+
+
+def test_similar_links_are_what_the_most_similar_cards_link() -> None:
+    g = build(
+        {
+            "Src.md": "s",
+            "Like1.md": "[[Wanted]] [[Common]]",
+            "Like2.md": "[[Wanted]]",
+            "Unlike.md": "[[Other]] [[Common]]",
+            **{f"{n}.md": n for n in ("Wanted", "Common", "Other")},
+        }
+    )
+    got = linked_by_similar(g, ["Like1.md", "Like2.md", "Unlike.md"], {"Src.md"})
+    assert paths(got) == ["Wanted.md", "Common.md", "Other.md"]
+    assert dict(got)["Wanted.md"] == ["Like1.md", "Like2.md"]
+    # the order of similarity counts: the same links, listed by the least similar card only
+    assert paths(linked_by_similar(g, ["Unlike.md", "Like2.md"], {"Src.md"}))[0] != "Wanted.md"
+
+
+def test_mention_legs_rank_named_cards_and_keep_the_confident_apart(vault: Vault) -> None:
+    legs = suggestion_legs(vault.engine, vault.graph.cards["Namer.md"], ["mentions", "confident"])
+    # a two-word name written as its title is confident; a short single word is only offered
+    assert legs.rankings == {
+        "mentions": ["Dutch oven.md", "Crust.md"],
+        "confident": ["Dutch oven.md"],
+    }
+
+
+def test_unmentioned_leaves_out_the_cards_the_note_names(vault: Vault) -> None:
+    """The editor offers named cards as "Link" fixes in place; "Add related links" lists the
+    others, in the same order as the full ranking."""
+    card = vault.graph.cards["Namer.md"]
+    full = [r.path for r in related_suggestions(vault.engine, card, 10)]
+    assert {"Dutch oven.md", "Crust.md"} <= set(full)
+    shown = [r.path for r in related_suggestions(vault.engine, card, 10, unmentioned=True)]
+    assert shown == [p for p in full if p not in {"Dutch oven.md", "Crust.md"}]
