@@ -54,3 +54,37 @@ def test_token_counts_and_model_id(cache_dir: Path) -> None:
 def test_unknown_model_fails_with_a_clear_message(cache_dir: Path) -> None:
     with pytest.raises(EmbedderError, match=r"could not be loaded.*default model.*works offline"):
         make_embedder("no-such-org/no-such-model", cache_dir=cache_dir).embed(["x"])
+
+
+def test_models_loading_at_once_in_one_process_all_load(cache_dir: Path) -> None:
+    """Two vaults in one server load their models at the same time. fastembed's model
+    registry is global and its check-then-add is not atomic: the second registration raised
+    "already registered" and that vault's search stayed lexical (seen in CI with two workspace
+    folders). A fresh process, so the registry starts empty; several threads start together."""
+    import subprocess
+    import sys
+
+    script = f"""
+import sys, threading
+sys.setswitchinterval(1e-6)  # switch threads as often as possible: the race shows
+from pathlib import Path
+from zettel_lsp.index.embedders import make_embedder
+n = 6
+embedders = [make_embedder(cache_dir=Path({str(cache_dir)!r})) for _ in range(n)]
+barrier = threading.Barrier(n)
+errors = []
+def load(e):
+    barrier.wait()
+    try:
+        e.embed(["a sourdough loaf"])
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=load, args=(e,)) for e in embedders]
+for t in threads: t.start()
+for t in threads: t.join()
+print(errors)
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

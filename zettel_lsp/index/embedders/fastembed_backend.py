@@ -126,7 +126,6 @@ class FastembedEmbedder(Embedder):
     def _make_model(self, threads: int | None) -> TextEmbedding:
         try:
             from fastembed import TextEmbedding
-            from fastembed.common.model_description import ModelSource, PoolingType
         except ImportError as exc:  # pragma: no cover - a broken installation
             raise EmbedderError(
                 f"fastembed is not installed ({exc}); reinstall zettel-lsp"
@@ -136,16 +135,7 @@ class FastembedEmbedder(Embedder):
             "cache_dir": str(self.cache_dir / "fastembed"),
         }
         if self.is_bundled:
-            known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
-            if BUNDLED_LOCAL_NAME.lower() not in known:
-                TextEmbedding.add_custom_model(
-                    model=BUNDLED_LOCAL_NAME,
-                    pooling=PoolingType.MEAN,
-                    normalization=True,
-                    sources=ModelSource(hf=DEFAULT_MODEL),  # required; never contacted
-                    dim=BUNDLED_DIM,
-                    model_file="model.onnx",
-                )
+            register_bundled()
             name = BUNDLED_LOCAL_NAME
             kwargs["specific_model_path"] = str(self._model_dir)
         else:
@@ -203,3 +193,28 @@ class FastembedEmbedder(Embedder):
 def _inner(model: TextEmbedding) -> Any:
     """The backend model a ``TextEmbedding`` wraps (it holds the tokenizer)."""
     return model.model
+
+
+_REGISTER_LOCK = threading.Lock()
+
+
+def register_bundled() -> None:
+    """Register the bundled model with fastembed once per process. fastembed's registry is
+    global and its check-then-add is not atomic: two vaults loading their models at the same
+    time both saw it missing, and the second ``add_custom_model`` raised "already registered"
+    (that vault's search stayed lexical)."""
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    with _REGISTER_LOCK:
+        known = {m["model"].lower() for m in TextEmbedding.list_supported_models()}
+        if BUNDLED_LOCAL_NAME.lower() in known:
+            return
+        TextEmbedding.add_custom_model(
+            model=BUNDLED_LOCAL_NAME,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf=DEFAULT_MODEL),  # required; never contacted
+            dim=BUNDLED_DIM,
+            model_file="model.onnx",
+        )
