@@ -15,9 +15,8 @@
 from __future__ import annotations
 
 import math
-import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
 from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
@@ -31,6 +30,7 @@ from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.search.engine import Reader, SearchEngine, direct
 from zettel_lsp.search.fusion import rrf_scores
+from zettel_lsp.search.rerank import is_list_line
 from zettel_lsp.search.results import excerpt
 
 
@@ -615,40 +615,39 @@ def _ranked(
     return [(m, list(via[m])) for m in sorted(score, key=lambda m: (-score[m], m))]
 
 
-def co_cited(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
-    """Co-citation: cards that other cards link together with ``path``, each source weighted
-    by how few cards it links (1/log(out-degree + 1.5)), with those sources."""
+def _spread(
+    pivots: Iterable[str],
+    step: Callable[[str], Sequence[str]],
+    path: str,
+    exclude: Set[str],
+) -> list[tuple[str, list[str]]]:
+    """The cards one ``step`` away from each pivot (none of ``exclude``, not ``path``), each
+    pivot weighted by how few cards it reaches (1/log(n + 1.5)), with the pivots that reach
+    them."""
     score: dict[str, float] = {}
     via: dict[str, list[str]] = {}
-    for src in graph.backlinks(path):
-        targets = graph.outgoing(src)
-        weight = 1.0 / math.log(len(targets) + 1.5)
-        for t in targets:
+    for pivot in pivots:
+        reached = step(pivot)
+        weight = 1.0 / math.log(len(reached) + 1.5)
+        for t in reached:
             if t in exclude or t == path:
                 continue
             score[t] = score.get(t, 0.0) + weight
-            via.setdefault(t, []).append(src)
+            via.setdefault(t, []).append(pivot)
     return _ranked(score, via)
+
+
+def co_cited(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+    """Co-citation: cards that other cards link together with ``path``, each source weighted
+    by how few cards it links (1/log(out-degree + 1.5)), with those sources."""
+    return _spread(graph.backlinks(path), graph.outgoing, path, exclude)
 
 
 def coupled(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
     """Bibliographic coupling: cards that link the cards ``path`` links (``exclude`` holds
     those: the card's current links), each shared target weighted by how few cards link it."""
-    targets = [t for t in exclude if t != path and t in graph.graph]
-    score: dict[str, float] = {}
-    via: dict[str, list[str]] = {}
-    for t in sorted(targets):
-        sources = graph.backlinks(t)
-        weight = 1.0 / math.log(len(sources) + 1.5)
-        for s in sources:
-            if s in exclude or s == path:
-                continue
-            score[s] = score.get(s, 0.0) + weight
-            via.setdefault(s, []).append(t)
-    return _ranked(score, via)
-
-
-_ITEM = re.compile(r"\s*(?:[-*+]\s|\d+[.)]\s|\|)")
+    targets = sorted(t for t in exclude if t != path and t in graph.graph)
+    return _spread(targets, graph.backlinks, path, exclude)
 
 
 def hub_line_neighbours(
@@ -697,8 +696,8 @@ def linking_here(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[s
 
 
 def _is_item(lines: Sequence[str], n: int) -> bool:
-    """Line ``n`` is a list item or a table row."""
-    return 0 <= n < len(lines) and _ITEM.match(lines[n]) is not None
+    """Line ``n`` is a list item or a table row (as the graph rerank's hub lines)."""
+    return 0 <= n < len(lines) and is_list_line(lines[n])
 
 
 def linked_by_similar(
