@@ -37,6 +37,8 @@ def test_remote_index_follows_the_folder(remote, tmp_path: Path, cache_dir: Path
     assert ix.store.bm25_search("autolyse", 3)[0].path == "baking/Autolyse.md"
     assert ix.embed_pending() == r.chunks
     assert_index_matches_folder(ix)
+    qs = [ix.embedder.embed_query(q) for q in ("levain", "rank fusion")]
+    assert ix.store.dense_search_many(qs, 4) == [ix.store.dense_search(q, 4) for q in qs]
     hits = ix.store.keyword_search("reciprocal rank fusion", 50, phrase=True)
     assert "retrieval/Reciprocal rank fusion.md" in {h.path for h in hits}
 

@@ -81,6 +81,11 @@ def test_bm25_then_vectors(vault: Vault) -> None:
     assert {p for p, _, _ in got} == {"bread/Levain.md", "bread/Crust.md"}
     # ranked as the vector ranks chunks (first distinct cards, the card itself left out)
     order = [h.path for h in engine.store.dense_search(list(vec), 20)]
+    # one batch of searches answers as the searches one by one
+    other = first_vector(vault, "search/BM25.md")
+    assert other is not None
+    batch = engine.store.dense_search_many([list(vec), list(other)], 20)
+    assert batch == [engine.store.dense_search(list(v), 20) for v in (vec, other)]
     expected = [p for i, p in enumerate(order) if p != here and p not in order[:i]][:4]
     assert [p for p, _, _ in engine.similar_cards(here, 4)] == expected
     search = engine.similar_cards("search/BM25.md", 2)

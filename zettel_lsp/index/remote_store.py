@@ -168,6 +168,9 @@ class RemoteStore:
             )
         return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
 
+    def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
+        return [self.dense_search(v, limit) for v in vectors]
+
     def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
         idx, val = self._bm25.query_pairs(text)
         if not idx:

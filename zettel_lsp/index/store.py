@@ -43,6 +43,7 @@ from qdrant_edge import (
     Point,
     PointVectors,
     Query,
+    QueryBatchRequest,
     QueryRequest,
     ScrollRequest,
     TextIndexParams,
@@ -244,6 +245,24 @@ class EdgeStore:
     ) -> list[Hit]:
         query = Query.Nearest(list(map(float, vector)), using=DENSE)
         return self._query(query, limit, _path_filter(paths))
+
+    def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
+        """One dense search per vector as one batch (a single pass over the segments; the
+        related-card legs query every passage of a card)."""
+        if not vectors:
+            return []
+        reqs = [
+            QueryRequest(
+                limit=limit,
+                query=Query.Nearest(list(map(float, v)), using=DENSE),
+                with_payload=True,
+            )
+            for v in vectors
+        ]
+        return [
+            [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in points]
+            for points in self._shard.query_batch(QueryBatchRequest(reqs))
+        ]
 
     def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
         sparse = self._bm25.query(text)

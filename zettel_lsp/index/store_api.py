@@ -115,6 +115,11 @@ class VectorStore(Protocol):
     def dense_search(
         self, vector: Sequence[float], limit: int, paths: Iterable[str] | None = None
     ) -> list[Hit]: ...
+    def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
+        """One :meth:`dense_search` per vector, in order (one planned batch where the store
+        has one)."""
+        ...
+
     def bm25_search(
         self, text: str, limit: int, paths: Iterable[str] | None = None
     ) -> list[Hit]: ...

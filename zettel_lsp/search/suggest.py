@@ -383,6 +383,7 @@ class SuggestionLegs:
     payloads: dict[str, ChunkPayload]  # best chunk seen per candidate (dense, BM25)
     via: dict[str, dict[str, list[str]]]  # graph leg -> candidate -> the cards that join them
     confidence: dict[str, float] = field(default_factory=dict)  # mentioned card -> confidence
+    mentioned: frozenset[str] | None = None  # every card named without a link (mention legs)
 
 
 def related_suggestions(
@@ -403,7 +404,9 @@ def related_suggestions(
     index does not hold (unsaved edits) are embedded outside it."""
     legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
     hide: frozenset[str] = frozenset()
-    if unmentioned:
+    if unmentioned and legs.mentioned is not None:
+        hide = legs.mentioned
+    elif unmentioned:  # the fusion has no mention leg
         hide = read(lambda: frozenset(m.target for m in mention_suggestions(engine.graph, card)))
     return read(lambda: describe_related(engine, legs, fusion, limit, hide))
 
@@ -440,6 +443,7 @@ def _legs(
     out = SuggestionLegs({}, {}, {})
     if wanted & {"mentions", "confident"}:
         mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
+        out.mentioned = frozenset(m.target for m in mentions)
         targets = rank_mentions(graph, mentions)
         if "mentions" in wanted:
             out.rankings["mentions"] = [t.target for t in targets[:depth]]
@@ -450,8 +454,8 @@ def _legs(
     if vectors:
         per_chunk: list[list[str]] = []
         best: dict[str, float] = {}
-        for vec in vectors:
-            hits = engine.store.dense_search(vec, depth + len(exclude))
+        fetch = depth + min(len(exclude), depth)
+        for hits in engine.store.dense_search_many(vectors, fetch):
             hits = [h for h in hits if h.path not in exclude]
             per_chunk.append(_distinct([h.path for h in hits]))
             for h in hits:
@@ -468,7 +472,9 @@ def _legs(
         dense = []
     bm25: list[str] = []
     if wanted & {"bm25", "similar_links"} and card.text.strip():
-        hits = engine.store.bm25_search(card.text[:BM25_CHARS], 2 * depth + len(exclude))
+        hits = engine.store.bm25_search(
+            card.text[:BM25_CHARS], 2 * depth + min(len(exclude), depth)
+        )
         hits = [h for h in hits if h.path not in exclude]
         for h in hits:
             out.payloads.setdefault(h.path, h.payload)
