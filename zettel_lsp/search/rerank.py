@@ -101,7 +101,6 @@ class Evidence:
     own: float
     in_mentions: float
     targets: Mapping[str, float]  # mentioned card -> query-word occurrences inside its spans
-    on_lines: float = 0.0  # occurrences on hub lines, outside their links
     lines: Mapping[int, HubLine] = field(default_factory=dict)  # by line (0-based)
 
     @property
@@ -158,7 +157,6 @@ def evidence(
     title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
     own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
     in_mentions = 0.0
-    on_lines = 0.0
     targets: dict[str, float] = {}
     line_terms: dict[int, set[str]] = {}
     gloss_words: dict[int, int] = {}  # hub line -> its words outside links and mentions
@@ -191,15 +189,14 @@ def evidence(
         else:
             in_mentions += 1
             targets[inside] = targets.get(inside, 0.0) + 1
-        if in_gloss:  # evidence for the cards the line links
-            on_lines += 1
-            if stem not in title_terms:  # the card's own topic, not a gloss
-                line_terms.setdefault(line, set()).add(stem)
+        # evidence for the cards the line links; the card's own title words are its topic
+        if in_gloss and stem not in title_terms:
+            line_terms.setdefault(line, set()).add(stem)
     glosses = {
         line: HubLine(hub_lines[line], frozenset(ts), gloss_words[line])
         for line, ts in line_terms.items()
     }
-    return Evidence(own, in_mentions, targets, on_lines, glosses)
+    return Evidence(own, in_mentions, targets, glosses)
 
 
 def _hub_line_rule(
