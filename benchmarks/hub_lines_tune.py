@@ -6,7 +6,7 @@
 For each shared vault with an index in ``INDEX_ROOT/<vault>`` (built with ``zettel-lsp index
 VAULT --index-dir INDEX_ROOT/<vault>``; missing ones are built) and a hub-vs-leaf set in
 ``SETS_DIR/<vault>.hub_leaf.json`` (``benchmarks/hub_leaf.py``), every configuration of the grid
-(``line_cover`` x ``line_discount`` x ``line_credit``, plus the rule off and the whole rerank off)
+(``line_cover`` x ``line_discount`` x ``line_credit`` x ``line_lift``, plus the rule off and the whole rerank off)
 is scored the way ``zettel-lsp eval`` scores it (its search options, limit 10): the leaf's MRR,
 the share of queries with the hub in the top 5, and nDCG@10 of the guard sets that exist
 (obsidian-help's golden set for obsidian-help-en, ``SETS_DIR/<vault>.traps.json`` from
@@ -48,9 +48,11 @@ NO_GRAPH = "no graph"
 
 def grid() -> dict[str, RerankParams | None]:
     out: dict[str, RerankParams | None] = {OFF: RerankParams(line_credit=0.0), NO_GRAPH: None}
-    for cover, disc, credit in itertools.product((0.3, 0.4, 0.5, 0.6), (0.1, 0.2, 0.35), (1, 2, 3)):
-        out[f"cover={cover} discount={disc} credit={credit}"] = RerankParams(
-            line_cover=cover, line_discount=disc, line_credit=float(credit)
+    for cover, disc, credit, lift in itertools.product(
+        (0.3, 0.4, 0.5), (0.1, 0.2), (2, 3), (0, 0.5, 1, 1.25, 1.5)
+    ):
+        out[f"cover={cover} discount={disc} credit={credit} lift={lift}"] = RerankParams(
+            line_cover=cover, line_discount=disc, line_credit=float(credit), line_lift=lift
         )
     return out
 

@@ -266,3 +266,43 @@ def test_query_words_are_split_as_the_text_is() -> None:
         fused, g, ["non-null", "object"], first_chunk=lambda p: hit(p, 0, cards, g).chunk
     )
     assert out[0].path == "Reflexive.md", [(r.path, r.score) for r in out]
+
+
+def test_the_lift_raises_a_card_above_a_weak_hub_by_how_much_its_line_covers() -> None:
+    """A hub far down the list (its long chunk matches the query only through one line) holds
+    the whole query in one gloss: with ``line_lift`` its card may rise past the hub's own score,
+    toward the best candidate's, by the line's cover; without it, at most to the hub's score."""
+    cards = dict(SORTING)
+    cards["Other.md"] = "# Other\nA list of halves, each sorted.\n"
+    g = sorting_graph(cards)
+    fused = [
+        hit("Other.md", 0.030, cards, g),
+        hit("Essay.md", 0.029, cards, g),
+        hit("Sorting algorithms.md", 0.010, cards, g),
+        hit("Merge sort.md", 0.005, cards, g),
+    ]
+
+    def rerank(params: RerankParams, words: list[str] = GLOSS) -> tuple[float, float]:
+        """Merge sort's score and the hub's cover."""
+        by = {r.path: r for r in graph_rerank(fused, g, words, params=params)}
+        return by["Merge sort.md"].score, float(by["Sorting algorithms.md"].notes["line_cover"])
+
+    # no lift: the card rises at most to its hub's score before the rerank
+    assert rerank(RerankParams(line_lift=0.0, line_credit=10.0))[0] == 0.010
+    # the gloss holds every query term but "sort" (a word of the hub's title)
+    lifted, cover = rerank(RerankParams(line_lift=1.0, line_credit=10.0))
+    assert 0.5 < cover < 1.0
+    assert abs(lifted - (0.010 + cover * (0.030 - 0.010))) < 1e-4
+    assert lifted < 0.030  # lift 1: below the top unless the line holds the whole query
+    # the credit itself still bounds the rise (line_credit * cover * the hub's score)
+    bounded, _ = rerank(RerankParams(line_lift=2.0, line_credit=1.0))
+    assert abs(bounded - (0.005 + 1.0 * cover * 0.010)) < 1e-4
+    # a line holding fewer of the query's terms lifts less
+    partial, less = rerank(
+        RerankParams(line_lift=1.0, line_credit=10.0), ["split", "halves", "each", "quantum"]
+    )
+    assert less < cover
+    assert abs(partial - (0.010 + less * (0.030 - 0.010))) < 1e-4
+    # below line_cover nothing happens, lift or not
+    out = graph_rerank(fused, g, GLOSS, params=RerankParams(line_lift=1.0, line_cover=0.95))
+    assert [(r.path, r.score) for r in out] == [(r.path, r.score) for r in fused]

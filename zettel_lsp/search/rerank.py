@@ -35,8 +35,16 @@ and when ``cover(c) >= line_cover`` (and the gloss holds at least ``line_min_ter
     score(L) += line_credit * cover(c) * score_before(c) / (lines tied with l * cards l links)
 
 for each card ``L`` that ``l`` (or a line tied with it) links. A card credited this way rises
-at most to the highest score a card crediting it had before the rerank: a weak candidate cannot
-lift a card above the top, and the hub, discounted a little, stays just below its leaf. Only
+at most to
+
+    ceiling(L) = score_before(c) + line_lift * cover(c) * (score_before(top) - score_before(c))
+
+(the highest over the cards crediting it; ``top`` is the best candidate). A hub's card score
+understates its line: a long list matches a query through one line, so the hub sits far below
+the top while that line holds all of the query. With ``line_lift`` 0 the card rises at most to
+its hub's score; with ``line_lift`` > 1 a line holding the whole query may lift it above the
+top candidate, one holding a third of it a third of the way. The credit still bounds the rise,
+and the hub, discounted a little, stays below its leaf. Only
 the *best* line counts: a gloss is one line, and a card whose query words are scattered over
 many list items is a page about the topic, not a hub answering for one card.
 
@@ -78,6 +86,10 @@ class RerankParams:
     line_discount: float = 0.1
     line_credit: float = 2.0
     line_min_terms: int = 2  # distinct query terms a gloss must hold at least
+    # how far above its hub a credited card may rise: its ceiling is the hub's score before the
+    # rerank plus line_lift * cover of the gap to the best candidate's (0: the hub's score).
+    # Chosen with the others by leave-one-vault-out (benchmarks/hub_lines_tune.py).
+    line_lift: float = 1.5
 
 
 _stem = light_stem
@@ -207,9 +219,11 @@ def _hub_line_rule(
     params: RerankParams,
     credits: dict[str, tuple[float, float]],
     factors: dict[str, float],
+    top_score: float,
 ) -> None:
     """The hub-line part of :func:`graph_rerank` for candidate ``r`` (see the module).
-    ``credits`` maps a card to (credit, highest score of a card crediting it)."""
+    ``credits`` maps a card to (credit, the highest score it may reach); ``top_score`` is the
+    best candidate's score before the rerank."""
     if not ev.lines:
         return
     best = max(line.key() for line in ev.lines.values())
@@ -229,7 +243,8 @@ def _hub_line_rule(
     for t, w in share.items():
         credit, highest = credits.get(t, (0.0, 0.0))
         bonus = params.line_credit * cover * score * w
-        credits[t] = (credit + bonus, max(highest, score))
+        ceiling = score + params.line_lift * cover * max(0.0, top_score - score)
+        credits[t] = (credit + bonus, max(highest, ceiling))
 
 
 def _may_have_hub_lines(graph: LinkGraph, path: str) -> bool:
@@ -277,6 +292,7 @@ def graph_rerank(
     ranked = [CardResult(r.path, r.score, r.chunk, dict(r.legs), dict(r.notes)) for r in results]
     by_path = {r.path: r for r in ranked}
     before = {r.path: r.score for r in ranked}
+    top_score = max(before.values())
     credits: dict[str, float] = {}
     line_factors: dict[str, float] = {}
     line_credits: dict[str, tuple[float, float]] = {}
@@ -285,7 +301,9 @@ def graph_rerank(
         if ev is None:
             continue
         if params.line_credit > 0 and ev.lines and r.path not in targets:
-            _hub_line_rule(r, ev, before[r.path], len(terms), params, line_credits, line_factors)
+            _hub_line_rule(
+                r, ev, before[r.path], len(terms), params, line_credits, line_factors, top_score
+            )
         if ev.share < params.min_share or not ev.targets:
             continue
         eligible = {t: w for t, w in ev.targets.items() if t in targets and t != r.path}
@@ -308,7 +326,8 @@ def graph_rerank(
     for path, factor in line_factors.items():
         if "discount" not in by_path[path].notes:
             by_path[path].score = before[path] * factor
-    # a card credited by hub lines rises at most to the score its best hub had before
+    # a card credited by hub lines rises at most to its ceiling (its best hub's score before,
+    # plus the lift)
     for t, (bonus, top) in line_credits.items():
         if bonus <= 0:
             continue
