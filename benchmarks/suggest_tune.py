@@ -2,6 +2,7 @@
 
     python benchmarks/suggest_tune.py DUMP.legs.json ... [--json OUT.json]
     python benchmarks/suggest_tune.py --tables EVAL.json ...   # eval-links --json outputs
+    python benchmarks/suggest_tune.py DUMP.legs.json ... --lead-only  # only the lead, by LOVO
 
 Each dump is written by one ``zettel-lsp eval-links VAULT HOLDOUT --variant V --dump-legs FILE``
 pass: per source card its held-out targets and every leg's ranking (50 deep). A dump's name
@@ -11,7 +12,8 @@ first ``depth`` ranks of each leg, ties by path) is recomputed here with numpy f
 candidate setting, so a sweep takes seconds, not one index per setting.
 
 Search: coordinate ascent from the defaults over a small grid (a weight per leg from
-:data:`WEIGHTS`, ``k`` from :data:`KS`, ``depth`` from :data:`DEPTHS`), a few passes, maximising
+:data:`WEIGHTS`, ``k`` from :data:`KS`, ``depth`` from :data:`DEPTHS`, the lead from
+:data:`LEADS`), a few passes, maximising
 the mean over vaults of the vault's mean Recall@10 (over its variants and hold-out sets, each
 equal). LOVO: for each vault, the setting chosen on the other vaults, and that vault's figures
 with it; then the setting chosen on all vaults (the default candidate).
@@ -24,7 +26,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +43,8 @@ KS = (5.0, 15.0, 30.0, 60.0)
 DEPTHS = (10, 20, 30, 50)
 SURES = (0.2, 0.3, 0.5, 0.7)  # the confident leg's threshold (SURE_MENTION)
 PASSES = 3
+LEADS = (None, "confident")  # the leg whose cards come first (SuggestFusion.lead)
+LEAD_BONUS = 1e6  # above any fused score: lead cards first, in their leg's order
 # The legs as the arrays hold them: the confident leg once per threshold, rebuilt from the
 # mentions leg and the dumped confidences (a prefix of it: mentions are ranked by confidence).
 ARRAY_LEGS = tuple(leg for leg in SUGGEST_LEGS if leg != "confident") + tuple(
@@ -104,7 +108,25 @@ def scores(d: Dump, fusion: SuggestFusion, legs: Sequence[str] = ARRAY_LEGS) -> 
     r = d.ranks.astype(np.float64)
     listed = (d.ranks > 0) & (d.ranks <= fusion.depth)
     contrib = np.where(listed, w[None, :, None] / (fusion.k + r), 0.0)
-    return np.asarray(contrib.sum(axis=1))
+    out = np.asarray(contrib.sum(axis=1))
+    lead = lead_leg(fusion, legs)
+    if lead is not None:  # the lead leg's cards first, in its order (fuse_suggestions)
+        i = legs.index(lead)
+        out = out + np.where(listed[:, i, :], LEAD_BONUS - r[:, i, :], 0.0)
+    return out
+
+
+def lead_leg(fusion: SuggestFusion, legs: Sequence[str]) -> str | None:
+    """The array leg that leads: ``fusion.lead``, or for "confident" the confident leg at the
+    threshold that has a weight; None when it has no weight (as in fuse_suggestions)."""
+    if not fusion.lead:
+        return None
+    names = (
+        [fusion.lead]
+        if fusion.lead != "confident"
+        else [n for n in legs if n.startswith("confident@")]
+    )
+    return next((n for n in names if n in legs and fusion.weights.get(n, 0.0) > 0), None)
 
 
 def metrics(d: Dump, fusion: SuggestFusion) -> dict[str, float]:
@@ -135,7 +157,7 @@ def objective(dumps: Sequence[Dump], fusion: SuggestFusion) -> float:
 
 
 def with_weight(f: SuggestFusion, leg: str, w: float) -> SuggestFusion:
-    return SuggestFusion({**f.weights, leg: w}, f.k, f.depth)
+    return replace(f, weights={**f.weights, leg: w})
 
 
 def tune(dumps: Sequence[Dump], start: SuggestFusion = DEFAULT_SUGGEST_FUSION) -> SuggestFusion:
@@ -165,12 +187,17 @@ def tune(dumps: Sequence[Dump], start: SuggestFusion = DEFAULT_SUGGEST_FUSION) -
                 if sc > best_score + 1e-9:
                     best, best_score, improved = cand, sc, True
         for k in KS:
-            cand = SuggestFusion(best.weights, k, best.depth)
+            cand = replace(best, k=k)
             sc = objective(dumps, cand)
             if sc > best_score + 1e-9:
                 best, best_score, improved = cand, sc, True
         for depth in DEPTHS:
-            cand = SuggestFusion(best.weights, best.k, depth)
+            cand = replace(best, depth=depth)
+            sc = objective(dumps, cand)
+            if sc > best_score + 1e-9:
+                best, best_score, improved = cand, sc, True
+        for lead in LEADS:
+            cand = replace(best, lead=lead)
             sc = objective(dumps, cand)
             if sc > best_score + 1e-9:
                 best, best_score, improved = cand, sc, True
@@ -183,12 +210,12 @@ def to_arrays(f: SuggestFusion) -> SuggestFusion:
     """The fusion with its confident leg at SURE_MENTION named as the arrays name it."""
     weights = {n: w for n, w in f.weights.items() if n != "confident"}
     weights[f"confident@{SURE_MENTION}"] = f.weights.get("confident", 0.0)
-    return SuggestFusion(weights, f.k, f.depth)
+    return replace(f, weights=weights)
 
 
 def describe(f: SuggestFusion) -> dict[str, object]:
     """The setting as the code takes it: weights by leg, k, depth, and the confident leg's
-    threshold (``sure``: SURE_MENTION)."""
+    threshold (``sure``: SURE_MENTION), and the leading leg."""
     weights: dict[str, float] = {}
     sure = None
     for n, w in f.weights.items():
@@ -198,7 +225,7 @@ def describe(f: SuggestFusion) -> dict[str, object]:
             weights["confident"], sure = w, float(n.split("@")[1])
         else:
             weights[n] = w
-    return {"weights": weights, "k": f.k, "depth": f.depth, "sure": sure}
+    return {"weights": weights, "k": f.k, "depth": f.depth, "sure": sure, "lead": f.lead}
 
 
 def table(dumps: Sequence[Dump], fusion: SuggestFusion) -> dict[str, dict[str, float]]:
@@ -214,10 +241,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the arguments are eval-links --json outputs: print them as Markdown tables",
     )
+    parser.add_argument(
+        "--lead-only",
+        action="store_true",
+        help="keep the default weights; choose only the lead (on/off) by leave-one-vault-out",
+    )
     args = parser.parse_args(argv)
     if args.tables:
         print(tables(args.dumps))
         return 0
+    if args.lead_only:
+        return lead_only([load_dump(p) for p in args.dumps])
     t0 = time.perf_counter()
     dumps = [load_dump(p) for p in args.dumps]
     vaults = sorted({d.vault for d in dumps})
@@ -251,6 +285,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1), encoding="utf-8")
+    return 0
+
+
+def lead_only(dumps: Sequence[Dump]) -> int:
+    """Leave-one-vault-out over :data:`LEADS` alone, the default weights fixed."""
+    start = to_arrays(DEFAULT_SUGGEST_FUSION)
+    vaults = sorted({d.vault for d in dumps})
+    options = {str(lead): replace(start, lead=lead) for lead in LEADS}
+    for v in vaults:
+        train = [d for d in dumps if d.vault != v]
+        chosen = max(options, key=lambda k: objective(train, options[k]))
+        print(f"held out {v}: lead {chosen} (chosen on the other vaults)")
+        for d in dumps:
+            if d.vault == v:
+                m, off = metrics(d, options[chosen]), metrics(d, options["None"])
+                best = max(d.baselines.values())
+                print(
+                    f"  {d.name:<40} R@5 {m['recall@5']:.3f} R@10 {m['recall@10']:.3f} "
+                    f"MRR {m['mrr']:.3f}  (lead off R@10 {off['recall@10']:.3f}; "
+                    f"best baseline {best:.3f})"
+                )
+    final = max(options, key=lambda k: objective(dumps, options[k]))
+    print(f"chosen on all vaults: lead {final}")
     return 0
 
 
@@ -306,7 +363,13 @@ def fusion_from(data: Mapping[str, object]) -> SuggestFusion:
     assert isinstance(weights, dict)
     k, depth = data["k"], data["depth"]
     assert isinstance(k, int | float) and isinstance(depth, int)
-    return SuggestFusion({str(n): float(w) for n, w in weights.items()}, float(k), depth)
+    lead = data.get("lead")
+    return SuggestFusion(
+        {str(n): float(w) for n, w in weights.items()},
+        float(k),
+        depth,
+        lead=str(lead) if lead else None,
+    )
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ uses on a real index (co-citation as the only evidence for the right card)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,18 @@ def test_weighted_rrf_with_depth_and_k() -> None:
     assert f.without(["a"]).legs == ("b",) and f.only(["a", "c"]).legs == ("a",)
     # k decides how much the top ranks dominate: with k = 0, x's rank 1 (1) beats y (0.75)
     assert fuse_suggestions(legs, SuggestFusion({"a": 1.0, "b": 0.5}, k=0.0)) == ["x", "z", "y"]
+
+
+def test_a_lead_leg_comes_first_in_its_own_order() -> None:
+    legs = {"a": ["x", "y", "z"], "b": ["z", "y"], "lead": ["y", "w"]}
+    f = SuggestFusion({"a": 1.0, "b": 1.0, "lead": 0.1}, k=60.0, depth=30, lead="lead")
+    assert fuse_suggestions(legs, f) == ["y", "w", "z", "x"]
+    # a lead leg without a weight (ablated) leads nothing: the plain fusion
+    assert fuse_suggestions(legs, f.without(["lead"])) == ["z", "y", "x"]
+    assert fuse_suggestions(legs, replace(f, lead=None)) == ["y", "z", "x", "w"]
+    # read to the fusion's depth like every leg
+    assert fuse_suggestions(legs, replace(f, depth=1))[:1] == ["y"]
+    assert "w" not in fuse_suggestions(legs, replace(f, depth=1))
 
 
 def test_default_fusion_names_known_legs() -> None:

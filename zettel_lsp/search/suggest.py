@@ -282,11 +282,14 @@ def linked_targets(graph: LinkGraph, card: Card) -> set[str]:
 class SuggestFusion:
     """How the legs of the related-card ranking are fused: weighted reciprocal rank fusion,
     ``weight / (k + rank)`` summed over the legs, each read to ``depth``. A leg without a weight
-    (or with weight 0) is left out."""
+    (or with weight 0) is left out. ``lead``: a leg (with a weight) whose cards come first, in
+    its order, before the fused rest (the editor lists confident mentions first, as fixes in
+    place)."""
 
     weights: Mapping[str, float]
     k: float = 60.0
     depth: int = 30
+    lead: str | None = None
 
     def only(self, legs: Iterable[str]) -> SuggestFusion:
         """The same fusion with just ``legs`` (for ``--legs`` and ablations)."""
@@ -354,14 +357,25 @@ DEFAULT_SUGGEST_FUSION = SuggestFusion(
     },
     k=5.0,
     depth=50,
+    lead="confident",
 )
 
 
 def fuse_suggestions(legs: Mapping[str, Sequence[str]], fusion: SuggestFusion) -> list[str]:
-    """Candidate cards, best first: weighted RRF of ``legs`` (see :class:`SuggestFusion`);
-    ties by path. Pure: the offline tuning sweeps it over stored legs."""
-    scores = fused_scores(legs, fusion)
-    return sorted(scores, key=lambda p: (-scores[p], p))
+    """Candidate cards, best first: the ``lead`` leg's cards, then the rest by weighted RRF of
+    ``legs`` (see :class:`SuggestFusion`); ties by path. Pure: the offline tuning sweeps it
+    over stored legs."""
+    return ordered_suggestions(legs, fusion, fused_scores(legs, fusion))
+
+
+def ordered_suggestions(
+    legs: Mapping[str, Sequence[str]], fusion: SuggestFusion, scores: Mapping[str, float]
+) -> list[str]:
+    lead: list[str] = []
+    if fusion.lead and fusion.weights.get(fusion.lead, 0.0) > 0:
+        lead = [p for p in legs.get(fusion.lead, ())[: fusion.depth] if p in scores]
+    first = set(lead)
+    return lead + sorted((p for p in scores if p not in first), key=lambda p: (-scores[p], p))
 
 
 def fused_scores(legs: Mapping[str, Sequence[str]], fusion: SuggestFusion) -> dict[str, float]:
@@ -519,7 +533,8 @@ def describe_related(
     a one-line reason (the leg that gave each the most credit)."""
     graph = engine.graph
     scores = fused_scores(legs.rankings, fusion)
-    ordered = [p for p in sorted(scores, key=lambda p: (-scores[p], p)) if p not in hide][:limit]
+    ordered = [p for p in ordered_suggestions(legs.rankings, fusion, scores) if p not in hide]
+    ordered = ordered[:limit]
     missing = [p for p in ordered if p not in legs.payloads]
     payloads = dict(legs.payloads)
     payloads.update(engine.first_chunks(missing))
