@@ -6,9 +6,10 @@
 For each shared vault with an index in ``INDEX_ROOT/<vault>`` (built with ``zettel-lsp index
 VAULT --index-dir INDEX_ROOT/<vault>``; missing ones are built) and a hub-vs-leaf set in
 ``SETS_DIR/<vault>.hub_leaf.json`` (``benchmarks/hub_leaf.py``), every configuration of the grid
-(``line_cover`` x ``line_discount`` x ``line_credit`` x ``line_lift``, plus the rule off and the whole rerank off)
-is scored the way ``zettel-lsp eval`` scores it (its search options, limit 10): the leaf's MRR,
-the share of queries with the hub in the top 5, and nDCG@10 of the guard sets that exist
+(``line_cover`` x ``line_discount`` x ``line_credit`` x ``line_lift``, plus the rule off and the
+whole rerank off) is scored the way ``zettel-lsp eval`` scores it (its search options, limit
+10): the leaf's MRR, the share of queries with the hub in the top 5, and nDCG@10 of the guard
+sets that exist
 (obsidian-help's golden set for obsidian-help-en, ``SETS_DIR/<vault>.traps.json`` from
 ``benchmarks/mention_traps.py``).
 

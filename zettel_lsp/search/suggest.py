@@ -340,7 +340,9 @@ SIMILAR_CARDS = 10  # similar_links: the links of this many most similar cards
 # setting that maximises the vaults' mean Recall@10; leave-one-vault-out estimates what it is
 # worth on a vault it was not chosen on), with SURE_MENTION. A small k (5) lets a leg's first
 # ranks count much more than its tail; the names in the text (mentions, confident) and what
-# similar cards link (similar_links) weigh most.
+# similar cards link (similar_links) weigh most. The confident mentions lead (chosen with the
+# weights fixed, `suggest_tune.py --lead-only`: on all vaults and on three of the four folds);
+# the editor lists them first too, as fixes in place.
 DEFAULT_SUGGEST_FUSION = SuggestFusion(
     weights={
         "mentions": 5.0,
