@@ -140,8 +140,9 @@ def evidence(
     graph: LinkGraph, result: CardResult, terms: set[str], *, hub_lines_only: bool = False
 ) -> Evidence | None:
     """How much of the candidate's best chunk matches ``terms`` in its own prose vs in mentions.
-    ``hub_lines_only``: None when the chunk has no hub line (only the hub-line rule can use it:
-    the query names no card)."""
+    ``hub_lines_only``: None when the chunk has no hub line, and only the hub lines are read
+    (only the hub-line rule can use it: the query names no card; ``own``, ``in_mentions`` and
+    ``targets`` then count those lines only)."""
     card = graph.cards.get(result.path)
     if card is None or not terms:
         return None
@@ -154,6 +155,9 @@ def evidence(
     last = min(max(last, first), lines.line_count - 1)
     start = lines.line_start(first)
     end = lines.line_start(last + 1) if last + 1 < lines.line_count else len(card.text)
+    hub_lines = _hub_lines(graph, card.path, lines, start, end)
+    if hub_lines_only and not hub_lines:
+        return None
     spans: list[tuple[int, int, str, bool]] = []  # (start, end, target, is a link)
     for rl in graph.links_of(card.path):
         s = rl.link.span
@@ -163,9 +167,6 @@ def evidence(
         if mention.start < end and mention.end > start:
             spans.append((mention.start, mention.end, mention.target, False))
     spans.sort()
-    hub_lines = _hub_lines(graph, card.path, lines, start, end)
-    if hub_lines_only and not hub_lines:
-        return None
     title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
     own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
     in_mentions = 0.0
@@ -173,7 +174,12 @@ def evidence(
     line_terms: dict[int, set[str]] = {}
     gloss_words: dict[int, int] = {}  # hub line -> its words outside links and mentions
     j = 0
-    for word in _WORD.finditer(card.text, start, end):
+    if hub_lines_only:  # the words of the hub lines (a long query's paragraph reads the rest)
+        ranges = [(max(start, lines.line_start(n)), _line_end(lines, n, end)) for n in hub_lines]
+    else:
+        ranges = [(start, end)]
+    words = (w for a, b in sorted(ranges) for w in _WORD.finditer(card.text, a, b))
+    for word in words:
         stem = _stem(word.group(0))
         line = lines.line_of(word.start()) if hub_lines else -1
         if stem not in terms and line not in hub_lines:
@@ -245,6 +251,12 @@ def _hub_line_rule(
         bonus = params.line_credit * cover * score * w
         ceiling = score + params.line_lift * cover * max(0.0, top_score - score)
         credits[t] = (credit + bonus, max(highest, ceiling))
+
+
+def _line_end(lines: LineIndex, line: int, end: int) -> int:
+    """The offset where ``line`` ends (its newline excluded), at most ``end``."""
+    nxt = lines.line_start(line + 1) if line + 1 < lines.line_count else end
+    return min(nxt, end)
 
 
 def _may_have_hub_lines(graph: LinkGraph, path: str) -> bool:
