@@ -1,0 +1,642 @@
+"""Completion logic (no LSP types): what is being typed at the cursor, and the ranked answers.
+
+- :func:`context_at` reads the line up to the cursor: ``[[`` (a card), ``[[Card#`` (its
+  headings), ``[[Card#^`` (its block ids), ``](`` (a Markdown link's path) or ``#`` in prose
+  (a tag).
+- Cards with nothing typed yet are ranked by **meaning** (the paragraph around the cursor,
+  without the link being typed, searched like the related notes of a hover: the caller runs
+  the search and passes the ranked paths), **graph proximity** (:func:`graph_leg`:
+  Adamic-Adar over the cards this card links to and those linking to it, plus those backlinks
+  themselves) and **recency** (file modification times), fused by weighted reciprocal rank
+  (:data:`DEFAULT_WEIGHTS`). With something typed, every title, alias and file name is matched
+  (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order) and ties keep the
+  unprompted order. Cards this card already links to, and the card itself, come last.
+- :func:`link_insert` writes the link in the vault's style (:func:`vault_style`).
+
+Everything here reads the graph: run it inside the vault lock, with no model call (the
+meaning ranking is computed before).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import posixpath
+import re
+import threading
+import unicodedata
+import weakref
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+from urllib.parse import quote
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.relation import BACKLINK, LINKED, NOT_LINKED, THIS_CARD, TWO_HOPS
+from zettel_lsp.graph.resolver import strip_md
+from zettel_lsp.notes.editing import paragraph_at
+from zettel_lsp.notes.model import Card, LinkKind
+from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
+from zettel_lsp.search.query import MAX_QUERY_WORDS, parse_query
+from zettel_lsp.search.suggest import link_name
+
+CARD: Final = "card"
+HEADING: Final = "heading"
+BLOCK: Final = "block"
+TAG: Final = "tag"
+PATH: Final = "path"  # the path of a Markdown link: [text](|
+
+WIKI: Final = "wiki"
+MARKDOWN: Final = "markdown"
+
+DEFAULT_LIMIT = 30  # items with nothing typed (the list is marked incomplete)
+TYPED_LIMIT = 50  # items with something typed
+LINKED_TAIL = 10  # cards already linked (and this card) listed after the others, at most
+MEANING_DEPTH = 40  # cards the meaning search lists
+RRF_K = 20
+# weighted reciprocal rank fusion of the unprompted legs (benchmarks/completion_quality.py)
+DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.3, "recent": 0.05}
+HUB_DEGREE = 400  # a neighbour with more links than this is not expanded (weight ~0 anyway)
+FIRST_HOP_CAP = 60  # cards between this one and the two-hop ones walked, at most
+RECENT_DEPTH = 30
+EXCERPT_CHARS = 120
+
+
+# ---------------------------------------------------------------------- what is being typed
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionContext:
+    """What the cursor is completing. Columns are code points on the cursor's line:
+    ``start``..``end`` is the text an answer replaces (``end`` includes brackets the editor
+    closed already), ``open_start`` is where the link opens (``[[``, ``![[``'s ``[[``, or a
+    Markdown link's ``[``), ``target`` the card part of ``[[Card#...``."""
+
+    kind: str
+    typed: str
+    start: int
+    end: int
+    open_start: int
+    target: str = ""
+    closed: bool = False  # the closing brackets were already there
+
+
+_MD_PATH = re.compile(r"\[([^\[\]]*)\]\(<?([^()\s<>]*)$")
+_TAG = re.compile(r"(?:^|(?<=[\s(,;:!?\"']))#([^\s#\[\](){}<>,;:!?\"'`*]*)$")
+_HEADING_MARK = re.compile(r"^\s{0,3}#+$")
+
+
+def context_at(line: str, col: int) -> CompletionContext | None:
+    """The completion the cursor at column ``col`` of ``line`` asks for, or None."""
+    prefix, rest = line[:col], line[col:]
+    i = prefix.rfind("[[")
+    if i >= 0 and "]]" not in prefix[i + 2 :]:
+        inner = prefix[i + 2 :]
+        if "|" in inner:
+            return None  # typing the alias: free text
+        closed = rest.startswith("]]")
+        end = col + (2 if closed else 0)
+        if "#" in inner:
+            target, sub = inner.split("#", 1)
+            if sub.startswith("^"):
+                return CompletionContext(BLOCK, sub[1:], col - len(sub) + 1, end, i, target, closed)
+            return CompletionContext(HEADING, sub, col - len(sub), end, i, target, closed)
+        return CompletionContext(CARD, inner, i + 2, end, i, closed=closed)
+    m = _MD_PATH.search(prefix)
+    if m is not None:
+        typed = m.group(2)
+        closed = rest.startswith(")")
+        if "#" in typed:
+            return None
+        return CompletionContext(PATH, typed, col - len(typed), col, m.start(), m.group(1), closed)
+    m = _TAG.search(prefix)
+    if m is not None:
+        typed = m.group(1)
+        if _HEADING_MARK.match(prefix) or (not typed and not prefix[: m.start()].strip()):
+            return None  # a heading marker being typed at the start of a line
+        if prefix.count("`") % 2 == 1:
+            return None  # inside inline code
+        return CompletionContext(TAG, typed, col - len(typed), col, m.start())
+    return None
+
+
+def query_text(paragraph: str, line_in_paragraph: int, ctx: CompletionContext) -> str:
+    """The paragraph around the cursor without the link being typed: the text the meaning
+    search asks about (the same on every keystroke, so its embedding is cached)."""
+    lines = paragraph.split("\n")
+    if 0 <= line_in_paragraph < len(lines):
+        line = lines[line_in_paragraph]
+        lo = ctx.open_start - (1 if ctx.open_start > 0 and line[ctx.open_start - 1] == "!" else 0)
+        lines[line_in_paragraph] = line[:lo] + " " + line[ctx.end :]
+    return "\n".join(lines)
+
+
+_WORDS = re.compile(r"\S+")
+
+
+def words_around(text: str, at: int, n: int = MAX_QUERY_WORDS) -> str:
+    """At most ``n`` words of ``text`` centred on offset ``at`` (as the hover's related notes
+    ask about a long paragraph)."""
+    words = list(_WORDS.finditer(text))
+    if len(words) <= n:
+        return text
+    here = next((i for i, w in enumerate(words) if w.end() >= at), len(words) - 1)
+    first = max(0, min(here - n // 2, len(words) - n))
+    return text[words[first].start() : words[first + n - 1].end()]
+
+
+def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:
+    """What the meaning search asks about for a link typed at ``line`` of ``card`` (the
+    editor's text): the paragraph around it without the link being typed, at most
+    ``MAX_QUERY_WORDS`` words around the cursor; None when it has no words."""
+    para = paragraph_at(card, line)
+    if para is None:
+        return None
+    start, _, text = para
+    text = query_text(text, line - start, ctx)
+    if not parse_query(text).words:
+        return None
+    cursor = sum(len(x) + 1 for x in text.split("\n")[: line - start]) + ctx.open_start
+    return words_around(text, cursor)
+
+
+def meaning_options(options: SearchOptions | None = None) -> SearchOptions:
+    """The search the meaning leg runs: the related-notes pipeline (all legs but the keyword
+    one: the paragraph is no phrase), ``MEANING_DEPTH`` cards."""
+    base = options or SearchOptions()
+    legs = tuple(leg for leg in base.legs if leg != "keyword") or ALL_LEGS
+    return SearchOptions(limit=MEANING_DEPTH, legs=legs, graph=base.graph, rerank=base.rerank)
+
+
+# ---------------------------------------------------------------------- names and tags
+
+
+def norm(text: str) -> str:
+    return unicodedata.normalize("NFC", text).strip().lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    key: str  # normalised
+    text: str  # as written
+    path: str
+    kind: str  # "title", "alias", "file"
+
+
+@dataclass(slots=True)
+class VaultNames:
+    """Every card's names, the vault's tags and link style, kept current incrementally: a card
+    object the graph replaced is read again, the rest reused."""
+
+    per_card: dict[str, tuple[Card, list[Name], list[str]]] = field(default_factory=dict)
+    names: list[Name] = field(default_factory=list)
+    blob: str = ""  # every name's key, one a line (what a typed pattern scans in one pass)
+    starts: list[int] = field(default_factory=list)  # where each name's line starts in blob
+    tags: Counter[str] = field(default_factory=Counter)
+    wiki: int = 0
+    markdown: int = 0
+    _link_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
+    _seen: list[Card] = field(default_factory=list)  # the graph's card objects last time
+    indegree: dict[str, int] = field(default_factory=dict)  # backlinks per card
+
+    def refresh(self, graph: LinkGraph) -> None:
+        cards = graph.cards
+        now = list(cards.values())
+        if now == self._seen:  # the same objects (identity first): nothing changed
+            return
+        self._seen = now
+        for path in [p for p in self.per_card if p not in cards]:
+            del self.per_card[path]
+            w, m = self._link_counts.pop(path, (0, 0))
+            self.wiki -= w
+            self.markdown -= m
+        for path, card in cards.items():
+            known = self.per_card.get(path)
+            if known is not None and known[0] is card:
+                continue
+            self.per_card[path] = (card, card_names(card), card.tag_names)
+            w, m = self._link_counts.pop(path, (0, 0))
+            self.wiki -= w
+            self.markdown -= m
+            w, m = _link_kinds(card)
+            self._link_counts[path] = (w, m)
+            self.wiki += w
+            self.markdown += m
+        self.names = [n for _, names, _ in self.per_card.values() for n in names]
+        self.blob, self.starts = _blob([n.key for n in self.names])
+        self.tags = Counter(t for _, _, tags in self.per_card.values() for t in tags)
+        self.indegree = {p: len(graph.backlinks(p)) for p in cards}
+
+    def matching(self, pattern: re.Pattern[str]) -> list[Name]:
+        """The names ``pattern`` (which never crosses a line) finds, in one pass."""
+        return _matching(self.blob, self.starts, self.names, pattern)
+
+    @property
+    def style(self) -> str:
+        """``markdown`` when Markdown links to notes outnumber wikilinks, else ``wiki``."""
+        return MARKDOWN if self.markdown > self.wiki else WIKI
+
+
+def _blob(keys: Sequence[str]) -> tuple[str, list[int]]:
+    starts, at = [], 0
+    for k in keys:
+        starts.append(at)
+        at += len(k) + 1
+    return "\n".join(k.replace("\n", " ") for k in keys), starts
+
+
+def _matching(
+    blob: str, starts: Sequence[int], names: Sequence[Name], pattern: re.Pattern[str]
+) -> list[Name]:
+    out: list[Name] = []
+    last = -1
+    for m in pattern.finditer(blob):
+        i = bisect_right(starts, m.start()) - 1
+        if i != last:
+            out.append(names[i])
+            last = i
+    return out
+
+
+def card_names(card: Card) -> list[Name]:
+    out: list[Name] = []
+    seen: set[str] = set()
+    for text, kind in ((card.title, "title"), *((a, "alias") for a in card.aliases)):
+        key = norm(text)
+        if key and key not in seen:
+            seen.add(key)
+            out.append(Name(key, text, card.path, kind))
+    key = norm(card.stem)
+    if key and key not in seen:
+        out.append(Name(key, card.stem, card.path, "file"))
+    return out
+
+
+def _link_kinds(card: Card) -> tuple[int, int]:
+    wiki = markdown = 0
+    for link in card.links:
+        if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
+            wiki += 1
+        elif link.kind == LinkKind.MARKDOWN and link.target.lower().endswith(".md"):
+            markdown += 1
+    return wiki, markdown
+
+
+_CACHE: weakref.WeakKeyDictionary[LinkGraph, VaultNames] = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+
+
+def vault_names(graph: LinkGraph) -> VaultNames:
+    """The (incrementally refreshed) names of ``graph``'s cards, kept as long as the graph
+    lives. Call inside the vault lock."""
+    with _CACHE_LOCK:
+        names = _CACHE.get(graph)
+        if names is None:
+            names = _CACHE[graph] = VaultNames()
+    names.refresh(graph)
+    return names
+
+
+def vault_style(graph: LinkGraph) -> str:
+    return vault_names(graph).style
+
+
+# ---------------------------------------------------------------------- ranking
+
+
+def linked_now(graph: LinkGraph, card: Card, skip_offset: int | None = None) -> set[str]:
+    """Cards ``card`` (the editor's text) links to, leaving out the link at ``skip_offset``
+    (the one being typed, which an auto-closed ``[[x]]`` makes parse)."""
+    out: set[str] = set()
+    for link in card.links:
+        if skip_offset is not None and link.span.start <= skip_offset <= link.span.end:
+            continue
+        target = graph.resolve_link(link, card.path).target
+        if target is not None:
+            out.add(target)
+    return out
+
+
+def _degree(graph: LinkGraph, path: str) -> int:
+    g = graph.graph
+    return len(g.succ[path]) + len(g.pred[path]) if path in g else 0
+
+
+def graph_leg(graph: LinkGraph, here: str, linked: set[str]) -> dict[str, float]:
+    """Graph proximity: each card reached in two hops scores the Adamic-Adar sum of the cards
+    between (1 / log(2 + their degree)); a card linking to ``here`` that ``here`` does not link
+    to yet gets one more. Hubs (more than :data:`HUB_DEGREE` links) are not expanded, and at
+    most :data:`FIRST_HOP_CAP` cards are (the least linked first: they say the most)."""
+    backs = set(graph.backlinks(here))
+    first = sorted((_degree(graph, n), n) for n in (linked | backs) - {here})
+    scores: dict[str, float] = {}
+    for deg, n in first[:FIRST_HOP_CAP]:
+        if deg > HUB_DEGREE:
+            break
+        nbrs = graph.neighbours(n)
+        w = 1.0 / math.log(2 + len(nbrs))
+        for m in nbrs:
+            if m != here:
+                scores[m] = scores.get(m, 0.0) + w
+    for b in backs - linked:
+        scores[b] = scores.get(b, 0.0) + 1.0
+    return scores
+
+
+def relations(
+    graph: LinkGraph, here: str, linked: set[str], paths: Sequence[str]
+) -> dict[str, str]:
+    """linked / backlink / 2 hops / not linked / this card for each of ``paths``."""
+    backs = set(graph.backlinks(here))
+    first = (linked | backs) - {here}
+    out: dict[str, str] = {}
+    for p in paths:
+        if p == here:
+            out[p] = THIS_CARD
+        elif p in linked:
+            out[p] = LINKED
+        elif p in backs:
+            out[p] = BACKLINK
+        elif not first.isdisjoint(graph.neighbours(p)):
+            out[p] = TWO_HOPS
+        else:
+            out[p] = NOT_LINKED
+    return out
+
+
+def fuse(legs: Mapping[str, Sequence[str]], weights: Mapping[str, float]) -> dict[str, float]:
+    """Weighted reciprocal rank fusion: ``weight / (RRF_K + rank)`` summed over the legs."""
+    out: dict[str, float] = {}
+    for leg, ranked in legs.items():
+        w = weights.get(leg, 0.0)
+        if w <= 0:
+            continue
+        for rank, path in enumerate(ranked, 1):
+            out[path] = out.get(path, 0.0) + w / (RRF_K + rank)
+    return out
+
+
+def unprompted_scores(
+    graph: LinkGraph,
+    here: str,
+    linked: set[str],
+    meaning: Sequence[str],
+    recency: Mapping[str, float],
+    weights: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """The fused score of every candidate of the three legs (meaning: the paths the paragraph
+    search ranked; graph: :func:`graph_leg`; recent: the most recently edited cards)."""
+    w = DEFAULT_WEIGHTS if weights is None else weights
+    g = graph_leg(graph, here, linked) if w.get("graph", 0) > 0 else {}
+    legs: dict[str, list[str]] = {
+        "meaning": [p for p in dict.fromkeys(meaning) if p in graph.cards or not graph.cards],
+        "graph": sorted(g, key=lambda p: (-g[p], p))[:MEANING_DEPTH],
+    }
+    if w.get("recent", 0) > 0 and recency:
+        legs["recent"] = [
+            p for p, _ in heapq.nlargest(RECENT_DEPTH, recency.items(), lambda x: x[1])
+        ]
+    return fuse(legs, w)
+
+
+@dataclass(frozen=True, slots=True)
+class CardAnswer:
+    path: str
+    name: Name  # the name matched (the title when nothing was typed)
+
+
+@dataclass(frozen=True, slots=True)
+class CardAnswers:
+    items: list[CardAnswer]
+    incomplete: bool
+
+
+def fuzzy_tier(typed: str, key: str) -> float | None:
+    """How well the normalised ``typed`` matches the normalised name ``key``: 5 exact,
+    4 prefix, 3 a word's prefix, 2 inside, 1 + compactness as a subsequence; None: no match."""
+    if not typed:
+        return 0.0
+    if key == typed:
+        return 5.0
+    if key.startswith(typed):
+        return 4.0
+    at = key.find(typed)
+    if at > 0:
+        return 3.0 if not key[at - 1].isalnum() else 2.0
+    # subsequence
+    pos = -1
+    first = -1
+    for ch in typed:
+        pos = key.find(ch, pos + 1)
+        if pos < 0:
+            return None
+        if first < 0:
+            first = pos
+    span = pos - first + 1
+    return 1.0 + len(typed) / span
+
+
+def _subsequence(typed: str) -> re.Pattern[str]:
+    """``typed``'s characters in order on one line: ``a[^b\\n]*b[^c\\n]*c`` (no backtracking)."""
+    body = "".join(
+        re.escape(c) + (f"[^{re.escape(typed[i + 1])}\\n]*" if i + 1 < len(typed) else "")
+        for i, c in enumerate(typed)
+    )
+    return re.compile(body)
+
+
+def rank_cards(
+    graph: LinkGraph,
+    here: str,
+    linked: set[str],
+    typed: str,
+    meaning: Sequence[str],
+    recency: Mapping[str, float] | None = None,
+    *,
+    weights: Mapping[str, float] | None = None,
+    limit: int | None = None,
+) -> CardAnswers:
+    """The cards for ``[[typed``: see the module. ``meaning``: cards the paragraph's search
+    ranked (best first; empty while nothing is indexed). The list is cut at ``limit`` (default
+    :data:`DEFAULT_LIMIT` with nothing typed, :data:`TYPED_LIMIT` else); ``incomplete`` says
+    there were more."""
+    vn = vault_names(graph)
+    prior = unprompted_scores(graph, here, linked, meaning, recency or {}, weights)
+    t = norm(typed)
+    if not t:
+        cap = DEFAULT_LIMIT if limit is None else limit
+        fresh = sorted(
+            (p for p in prior if p not in linked and p != here and p in graph.cards),
+            key=lambda p: (-prior[p], p),
+        )
+        if len(fresh) < cap:  # a vault still indexing or a lone card: the most linked cards
+            have = set(fresh) | linked | {here}
+            top = heapq.nsmallest(
+                cap + len(have), vn.indegree.items(), key=lambda kv: (-kv[1], kv[0])
+            )
+            fresh.extend(p for p, _ in top if p not in have)
+        tail = sorted(linked & graph.cards.keys()) + ([here] if here in graph.cards else [])
+        chosen = fresh[:cap] + tail[:LINKED_TAIL]  # linked cards stay reachable, last
+        items = [CardAnswer(p, _title_name(graph.cards[p])) for p in chosen]
+        return CardAnswers(items, len(graph.cards) > len(items))
+    cap = TYPED_LIMIT if limit is None else limit
+    pattern = _subsequence(t)
+    best: dict[str, tuple[float, Name]] = {}
+    if "/" in t:  # a path typed: match card paths
+        paths = [Name(norm(strip_md(p)), strip_md(p), p, "file") for p in graph.cards]
+        pool = _matching(*_blob([n.key for n in paths]), paths, pattern)
+    else:  # the names holding the typed text; subsequences only when those are too few
+        pool = vn.matching(re.compile(re.escape(t)))
+        if len(pool) < cap:
+            pool = vn.matching(pattern)
+    for name in pool:
+        tier = fuzzy_tier(t, name.key)
+        if tier is None:
+            continue
+        known = best.get(name.path)
+        if (
+            known is None
+            or tier > known[0]
+            or (tier == known[0] and _kind_order(name) < _kind_order(known[1]))
+        ):
+            best[name.path] = (tier, name)
+    backlinks = vn.indegree
+
+    def order(p: str) -> tuple[int, float, float, int, str]:
+        tier, name = best[p]
+        last = 1 if (p in linked or p == here) else 0
+        return (last, -tier, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
+
+    ranked = heapq.nsmallest(cap, best, key=order)
+    items = [CardAnswer(p, best[p][1]) for p in ranked]
+    return CardAnswers(items, len(best) > cap)
+
+
+def _kind_order(name: Name) -> int:
+    return {"title": 0, "file": 1, "alias": 2}.get(name.kind, 3)
+
+
+def _title_name(card: Card) -> Name:
+    return Name(norm(card.title), card.title, card.path, "title")
+
+
+# ---------------------------------------------------------------------- what is inserted
+
+
+def link_insert(
+    graph: LinkGraph, here: Card, answer: CardAnswer, style: str, *, embed: bool = False
+) -> tuple[str, bool]:
+    """The text that replaces the link being typed, and whether it replaces the whole link
+    from its opening ``[[`` (True: a Markdown link) or only the part after ``[[`` (False: the
+    text ends with ``]]``). Wikilinks name the card the shortest way that resolves to it
+    (:func:`~zettel_lsp.search.suggest.link_name`: the file name, the path when it is
+    ambiguous; Dendron's hierarchy names are file names), with ``|alias`` when an alias was
+    typed; Markdown links carry the path relative to this card, spaces as ``%20``."""
+    card = graph.cards.get(answer.path)
+    title = card.title if card is not None else strip_md(answer.path.rsplit("/", 1)[-1])
+    if style == MARKDOWN and not embed:
+        label = _md_label(title if answer.name.kind != "alias" else answer.name.text)
+        return f"[{label}]({md_path(here.path, answer.path)})", True
+    name = link_name(graph, answer.path, here.path)
+    if answer.name.kind == "alias" and norm(answer.name.text) != norm(name):
+        return f"{name}|{answer.name.text}]]", False
+    return f"{name}]]", False
+
+
+def md_path(source: str, target: str) -> str:
+    """``target``'s path relative to the folder of ``source``, URL-encoded (spaces as %20)."""
+    folder = source.rsplit("/", 1)[0] if "/" in source else ""
+    rel = posixpath.relpath(target, folder) if folder else target
+    return quote(rel, safe="/.-_~()")
+
+
+def _md_label(text: str) -> str:
+    return text.replace("[", "\\[").replace("]", "\\]")
+
+
+def excerpt(card: Card, n: int = EXCERPT_CHARS) -> str:
+    """The card's first line of prose (not a heading, list marker and emphasis removed), cut
+    to ``n`` characters at a word."""
+    for raw in card.body.split("\n"):
+        line = raw.strip()
+        if not line or line.startswith(("#", "```", "~~~", "---", "|", "<!--", "![")):
+            continue
+        line = re.sub(r"^([-*+>]|\d+[.)])\s+", "", line)
+        line = re.sub(
+            r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]",
+            lambda m: m.group(2) or m.group(1),
+            line,
+        )
+        line = re.sub(r"[*_`]", "", line).strip()
+        if not line:
+            continue
+        if len(line) > n:
+            cut = line.rfind(" ", 0, n)
+            line = line[: cut if cut > 0 else n] + " …"
+        return line
+    return ""
+
+
+# ---------------------------------------------------------------------- headings, blocks, tags
+
+
+def target_card(graph: LinkGraph, here: Card, target: str) -> Card | None:
+    """The card ``[[target#`` points at: this card (the editor's text) for ``[[#``."""
+    if not target.strip():
+        return here
+    res = graph.resolve(target, here.path).target
+    if res is None:
+        return None
+    if res == here.path:
+        return here
+    return graph.cards.get(res)
+
+
+def headings_of(card: Card, typed: str) -> list[tuple[str, int]]:
+    """(heading text, level) of ``card`` matching ``typed`` (fuzzy), in document order."""
+    lines = card.text.split("\n")
+    out: list[tuple[str, int]] = []
+    t = norm(typed)
+    for h in card.headings:
+        text = _heading_text(lines[h.line]) if h.line < len(lines) else h.text
+        if not text:
+            continue
+        if t and fuzzy_tier(t, norm(text)) is None:
+            continue
+        out.append((text, h.level))
+    return out
+
+
+def _heading_text(line: str) -> str:
+    return re.sub(r"\s+#+\s*$", "", line.lstrip().lstrip("#")).strip()
+
+
+def blocks_of(card: Card, typed: str) -> list[tuple[str, str]]:
+    """(block id, its line's text) of ``card`` whose id starts with (or holds) ``typed``."""
+    lines = card.text.split("\n")
+    t = norm(typed)
+    out = []
+    for b in card.block_ids:
+        if t and t not in b.name.lower():
+            continue
+        text = lines[b.line] if b.line < len(lines) else ""
+        out.append((b.name, re.sub(r"\s*\^[\w-]+\s*$", "", text).strip()))
+    return out
+
+
+def tags_for(
+    graph: LinkGraph, typed: str, limit: int = TYPED_LIMIT
+) -> tuple[list[tuple[str, int]], bool]:
+    """The vault's tags matching ``typed`` (prefix first, then fuzzy), most used first, with
+    how many cards carry each; and whether the list was cut."""
+    counts = vault_names(graph).tags
+    t = norm(typed)
+    scored = []
+    for tag, n in counts.items():
+        tier = fuzzy_tier(t, tag.lower())
+        if tier is not None:
+            scored.append((-tier, -n, tag))
+    scored.sort()
+    return [(tag, -n) for _, n, tag in scored[:limit]], len(scored) > limit

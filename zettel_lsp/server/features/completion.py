@@ -1,0 +1,298 @@
+"""Completion: ``textDocument/completion`` and ``completionItem/resolve``.
+
+``[[`` lists cards (ranked by what the paragraph is about when nothing is typed yet, by name
+when something is), ``[[Card#`` its headings, ``[[Card#^`` its block ids, ``](`` a Markdown
+link's path, ``#`` in prose the vault's tags. The logic is :mod:`zettel_lsp.search.complete`;
+this module turns it into LSP items.
+
+The paragraph's query embedding runs before the vault lock is taken (``service.search``); the
+ranking and the items are built inside ``service.read``. The excerpt of a card is filled in by
+``completionItem/resolve`` when the client resolves documentation lazily.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from zettel_lsp.notes.model import Card, Position
+from zettel_lsp.search import complete as cx
+from zettel_lsp.search.engine import SearchOptions
+from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.server import ZettelLanguageServer
+from zettel_lsp.server.service import VaultService
+
+TRIGGERS = ["[", "#", "^", "("]
+_MEANING_LOCK = threading.Lock()
+
+
+def completion(
+    doc: Doc,
+    pos: types.Position,
+    codec: PositionCodec,
+    options: SearchOptions,
+    *,
+    lazy_docs: bool,
+) -> types.CompletionList | None:
+    c = Codec(codec, doc.lines)
+    cpos = c.from_client(pos)
+    line = doc.lines[cpos.line].rstrip("\r\n") if cpos.line < len(doc.lines) else ""
+    ctx = cx.context_at(line, cpos.character)
+    if ctx is None:
+        return None
+    offset = doc.index.offset(cpos)
+    if ctx.kind == cx.TAG and any(s <= offset - 1 < e for s, e in doc.card.masked):
+        return None  # in code or a comment
+    if ctx.kind in (cx.CARD, cx.PATH) and any(
+        s <= ctx_offset(doc, cpos, ctx) < e for s, e in doc.card.masked
+    ):
+        return None
+    service = doc.service
+    meaning: list[str] = []
+    if ctx.kind in (cx.CARD, cx.PATH):
+        meaning = _meaning(doc, cpos, ctx, options)
+    return service.read(lambda: _answer(doc, cpos, ctx, offset, meaning, c, lazy_docs))
+
+
+def ctx_offset(doc: Doc, cpos: Position, ctx: cx.CompletionContext) -> int:
+    return doc.index.offset(Position(cpos.line, ctx.open_start))
+
+
+_MEANING: OrderedDict[tuple[int, str, str], tuple[float, list[str]]] = OrderedDict()
+MEANING_TTL = 10.0  # seconds a paragraph's meaning ranking is reused while a name is typed
+MEANING_CACHE_SIZE = 64
+
+
+def _meaning(
+    doc: Doc, cpos: Position, ctx: cx.CompletionContext, options: SearchOptions
+) -> list[str]:
+    """The cards the paragraph around the cursor is about (the query embedding happens here,
+    before the lock; the search then ranks inside it). The paragraph without the link being
+    typed stays the same while a name is typed: its ranking is reused for ``MEANING_TTL``."""
+    text = cx.meaning_query(doc.card, cpos.line, ctx)
+    if text is None:
+        return []
+    key = (id(doc.service), doc.rel, text)
+    now = time.monotonic()
+    with _MEANING_LOCK:
+        known = _MEANING.get(key)
+        if known is not None and now - known[0] < MEANING_TTL:
+            return known[1]
+    answer = doc.service.search(text, cx.meaning_options(options))
+    paths = [r.path for r in answer.results if r.path != doc.rel]
+    if answer.complete:  # a partial answer (still indexing) is asked again next time
+        with _MEANING_LOCK:
+            _MEANING[key] = (now, paths)
+            while len(_MEANING) > MEANING_CACHE_SIZE:
+                _MEANING.popitem(last=False)
+    return paths
+
+
+_RECENT: dict[int, tuple[float, dict[str, float]]] = {}
+RECENT_TTL = 2.0  # seconds a vault's most recently edited cards are reused
+
+
+def _recency(service: VaultService) -> dict[str, float]:
+    """The most recently modified cards (index mtimes), at most ``RECENT_DEPTH``, recomputed
+    every ``RECENT_TTL`` seconds (inside the vault lock)."""
+    vault = service.vault
+    if vault is None:
+        return {}
+    now = time.monotonic()
+    known = _RECENT.get(id(vault))
+    if known is not None and now - known[0] < RECENT_TTL:
+        return known[1]
+    files = vault.indexer.state.files
+    top = heapq.nlargest(cx.RECENT_DEPTH, files.items(), key=lambda kv: kv[1].mtime_ns)
+    recent = {rel: float(f.mtime_ns) for rel, f in top}
+    if len(_RECENT) > 8:
+        _RECENT.clear()
+    _RECENT[id(vault)] = (now, recent)
+    return recent
+
+
+def _answer(
+    doc: Doc,
+    cpos: Position,
+    ctx: cx.CompletionContext,
+    offset: int,
+    meaning: list[str],
+    c: Codec,
+    lazy_docs: bool,
+) -> types.CompletionList | None:
+    service = doc.service
+    graph = service.graph
+    if ctx.kind == cx.TAG:
+        tags, cut = cx.tags_for(graph, ctx.typed)
+        rng = c.range(Position(cpos.line, ctx.start), Position(cpos.line, ctx.end))
+        items = [
+            types.CompletionItem(
+                label=f"#{tag}",
+                kind=types.CompletionItemKind.Keyword,
+                detail=f"{n} card{'s' if n != 1 else ''}",
+                filter_text=tag,
+                sort_text=f"{i:05d}",
+                text_edit=types.TextEdit(range=rng, new_text=tag),
+            )
+            for i, (tag, n) in enumerate(tags)
+        ]
+        return types.CompletionList(is_incomplete=cut, items=items)
+    if ctx.kind in (cx.HEADING, cx.BLOCK):
+        return _anchors(doc, cpos, ctx, c)
+    linked = cx.linked_now(graph, doc.card, offset)
+    found = cx.rank_cards(graph, doc.rel, linked, ctx.typed, meaning, _recency(service))
+    style = cx.MARKDOWN if ctx.kind == cx.PATH else cx.vault_names(graph).style
+    rels = cx.relations(graph, doc.rel, linked, [a.path for a in found.items])
+    embed = ctx.open_start > 0 and ctx_line(doc, cpos)[ctx.open_start - 1 : ctx.open_start] == "!"
+    items = []
+    for i, a in enumerate(found.items):
+        card = graph.cards.get(a.path)
+        if card is None:
+            continue
+        whole = False
+        if ctx.kind == cx.PATH:
+            new_text = cx.md_path(doc.rel, a.path)
+            rng = c.range(Position(cpos.line, ctx.start), Position(cpos.line, ctx.end))
+        else:
+            new_text, whole = cx.link_insert(graph, doc.card, a, style, embed=embed)
+            start = ctx.open_start if whole else ctx.start
+            rng = c.range(Position(cpos.line, start), Position(cpos.line, ctx.end))
+        rel = rels.get(a.path, "")
+        folder = card.folder or "/"
+        label = card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}"
+        data = {"uri": card_uri(service.root, a.path), "relation": rel}
+        item = types.CompletionItem(
+            label=label,
+            kind=types.CompletionItemKind.File,
+            detail=f"{folder} · {rel}",
+            label_details=types.CompletionItemLabelDetails(description=f"{folder} · {rel}"),
+            filter_text=new_text if ctx.kind == cx.PATH else ("[[" if whole else "") + a.name.text,
+            sort_text=f"{i:05d}",
+            text_edit=types.TextEdit(range=rng, new_text=new_text),
+            data=data,
+        )
+        if not lazy_docs:
+            item.documentation = _documentation(card, a.path, rel)
+        items.append(item)
+    return types.CompletionList(is_incomplete=found.incomplete, items=items)
+
+
+def ctx_line(doc: Doc, cpos: Position) -> str:
+    return doc.lines[cpos.line] if cpos.line < len(doc.lines) else ""
+
+
+def _documentation(card: Card, path: str, rel: str) -> types.MarkupContent:
+    parts = [f"**{card.title}**", f"`{path}` · *{rel}*"]
+    text = cx.excerpt(card)
+    if text:
+        parts += ["", text]
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(parts))
+
+
+def _anchors(
+    doc: Doc, cpos: Position, ctx: cx.CompletionContext, c: Codec
+) -> types.CompletionList | None:
+    target = cx.target_card(doc.service.graph, doc.card, ctx.target)
+    if target is None:
+        return None
+    rng = c.range(Position(cpos.line, ctx.start), Position(cpos.line, ctx.end))
+    items: list[types.CompletionItem] = []
+    if ctx.kind == cx.HEADING:
+        for i, (text, level) in enumerate(cx.headings_of(target, ctx.typed)):
+            items.append(
+                types.CompletionItem(
+                    label=text,
+                    kind=types.CompletionItemKind.Reference,
+                    detail=f"{'#' * level} {target.title}",
+                    sort_text=f"{i:05d}",
+                    filter_text=text,
+                    text_edit=types.TextEdit(range=rng, new_text=f"{text}]]"),
+                )
+            )
+    else:
+        for i, (name, line) in enumerate(cx.blocks_of(target, ctx.typed)):
+            items.append(
+                types.CompletionItem(
+                    label=f"^{name}",
+                    kind=types.CompletionItemKind.Reference,
+                    detail=line[:80],
+                    documentation=line or None,
+                    sort_text=f"{i:05d}",
+                    filter_text=name,
+                    text_edit=types.TextEdit(range=rng, new_text=f"{name}]]"),
+                )
+            )
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+def resolve(ls: ZettelLanguageServer, item: types.CompletionItem) -> types.CompletionItem:
+    data: Any = item.data
+    if not isinstance(data, dict) or item.documentation is not None:
+        return item
+    uri = str(data.get("uri", ""))
+    fs = to_fs_path(uri)
+    if not fs:
+        return item
+    path = Path(fs).resolve()
+    service = ls.service_for(path)
+    if service is None:
+        return item
+    rel = path.relative_to(service.root).as_posix()
+
+    def doc() -> types.MarkupContent | None:
+        card = service.graph.cards.get(rel)
+        return None if card is None else _documentation(card, rel, str(data.get("relation", "")))
+
+    item.documentation = service.read(doc)
+    return item
+
+
+def _lazy_docs(ls: ZettelLanguageServer) -> bool:
+    """Whether the client resolves ``documentation`` lazily (else it comes with the item)."""
+    props: Any = None
+    caps = ls.client_capabilities
+    try:
+        props = caps.text_document.completion.completion_item.resolve_support.properties  # type: ignore[union-attr]
+    except AttributeError:
+        return False
+    return bool(props) and "documentation" in props
+
+
+async def on_completion(
+    ls: ZettelLanguageServer, params: types.CompletionParams
+) -> types.CompletionList | None:
+    def run() -> types.CompletionList | None:
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        return completion(
+            doc,
+            params.position,
+            ls.workspace.position_codec,
+            ls.search_options(cx.MEANING_DEPTH),
+            lazy_docs=_lazy_docs(ls),
+        )
+
+    return await ls.off_loop(run, None)
+
+
+async def on_completion_resolve(
+    ls: ZettelLanguageServer, item: types.CompletionItem
+) -> types.CompletionItem:
+    return await ls.off_loop(lambda: resolve(ls, item), item)
+
+
+def register(server: ZettelLanguageServer) -> None:
+    server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=True),
+    )(on_completion)
+    server.feature(types.COMPLETION_ITEM_RESOLVE)(on_completion_resolve)
