@@ -246,6 +246,20 @@ def model_name() -> Check:
     return Check(convert, {"type": "string"})
 
 
+def severity() -> Check:
+    """A diagnostic's severity, or ``off``."""
+
+    def convert(value: object, default: Any) -> str:
+        if isinstance(value, str) and value.strip().lower() in SEVERITIES:
+            return value.strip().lower()
+        raise Invalid(f"expected one of {', '.join(SEVERITIES)}, got {value!r}")
+
+    return Check(convert, {"type": "string", "enum": list(SEVERITIES)})
+
+
+SEVERITIES = ("error", "warning", "information", "hint", "off")
+
+
 # ------------------------------------------------------------------ the table
 
 
@@ -566,6 +580,57 @@ CORE = Schema(
             heading(),
             doc="the heading they go under",
             ui="The heading under which *Add related links* inserts them.",
+        ),
+        Setting(
+            "diagnosticsUnresolved",
+            "diagnostics_unresolved",
+            "warning",
+            severity(),
+            doc='severity of a link that names no card (with "did you mean"), or `off`; see '
+            "[lsp-diagnostics.md](lsp-diagnostics.md)",
+            ui="Severity of a diagnostic on a link that names no card (it says which cards come "
+            "close), or `off`.",
+        ),
+        Setting(
+            "diagnosticsAmbiguous",
+            "diagnostics_ambiguous",
+            "information",
+            severity(),
+            doc="severity of a link that several cards match (which ones, and which it picks), "
+            "or `off`",
+            ui="Severity of a diagnostic on a link that several cards match (it names them and "
+            "the one the link goes to), or `off`.",
+        ),
+        Setting(
+            "diagnosticsMissingAnchor",
+            "diagnostics_missing_anchor",
+            "warning",
+            severity(),
+            doc="severity of `[[Card#Heading]]` / `[[Card#^block]]` when the card has no such "
+            "heading or block, or `off`",
+            ui="Severity of a diagnostic on `[[Card#Heading]]` or `[[Card#^block]]` when the "
+            "card has no such heading or block, or `off`.",
+        ),
+        Setting(
+            "diagnosticsDuplicateTitle",
+            "diagnostics_duplicate_title",
+            "information",
+            severity(),
+            doc="severity of a title or alias that another card has too, or `off`",
+            ui="Severity of a diagnostic on a card's title or alias that another card has too "
+            "(links by that name are ambiguous), or `off`.",
+        ),
+        Setting(
+            "newNoteFolder",
+            "new_note_folder",
+            None,
+            optional_string(),
+            doc="where *Create card* puts a card for an unresolved `[[link]]` (vault-relative; "
+            "`.` is the vault root)",
+            ui="Where *Create card «X»* puts the card an unresolved `[[link]]` names: a folder "
+            "relative to the vault (`.` is the vault root). Empty: the linking card's folder.",
+            default_doc="the linking card's folder",
+            client="optional-string",
         ),
     ]
 )

@@ -75,6 +75,7 @@ class Operation(Protocol):
 
 OperationFactory = Callable[[str, str], Operation]  # (title, first message) -> begun operation
 Notify = Callable[[str, str], None]  # (level "info"|"warning"|"error", message)
+GraphListener = Callable[[], None]  # told after the graph changed (outside the lock; be quick)
 
 
 class _NoOperation:
@@ -123,6 +124,10 @@ class VaultService:
         self._op: Operation | None = None
         self._last_report = 0.0
         self._warm: threading.Thread | None = None
+        # bumped (inside the lock) whenever ``graph`` is replaced or changed
+        self.graph_version = 0
+        self._listeners: dict[str, GraphListener] = {}
+        self._listeners_lock = threading.Lock()
 
     # ------------------------------------------------------------------ the vault lock
 
@@ -135,6 +140,22 @@ class VaultService:
         """Run ``fn``, which changes the vault's graph, engine or phase, alone."""
         with self._lock:
             return fn()
+
+    def listen(self, key: str, fn: GraphListener) -> None:
+        """Call ``fn`` after every graph change (one listener per ``key``; a second call with
+        the same key replaces it). It runs on the thread that changed the graph, after the
+        lock is released: it should hand work off (e.g. to the request pool) and return."""
+        with self._listeners_lock:
+            self._listeners[key] = fn
+
+    def _graph_changed(self) -> None:
+        with self._listeners_lock:
+            listeners = list(self._listeners.values())
+        for fn in listeners:
+            try:
+                fn()
+            except Exception:
+                log.exception("a graph listener failed")
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -338,9 +359,11 @@ class VaultService:
             vault.graph, vault.engine = graph, engine
             self.graph = graph
             self.problems = problems
+            self.graph_version += 1
 
         self.write(built)
         self.graph_ready.set()
+        self._graph_changed()
         if self._stop.is_set():
             return
         if s.watch:
@@ -428,9 +451,11 @@ class VaultService:
         def read_only() -> None:
             self.graph, self.titles, self.problems = graph, titles, problems
             self.phase = phase
+            self.graph_version += 1
 
         self.write(read_only)
         self.graph_ready.set()
+        self._graph_changed()
         self._end_op(f"{self.root.name}: {len(graph.cards)} cards ({phase.value})")
 
     # ------------------------------------------------------------------ updates
@@ -446,7 +471,16 @@ class VaultService:
         vault = self.vault
         if vault is None:
             return
-        changed = self.write(lambda: self.vault is vault and vault.apply(report))
+
+        def update() -> bool:
+            if self.vault is not vault or not vault.apply(report):
+                return False
+            self.graph_version += 1
+            return True
+
+        changed = self.write(update)
+        if changed:
+            self._graph_changed()
         if changed and self._watcher is not None:
             self._watcher.wake_embedder()
 

@@ -48,6 +48,12 @@ class ServerSettings:
     hover_limit: int = _DEFAULTS["hover_limit"]
     related_limit: int = _DEFAULTS["related_limit"]
     related_heading: str = _DEFAULTS["related_heading"]
+    # diagnostics (issue #16): a severity or "off" per kind; where "Create card" puts cards
+    diagnostics_unresolved: str = _DEFAULTS["diagnostics_unresolved"]
+    diagnostics_ambiguous: str = _DEFAULTS["diagnostics_ambiguous"]
+    diagnostics_missing_anchor: str = _DEFAULTS["diagnostics_missing_anchor"]
+    diagnostics_duplicate_title: str = _DEFAULTS["diagnostics_duplicate_title"]
+    new_note_folder: str | None = _DEFAULTS["new_note_folder"]
     # optional Ollama features (docs/llm.md); their keys are parsed by zettel_lsp.llm.settings
     llm: LLMSettings = field(default_factory=LLMSettings)
 

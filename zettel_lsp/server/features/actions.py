@@ -1,7 +1,8 @@
 """Link suggestions: code actions ("Link 'x' → [[X]]", one per mentioned card with its count,
 most confident first; below them "Link N confident mentions"; "Add related links", resolved
-lazily when the client can) and the ``zettel.suggestLinks`` command (the same suggestions as
-JSON, for the suggestion views). Mentions are ranked and thresholded by
+lazily when the client can), the quick fixes of an unresolved link ("Link to «closest match»"
+for a near miss, "Create card «X»"; listed first) and the ``zettel.suggestLinks`` command (the
+same suggestions as JSON, for the suggestion views). Mentions are ranked and thresholded by
 :func:`zettel_lsp.search.suggest.rank_mentions` (issue #14).
 
 The server never edits a note by itself: every change is a ``WorkspaceEdit`` the editor applies.
@@ -17,6 +18,14 @@ from typing import Any
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from zettel_lsp.graph.diagnostics import (
+    CardProblem,
+    Kind,
+    closest,
+    new_card_path,
+    new_card_text,
+    retarget,
+)
 from zettel_lsp.notes.editing import insert_related, unlinked_names
 from zettel_lsp.search.suggest import (
     MentionSuggestion,
@@ -28,6 +37,7 @@ from zettel_lsp.search.suggest import (
 )
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
+from zettel_lsp.server.features.diagnostics import problems_of
 from zettel_lsp.server.server import ZettelLanguageServer
 
 ADD_RELATED = "zettel.addRelated"
@@ -70,6 +80,113 @@ def mention_actions(
             )
         )
     return out
+
+
+def link_fixes(
+    doc: Doc,
+    rng: types.Range,
+    codec: PositionCodec,
+    *,
+    document_changes: bool,
+    create_files: bool,
+    new_note_folder: str | None,
+    diagnostics: Sequence[types.Diagnostic] = (),
+) -> list[types.CodeAction]:
+    """For the unresolved link under the cursor (``rng`` inside the link) or named by one of
+    the client's ``diagnostics``: "Link to «closest match»" when a card's name is a near miss
+    (preferred), and "Create card «X»" (a new file in the ``newNoteFolder`` with the title as
+    its first line). A selection over several lines offers none (the mention fixes are for
+    that). With ``create_files`` (the client applies ``CreateFile``) the
+    edit creates the file; otherwise it is a text edit to the new file's URI (Neovim opens it
+    as a new buffer, written when saved)."""
+    c = Codec(codec, doc.lines)
+    start = doc.index.offset(c.from_client(rng.start))
+    end = doc.index.offset(c.from_client(rng.end))
+    service = doc.service
+    named = {
+        doc.index.offset(c.from_client(d.range.start))
+        for d in diagnostics
+        if d.code == Kind.UNRESOLVED.value
+    }
+
+    def find() -> list[tuple[CardProblem, str | None]]:
+        out = []
+        for p in problems_of(service, doc.card, {Kind.UNRESOLVED}):
+            link = p.link
+            if link is None:
+                continue
+            inside = link.span.start <= start and end <= link.span.end
+            if not inside and link.span.start not in named:
+                continue
+            best = closest(p)
+            name = link_name(service.graph, best.path, doc.rel) if best is not None else None
+            out.append((p, name))
+        return out
+
+    actions: list[types.CodeAction] = []
+    for problem, name in service.read(find):
+        link = problem.link
+        assert link is not None
+        fixed = [
+            d
+            for d in diagnostics
+            if d.code == Kind.UNRESOLVED.value
+            and doc.index.offset(c.from_client(d.range.start)) == link.span.start
+        ] or None
+        best = closest(problem)
+        if best is not None and name is not None:
+            edit = retarget(link, name, doc.rel, best.path)
+            if edit is not None:
+                a, b, text = edit
+                r = c.range(doc.index.position(a), doc.index.position(b))
+                actions.append(
+                    types.CodeAction(
+                        title=f"Link to «{best.title}»",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=fixed,
+                        is_preferred=True,
+                        edit=workspace_edit(
+                            doc, [types.TextEdit(range=r, new_text=text)], document_changes
+                        ),
+                    )
+                )
+        path = new_card_path(doc.card, link, new_note_folder)
+        if path is None or (service.root / path).exists():
+            continue
+        actions.append(
+            types.CodeAction(
+                title=f"Create card «{new_card_text(link)[2:].strip()}»",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=fixed,
+                edit=create_card_edit(
+                    card_uri(service.root, path), new_card_text(link), create_files=create_files
+                ),
+            )
+        )
+    return actions
+
+
+def create_card_edit(uri: str, text: str, *, create_files: bool) -> types.WorkspaceEdit:
+    """A new file at ``uri`` holding ``text``: ``CreateFile`` then its text when the client
+    takes resource operations, else only a text edit to the (not yet existing) file."""
+    origin = types.Position(line=0, character=0)
+    insert = types.TextEdit(range=types.Range(start=origin, end=origin), new_text=text)
+    if create_files:
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.CreateFile(
+                    uri=uri,
+                    options=types.CreateFileOptions(overwrite=False, ignore_if_exists=True),
+                ),
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=None
+                    ),
+                    edits=[insert],
+                ),
+            ]
+        )
+    return types.WorkspaceEdit(changes={uri: [insert]})
 
 
 def fix_title(mentions: Sequence[MentionSuggestion]) -> str:
@@ -212,7 +329,24 @@ async def on_code_action(
             return []
         codec = ls.workspace.position_codec
         changes = ls.supports("workspace", "workspace_edit", "document_changes")
-        actions = mention_actions(doc, params.range, codec, document_changes=changes)
+        operations = ls.client_capabilities.workspace
+        create = bool(
+            changes
+            and operations is not None
+            and operations.workspace_edit is not None
+            and types.ResourceOperationKind.Create
+            in (operations.workspace_edit.resource_operations or ())
+        )
+        actions = link_fixes(
+            doc,
+            params.range,
+            codec,
+            document_changes=changes,
+            create_files=create,
+            new_note_folder=ls.settings.new_note_folder,
+            diagnostics=params.context.diagnostics,
+        )
+        actions += mention_actions(doc, params.range, codec, document_changes=changes)
         if doc.service.engine is None:
             return actions
         heading = ls.settings.related_heading

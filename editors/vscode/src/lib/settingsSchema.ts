@@ -31,6 +31,11 @@ export const CORE_KEYS = [
   "hoverLimit",
   "relatedLimit",
   "relatedHeading",
+  "diagnosticsUnresolved",
+  "diagnosticsAmbiguous",
+  "diagnosticsMissingAnchor",
+  "diagnosticsDuplicateTitle",
+  "newNoteFolder",
 ] as const;
 
 /**
@@ -90,6 +95,11 @@ export const SCHEMA: Readonly<Record<Key, { client: ClientKind; default: unknown
   hoverLimit: { client: "value", default: 5 },
   relatedLimit: { client: "value", default: 5 },
   relatedHeading: { client: "value", default: "## Related" },
+  diagnosticsUnresolved: { client: "value", default: "warning" },
+  diagnosticsAmbiguous: { client: "value", default: "information" },
+  diagnosticsMissingAnchor: { client: "value", default: "warning" },
+  diagnosticsDuplicateTitle: { client: "value", default: "information" },
+  newNoteFolder: { client: "optional-string", default: null },
   ollamaHost: { client: "optional-string", default: null },
   chatModel: { client: "required-string", default: "llama3.2" },
   embedModel: { client: "required-string", default: "nomic-embed-text" },

@@ -1,0 +1,476 @@
+"""What is wrong with a card's links and names: the problems the server shows as diagnostics.
+
+Pure logic (no LSP types). Kinds:
+
+- **unresolved link**: a link that names no card (the ``unresolved`` of ``zettel-lsp graph``:
+  attachments such as images are not counted), with "did you mean" from near-miss names;
+- **ambiguous link**: a link that resolved by tie-breaking between several cards (which ones);
+- **missing heading** / **missing block**: ``[[Card#Heading]]`` or ``[[Card#^id]]`` where the
+  card resolves but has no such heading or block;
+- **duplicate title**: the card's title or an alias is also another card's title or alias.
+
+The near-miss names come from a :class:`NameIndex` (a trigram index over titles, aliases and
+file names, built once and updated in place when names change): looking up a link never scans
+every title.
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.resolver import Resolution, Stage, name_key, norm, strip_md
+from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
+from zettel_lsp.notes.model import Card, Link, LinkKind, Position
+
+SUGGESTIONS = 3  # "did you mean" names per unresolved link
+NEAR_MISS = 0.8  # ratio for "Link to «closest match»"
+CUTOFF = 0.7  # difflib ratio a "did you mean" name needs
+CANDIDATES = 40  # names scored exactly per lookup (those sharing the most trigrams)
+COMMON_GRAM = 0.05  # a trigram in more than this share of names is too common to look up
+# characters a file name cannot hold on some system (Windows, Obsidian's own rule)
+_BAD_FILE_CHARS = re.compile(r'[\\:*?"<>|#^\[\]]')
+_DENDRON_SCHEME = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
+
+
+class Kind(StrEnum):
+    UNRESOLVED = "unresolved-link"
+    AMBIGUOUS = "ambiguous-link"
+    MISSING_HEADING = "missing-heading"
+    MISSING_BLOCK = "missing-block"
+    DUPLICATE_TITLE = "duplicate-title"
+
+
+ALL_KINDS: frozenset[Kind] = frozenset(Kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """A near-miss card for an unresolved link."""
+
+    path: str
+    title: str
+    name: str  # the name that matched (a title, alias or file name, as written)
+    score: float  # difflib ratio, 0..1
+
+
+@dataclass(frozen=True, slots=True)
+class CardProblem:
+    """One diagnostic of a card, in code points."""
+
+    kind: Kind
+    start: Position
+    end: Position
+    message: str
+    link: Link | None = None  # the link it is about (None for a duplicate title)
+    suggestions: tuple[Suggestion, ...] = ()  # unresolved: closest first
+    related: tuple[str, ...] = ()  # ambiguous: the tying cards; duplicate: the other cards
+    target: str | None = None  # missing heading/block: the card the link resolved to
+
+
+@dataclass
+class NameIndex:
+    """Every card name of a graph: exact owners per resolution stage (for ties and
+    duplicates) and a trigram index for near misses. Build it with :meth:`build` and bring it
+    in step with a changed graph with :meth:`update` (only the cards whose names changed are
+    touched), inside the vault's lock; lookups cache their answers until the next change."""
+
+    owners: dict[Stage, dict[str, set[str]]] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # path -> title
+    _names: list[str] = field(default_factory=list)  # normalised names, by id
+    _shown: list[tuple[str, str]] = field(default_factory=list)  # (name as written, path)
+    _grams: dict[str, list[int]] = field(default_factory=dict)  # trigram -> name ids
+    _cache: dict[str, tuple[Suggestion, ...]] = field(default_factory=dict)
+    signature: dict[str, tuple[str, tuple[str, ...], str | None]] = field(default_factory=dict)
+    _ids: dict[str, list[int]] = field(default_factory=dict)  # path -> its name ids
+    _dead: set[int] = field(default_factory=set)  # name ids of removed cards
+
+    @classmethod
+    def build(cls, cards: Iterable[Card]) -> NameIndex:
+        idx = cls(owners={s: {} for s in (Stage.STEM, Stage.TITLE, Stage.ALIAS, Stage.ID)})
+        for card in cards:
+            idx._add(card)
+        return idx
+
+    def update(self, cards: Mapping[str, Card]) -> bool:
+        """Bring the index in step with ``cards`` (the graph's, path -> card, after a change):
+        cards whose path, title, aliases or id changed are dropped and added again; text edits
+        cost one comparison per card. False when a rebuild is the better choice (many
+        changes)."""
+        sig = self.signature
+        changed = [c for c in cards.values() if sig.get(c.path) != _names_of(c)]
+        new = sum(1 for c in changed if c.path not in sig)
+        removed = [p for p in sig if p not in cards] if len(cards) - new != len(sig) else []
+        if not changed and not removed:
+            return True
+        if len(changed) + len(removed) > 1000 or len(self._dead) > len(self._names) // 4:
+            return False
+        for path in removed:
+            self._drop(path)
+        for card in changed:
+            if card.path in self.signature:
+                self._drop(card.path)
+            self._add(card)
+        self._cache.clear()
+        return True
+
+    def _add(self, card: Card) -> None:
+        self.signature[card.path] = _names_of(card)
+        self.titles[card.path] = card.title
+        for stage, names in _stage_names(card):
+            table = self.owners[stage]
+            for name in names:
+                if name:
+                    table.setdefault(name, set()).add(card.path)
+        ids = self._ids.setdefault(card.path, [])
+        seen: set[str] = set()
+        for shown in (card.title, *card.aliases, card.stem):
+            key = norm(shown)
+            if not key or key in seen:
+                continue
+            seen.add(key)
+            i = len(self._names)
+            ids.append(i)
+            self._names.append(key)
+            self._shown.append((shown, card.path))
+            for g in set(_trigrams(key)):
+                self._grams.setdefault(g, []).append(i)
+
+    def _drop(self, path: str) -> None:
+        title, aliases, card_id = self.signature.pop(path)
+        self.titles.pop(path, None)
+        stem = path.rsplit("/", 1)[-1]
+        stem = stem[:-3] if stem.lower().endswith(".md") else stem.rsplit(".", 1)[0]
+        old = [
+            (Stage.STEM, {norm(stem)}),
+            (Stage.TITLE, {norm(title)}),
+            (Stage.ALIAS, {norm(a) for a in aliases}),
+            (Stage.ID, {norm(card_id)} if card_id else set()),
+        ]
+        for stage, names in old:
+            table = self.owners[stage]
+            for name in names:
+                owners = table.get(name)
+                if owners is not None:
+                    owners.discard(path)
+                    if not owners:
+                        del table[name]
+        self._dead.update(self._ids.pop(path, ()))
+
+    def near(self, text: str, n: int = SUGGESTIONS) -> tuple[Suggestion, ...]:
+        """Cards whose title, alias or file name is close to ``text``, closest first, each card
+        once (at most ``n``)."""
+        key = norm(text)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached[:n]
+        found = self._near(key)
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[key] = found
+        return found[:n]
+
+    def _near(self, key: str) -> tuple[Suggestion, ...]:
+        if not key or not self._names:
+            return ()
+        common = max(50, int(COMMON_GRAM * len(self._names)))
+        hits: Counter[int] = Counter()
+        for g in set(_trigrams(key)):
+            ids = self._grams.get(g)
+            if ids is not None and len(ids) <= common:
+                hits.update(ids)
+        for i in self._dead & hits.keys():
+            del hits[i]
+        scored: list[tuple[float, str, int]] = []
+        matcher = difflib.SequenceMatcher(autojunk=False)
+        matcher.set_seq2(key)
+        for i, _ in hits.most_common(CANDIDATES):
+            matcher.set_seq1(self._names[i])
+            if matcher.real_quick_ratio() < CUTOFF or matcher.quick_ratio() < CUTOFF:
+                continue
+            score = matcher.ratio()
+            if score >= CUTOFF:
+                scored.append((score, self._shown[i][1], i))
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        out: list[Suggestion] = []
+        seen: set[str] = set()
+        for score, path, i in scored:
+            if path in seen:
+                continue
+            seen.add(path)
+            out.append(Suggestion(path, self.titles[path], self._shown[i][0], round(score, 3)))
+            if len(out) >= SUGGESTIONS:
+                break
+        return tuple(out)
+
+    def ties(self, link: Link, res: Resolution) -> list[str]:
+        """The cards an ambiguous link chose between, the chosen one first."""
+        if res.stage is None or res.target is None:
+            return []
+        text = link.target
+        if res.swapped and link.label:
+            text = link.label.split("#", 1)[0].strip()
+        bare = strip_md(_DENDRON_SCHEME.sub("", norm(text)).lstrip("/").removeprefix("./"))
+        if res.stage == Stage.SUFFIX:
+            stem = bare.rsplit("/", 1)[-1]
+            suffix = "/" + bare
+            found = {
+                p
+                for p in self.owners[Stage.STEM].get(stem, ())
+                if norm(strip_md(p)).endswith(suffix)
+            }
+        else:
+            found = set(self.owners.get(res.stage, {}).get(bare, ()))
+        others = sorted(found - {res.target})
+        return [res.target, *others]
+
+    def same_names(self, card: Card) -> dict[str, list[str]]:
+        """The card's title and aliases that another card also has as its title or alias:
+        name as written -> the other cards."""
+        out: dict[str, list[str]] = {}
+        for shown in (card.title, *card.aliases):
+            key = norm(shown)
+            if not key or shown in out:
+                continue
+            others = (
+                self.owners[Stage.TITLE].get(key, set()) | self.owners[Stage.ALIAS].get(key, set())
+            ) - {card.path}
+            if others:
+                out[shown] = sorted(others)
+        return out
+
+
+def _names_of(card: Card) -> tuple[str, tuple[str, ...], str | None]:
+    return card.title, tuple(card.aliases), card.card_id
+
+
+def _stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
+    """The names the resolver files ``card`` under (as ``Resolver._names``)."""
+    names = [
+        (Stage.STEM, {norm(card.stem)}),
+        (Stage.TITLE, {norm(card.title)}),
+        (Stage.ALIAS, {norm(a) for a in card.aliases}),
+    ]
+    if card.card_id:
+        names.append((Stage.ID, {norm(card.card_id)}))
+    return names
+
+
+def _trigrams(text: str) -> list[str]:
+    padded = f"  {text} "
+    return [padded[i : i + 3] for i in range(len(padded) - 2)]
+
+
+def card_problems(
+    graph: LinkGraph,
+    card: Card,
+    names: NameIndex,
+    kinds: frozenset[Kind] = ALL_KINDS,
+) -> list[CardProblem]:
+    """Every problem of ``card`` (the editor's version or the graph's), in text order, its
+    links resolved against ``graph`` exactly as the graph resolves them. Read the graph inside
+    the vault's read lock."""
+    out: list[CardProblem] = []
+    if Kind.DUPLICATE_TITLE in kinds:
+        out.extend(_duplicates(card, names))
+    for link in card.links:
+        res = graph.resolve_link(link, card.path)
+        problem = link_problem(graph, card, link, res, names, kinds)
+        if problem is not None:
+            out.append(problem)
+    return out
+
+
+def link_problem(
+    graph: LinkGraph,
+    card: Card,
+    link: Link,
+    res: Resolution,
+    names: NameIndex,
+    kinds: frozenset[Kind] = ALL_KINDS,
+) -> CardProblem | None:
+    """The problem of one link (its resolution given), or None."""
+    start, end = link.span.start_pos, link.span.end_pos
+    if res.target is None:
+        if res.attachment or Kind.UNRESOLVED not in kinds:
+            return None
+        suggestions = names.near(name_key(link.target))
+        message = f"No card named «{strip_md(link.target)}»"
+        if suggestions:
+            message += "; did you mean " + " or ".join(_shown(suggestions)) + "?"
+        return CardProblem(Kind.UNRESOLVED, start, end, message, link, suggestions)
+    target = card if res.target == card.path else graph.cards.get(res.target)
+    if target is not None:
+        if link.heading and Kind.MISSING_HEADING in kinds and not has_heading(target, link.heading):
+            return CardProblem(
+                Kind.MISSING_HEADING,
+                start,
+                end,
+                f"«{target.title}» has no heading «{link.heading}»",
+                link,
+                target=target.path,
+            )
+        if link.block_id and Kind.MISSING_BLOCK in kinds and not has_block(target, link.block_id):
+            return CardProblem(
+                Kind.MISSING_BLOCK,
+                start,
+                end,
+                f"«{target.title}» has no block ^{link.block_id}",
+                link,
+                target=target.path,
+            )
+    if res.ambiguous and Kind.AMBIGUOUS in kinds:
+        ties = names.ties(link, res)
+        shown = link.target or link.raw
+        listed = ", ".join(ties[:5]) + (f" and {len(ties) - 5} more" if len(ties) > 5 else "")
+        return CardProblem(
+            Kind.AMBIGUOUS,
+            start,
+            end,
+            f"«{shown}» matches {len(ties)} cards ({listed}); it links to {res.target}",
+            link,
+            related=tuple(ties),
+        )
+    return None
+
+
+def has_heading(card: Card, subpath: str) -> bool:
+    """Whether ``card`` has the heading a link names: as the navigation finds it
+    (:func:`heading_for`), or in Dendron's forms: a note reference's range
+    (``#start,1:#end``, ``#*`` for any) names its start heading, and an anchor is the heading
+    slugged (``#0820`` for "0.82.0")."""
+    if heading_for(card, subpath) is not None:
+        return True
+    start = re.split(r"[,:]", subpath, maxsplit=1)[0].strip()
+    if start in ("*", ""):
+        return True
+    if start.startswith("^"):
+        return has_block(card, start[1:])
+    want = _compact(start.split("#")[-1])
+    return bool(want) and any(_compact(h.text) == want for h in card.headings)
+
+
+def has_block(card: Card, block_id: str) -> bool:
+    """Whether ``card`` has the block ``^block_id`` (a Dendron range ``^a:#^b`` names ``a``)."""
+    if block_for(card, block_id) is not None:
+        return True
+    start = re.split(r"[,:]", block_id, maxsplit=1)[0].strip()
+    return start != block_id and (start == "*" or block_for(card, start) is not None)
+
+
+def _compact(text: str) -> str:
+    return "".join(heading_key(text).split()).replace("_", "")
+
+
+def _shown(suggestions: Sequence[Suggestion]) -> list[str]:
+    """«Title», with the path when two suggestions share a title."""
+    titles = Counter(s.title for s in suggestions)
+    return [f"«{s.title}»" + (f" ({s.path})" if titles[s.title] > 1 else "") for s in suggestions]
+
+
+def _duplicates(card: Card, names: NameIndex) -> list[CardProblem]:
+    out: list[CardProblem] = []
+    for shown, others in names.same_names(card).items():
+        start, end = _name_position(card, shown)
+        what = "title" if shown == card.title else "alias"
+        listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        out.append(
+            CardProblem(
+                Kind.DUPLICATE_TITLE,
+                start,
+                end,
+                f"The {what} «{shown}» is also the title or an alias of {listed}",
+                related=tuple(others),
+            )
+        )
+    return out
+
+
+def _name_position(card: Card, name: str) -> tuple[Position, Position]:
+    """Where ``name`` is written at the top of the card (front matter or first heading), else
+    the start of the card."""
+    lines = card.text.split("\n")
+    last = max(card.body_start_line + 5, 0)
+    for i, line in enumerate(lines[: last + 1]):
+        at = line.find(name)
+        if at >= 0:
+            return Position(i, at), Position(i, at + len(name))
+    return Position(0, 0), Position(0, 0)
+
+
+# ------------------------------------------------------------------ quick fixes
+
+
+def new_card_path(card: Card, link: Link, folder: str | None) -> str | None:
+    """Where "Create card «X»" puts the card an unresolved ``link`` names (vault-relative), or
+    None when the name cannot be a file name. A Markdown link names its file: it is created
+    there. A wikilink's card goes to ``folder`` (the ``newNoteFolder`` setting: None is the
+    linking card's folder, ``""`` or ``"."`` the vault root)."""
+    target = link.target.strip()
+    if not target:
+        return None
+    if link.kind in (LinkKind.MARKDOWN, LinkKind.MARKDOWN_EMBED):
+        path = posixpath.normpath(posixpath.join(card.folder, target))
+    else:
+        target = _DENDRON_SCHEME.sub("", target).lstrip("/")
+        base = card.folder if folder is None else folder.strip().strip("/")
+        base = "" if base == "." else base
+        path = posixpath.normpath(posixpath.join(base, target)) if base else target
+    if path.startswith("../") or path in ("..", ".") or path.startswith("/"):
+        return None
+    if any(_BAD_FILE_CHARS.search(part) or not part.strip() for part in path.split("/")):
+        return None
+    if not path.lower().endswith(".md"):
+        path += ".md"
+    return path
+
+
+def new_card_text(link: Link) -> str:
+    """What the new card starts with: its title as a heading."""
+    title = strip_md(link.target.strip().rsplit("/", 1)[-1])
+    return f"# {title}\n"
+
+
+def retarget(link: Link, name: str, source: str, path: str) -> tuple[int, int, str] | None:
+    """An edit that points ``link`` at the card ``path`` (its link name ``name``), keeping the
+    label, heading and block parts: (start, end) code points in the card, and the new text.
+    None when the target text cannot be found in the link as written."""
+    raw = link.raw
+    if link.kind in (LinkKind.MARKDOWN, LinkKind.MARKDOWN_EMBED):
+        at = raw.find("](")
+        if at < 0:
+            return None
+        new = posixpath.relpath(path, posixpath.dirname(source) or ".")
+        rest = raw[at + 2 :]
+        if rest.startswith("<"):
+            close = re.search(r"[#>]", rest[1:])
+            start, end = 1, 1 + (close.start() if close else len(rest) - 2)
+            new_text = new
+        else:
+            close = re.search(r"[#)\s]", rest)
+            start, end = 0, close.start() if close else len(rest)
+            new_text = new.replace(" ", "%20")
+        base = link.span.start + at + 2
+        return base + start, base + end, new_text
+    at = raw.find(link.target)
+    if at < 0:
+        return None
+    return link.span.start + at, link.span.start + at + len(link.target), name
+
+
+def closest(problem: CardProblem, threshold: float = NEAR_MISS) -> Suggestion | None:
+    """The near miss "Link to «closest match»" uses, if any."""
+    if problem.kind != Kind.UNRESOLVED or not problem.suggestions:
+        return None
+    best = problem.suggestions[0]
+    return best if best.score >= threshold else None
+
+
+def count_kinds(problems: Sequence[CardProblem]) -> Counter[str]:
+    return Counter(p.kind.value for p in problems)
