@@ -1,5 +1,6 @@
 """Navigation: ``textDocument/definition`` (where a link points: card, heading or block) and
-``textDocument/references`` (backlinks of the card under the cursor, or of this card)."""
+``textDocument/references`` (on a ``#tag``: every place the tag or a tag nested under it is
+written in the vault; else backlinks of the card under the cursor, or of this card)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.notes.anchors import anchor_lines
-from zettel_lsp.notes.model import Link
+from zettel_lsp.notes.model import Card, Link
+from zettel_lsp.notes.tags import has_tag, tag_at, tag_matches, tag_occurrences
 from zettel_lsp.server.documents import Codec, Doc, card_uri
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
@@ -26,16 +28,26 @@ def resolve_at(doc: Doc, offset: int) -> tuple[Link, str | None] | None:
     link = link_at(doc, offset)
     if link is None:
         return None
+    found = link_target(doc, link)
+    return link, (found[0] if found is not None else None)
+
+
+def link_target(doc: Doc, link: Link) -> tuple[str, int | None] | None:
+    """Where ``link`` of ``doc`` points: (the card or attachment path, the first line of the
+    heading or block it names, None for the whole file); None when unresolved. Reads the graph:
+    call it inside ``service.read``."""
     graph = doc.service.graph
     res = graph.resolve_link(link, doc.rel)
     if res.target is not None:
-        return link, res.target
+        card = graph.cards.get(res.target)
+        lines = anchor_lines(card, link) if card is not None else None
+        return res.target, (lines[0] if lines is not None else None)
     if res.attachment:
         for base in (doc.card.folder, ""):
             candidate = f"{base}/{link.target}" if base else link.target
             if (doc.service.root / candidate).is_file():
-                return link, candidate
-    return link, None
+                return candidate, None
+    return None
 
 
 def target_location(service: VaultService, target: str, link: Link) -> types.Location | None:
@@ -70,9 +82,33 @@ def references(
     return doc.service.read(lambda: _references(doc, offset, codec, include_declaration))
 
 
+def tag_references(doc: Doc, name: str, codec: PositionCodec) -> list[types.Location]:
+    """Every place a tag matched by ``name`` (:func:`~zettel_lsp.notes.tags.tag_matches`) is
+    written: this card as the editor has it, the others as the graph has them; by path, then
+    in text order. Reads the graph: call it inside ``service.read``."""
+    graph = doc.service.graph
+    cards: dict[str, Card] = dict(graph.cards)
+    cards[doc.rel] = doc.card
+    out: list[types.Location] = []
+    for path in sorted(cards):
+        card = cards[path]
+        if not has_tag(card, name):
+            continue
+        lines = doc.lines if path == doc.rel else card.text.splitlines(keepends=True) or [""]
+        c = Codec(codec, lines)
+        uri = doc.uri if path == doc.rel else card_uri(doc.service.root, path)
+        for occ in tag_occurrences(card, doc.index if path == doc.rel else None):
+            if tag_matches(name, occ.name):
+                out.append(types.Location(uri=uri, range=c.range(occ.start_pos, occ.end_pos)))
+    return out
+
+
 def _references(
     doc: Doc, offset: int, codec: PositionCodec, include_declaration: bool
 ) -> list[types.Location]:
+    tag = tag_at(doc.card, offset, doc.index)
+    if tag is not None:
+        return tag_references(doc, tag.name, codec)
     found = resolve_at(doc, offset)
     target = found[1] if found is not None and found[1] is not None else doc.rel
     graph = doc.service.graph

@@ -1,6 +1,7 @@
 """Search: ``workspace/symbol`` (every keystroke of the editor's symbol picker) and the
 ``zettel.search`` command (the sidebars and pickers, with the optional LLM steps), both over
-every open vault, merged by score."""
+every open vault, merged by score. A ``workspace/symbol`` query that is one ``#tag`` lists the
+cards tagged with it instead (:func:`tag_symbols`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
 from zettel_lsp.graph.relation import relation
+from zettel_lsp.notes.tags import cards_tagged, first_tag_line
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import linked_targets
@@ -85,12 +88,66 @@ def merge_rows(per_vault: Sequence[list[dict[str, Any]]], limit: int) -> list[di
     return rows[:limit]
 
 
+# Cards listed for a ``#tag`` query (per vault): every tagged card, up to this many.
+TAG_LIMIT = 500
+
+
+def tag_query(query: str) -> str | None:
+    """The tag a ``workspace/symbol`` query names (``"#method/zettelkasten"`` ->
+    ``"method/zettelkasten"``), or None for a normal query."""
+    q = query.strip()
+    if len(q) < 2 or not q.startswith("#") or q[1] == "#" or any(ch.isspace() for ch in q):
+        return None
+    return q[1:]
+
+
+def linked_by(graph: LinkGraph, path: str) -> int:
+    """``len(graph.backlinks(path))`` without sorting the sources."""
+    if path not in graph.graph:
+        return 0
+    link, embed = EdgeKind.LINK, EdgeKind.EMBED
+    return sum(
+        1
+        for src, d in graph.graph.pred[path].items()
+        if src != path and (d.get(link) or d.get(embed))
+    )
+
+
+def tag_symbols(service: VaultService, tag: str, limit: int) -> list[types.SymbolInformation]:
+    """Cards of ``service`` with the tag ``tag`` or a tag nested under it (``#a`` lists
+    ``#a/b`` cards too), most linked first, each at the first line that writes the tag."""
+
+    def find() -> list[types.SymbolInformation]:
+        graph = service.graph
+        tagged = cards_tagged(graph.cards.values(), tag)
+        ranked = sorted(tagged, key=lambda c: (-linked_by(graph, c.path), c.title.casefold()))
+        out = []
+        for card in ranked[:limit]:
+            line = first_tag_line(card, tag)
+            out.append(
+                types.SymbolInformation(
+                    name=card.title,
+                    kind=types.SymbolKind.File,
+                    location=types.Location(
+                        uri=card_uri(service.root, card.path), range=lines_range(line, line)
+                    ),
+                    container_name=card.folder or service.root.name,
+                )
+            )
+        return out
+
+    return service.read(find)
+
+
 async def on_workspace_symbol(
     ls: ZettelLanguageServer, params: types.WorkspaceSymbolParams
 ) -> list[types.SymbolInformation]:
     limit = ls.settings.symbol_limit
+    tag = tag_query(params.query)
 
     def run() -> list[types.SymbolInformation]:
+        if tag is not None:
+            return [sym for s in list(ls.services) for sym in tag_symbols(s, tag, TAG_LIMIT)]
         per_vault = []
         for s in list(ls.services):
             # no LLM steps here: editors send this on every keystroke
