@@ -192,6 +192,30 @@ local function main()
     { text = "b", replacement = "[[B]]", range = r(1, 0, 1) },
   } })
   out.suggest_old = { #old, old[3].label }
+  -- The code lens commands setup() registered: backlinks into the quickfix list.
+  out.lens_commands = {
+    references = vim.lsp.commands["zettel.showReferences"] ~= nil,
+    suggest = vim.lsp.commands["zettel.suggestLinks"] ~= nil,
+  }
+  local lenses = require("zettel_lsp.lenses")
+  local card = vim.fn.tempname() .. ".md"
+  vim.fn.writefile({ "# B", "see [[A]] here", "and [[A]]" }, card)
+  local function loc(line, a, b)
+    return { uri = vim.uri_from_fname(card),
+      range = { start = { line = line, character = a }, ["end"] = { line = line, character = b } } }
+  end
+  out.lens_items = lenses.show_references({
+    title = "2 backlinks",
+    command = "zettel.showReferences",
+    arguments = { vim.uri_from_fname(card), { line = 0, character = 0 },
+      { loc(1, 4, 9), loc(2, 4, 9) } },
+  }, {})
+  out.lens_qf = {}
+  for _, item in ipairs(vim.fn.getqflist()) do
+    table.insert(out.lens_qf, { item.lnum, item.col, item.text })
+  end
+  out.lens_qf_title = vim.fn.getqflist({ title = 0 }).title
+  vim.cmd("cclose")
   out.keymaps = {
     default = config.keymaps({ keymaps = true }),
     off = vim.tbl_count(config.keymaps({ keymaps = false })),
@@ -294,6 +318,15 @@ def test_suggestions_list_each_card_once_and_link_confident_below_the_fixes(
     ]
     # a server without mention_targets: one choice per mention, then "Link all"
     assert report["suggest_old"] == [3, "Link all unlinked mentions in this note (2)"]
+
+
+def test_code_lens_commands_run_in_the_editor(report: dict[str, Any]) -> None:
+    """setup() registers the server's lens commands with Neovim; "N backlinks" fills the
+    quickfix list with the lens's locations (1-based lines and columns)."""
+    assert report["lens_commands"] == {"references": True, "suggest": True}
+    assert report["lens_items"] == 2
+    assert report["lens_qf"] == [[2, 5, "see [[A]] here"], [3, 5, "and [[A]]"]]
+    assert report["lens_qf_title"] == "2 backlinks"
 
 
 def test_modules_read_no_global_state_of_each_other() -> None:

@@ -18,6 +18,7 @@ import {
   State,
   type LanguageClientOptions,
 } from "vscode-languageclient/node";
+import { clientLensCommand } from "./lib/lenses";
 import {
   didChangeConfigurationParams,
   changedKeys,
@@ -203,6 +204,14 @@ export class ZettelClient implements vscode.Disposable {
       // Our own messages explain failures; the server's warnings still come as notifications.
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: () => false,
+      // The server's lens commands as this extension runs them (lib/lenses.ts).
+      middleware: {
+        provideCodeLenses: async (document, token, next) => mapLenses(await next(document, token)),
+        resolveCodeLens: async (lens, token, next) => {
+          const resolved = await next(lens, token);
+          return resolved ? mapLens(resolved) : resolved;
+        },
+      },
       errorHandler: {
         error: (_error, _message, count) => ({
           action: count !== undefined && count > 3 ? ErrorAction.Shutdown : ErrorAction.Continue,
@@ -383,4 +392,13 @@ function spawnServer(cmd: ServerCommand): Promise<ChildProcess> {
     child.once("spawn", () => resolve(child));
     child.once("error", (err) => reject(new SpawnError(err.message)));
   });
+}
+
+function mapLens(lens: vscode.CodeLens): vscode.CodeLens {
+  if (lens.command) lens.command = clientLensCommand(lens.command);
+  return lens;
+}
+
+function mapLenses(lenses: vscode.CodeLens[] | null | undefined): vscode.CodeLens[] | null | undefined {
+  return lenses?.map(mapLens);
 }

@@ -13,6 +13,7 @@ import { SEARCH_VIEW_ID, SearchViewProvider, toggleCompact } from "./searchView"
 import { StatusController } from "./status";
 import { suggestLinks } from "./suggest";
 import { openAt } from "./open";
+import { SHOW_REFERENCES, referencesArgs, type JsonPosition } from "./lib/lenses";
 
 let client: ZettelClient | undefined;
 
@@ -61,8 +62,23 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("zettel.toggleCompactResults", () => toggleCompact()),
     vscode.commands.registerCommand("zettel.suggestLinksForNote", (arg?: unknown) => {
       const active = vscode.window.activeTextEditor?.document;
-      const uri = arg instanceof vscode.Uri ? arg : isNote(active) ? active.uri : related.currentUri;
+      const given = typeof arg === "string" ? vscode.Uri.parse(arg, true) : arg; // a code lens's
+      const uri = given instanceof vscode.Uri ? given : isNote(active) ? active.uri : related.currentUri;
       return suggestLinks(zettel, uri);
+    }),
+    // The "N backlinks" code lens: (uri, position, locations) in LSP JSON.
+    vscode.commands.registerCommand(SHOW_REFERENCES, (...args: unknown[]) => {
+      const refs = referencesArgs(args);
+      if (!refs) return undefined;
+      const at = (p: JsonPosition) => new vscode.Position(p.line, p.character);
+      return vscode.commands.executeCommand(
+        "editor.action.showReferences",
+        vscode.Uri.parse(refs.uri, true),
+        at(refs.position),
+        refs.locations.map(
+          (l) => new vscode.Location(vscode.Uri.parse(l.uri, true), new vscode.Range(at(l.range.start), at(l.range.end))),
+        ),
+      );
     }),
     vscode.commands.registerCommand("zettel.reindexVaults", async () => {
       try {

@@ -123,6 +123,7 @@ function M.setup(opts)
   local cfg = config.from(opts)
   M.config = cfg
   create_commands()
+  require("zettel_lsp.lenses").register() -- code lens commands (backlinks, mentions)
 
   local group = vim.api.nvim_create_augroup("zettel_lsp", { clear = true })
   if cfg.autostart then
