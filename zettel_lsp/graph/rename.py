@@ -1,0 +1,697 @@
+"""Rename a card, its title or one of its headings: the text edits every link needs.
+
+Pure: no LSP types, no file writes. A :class:`RenamePlan` holds text edits (code-point offsets
+into each card's current text, keyed by the card's path *before* the move) and the file move, if
+any. The server turns it into a ``WorkspaceEdit``; ``benchmarks/rename_roundtrip.py`` applies it
+to files itself.
+
+Every link is rewritten in its own form: only the part that names the card (or the heading)
+changes, so ``#heading`` / ``#^block`` suffixes, ``|alias`` text, ``![[embeds]]``, folder
+prefixes, a written ``.md``, ``<angle>`` destinations and URL encoding (``%20``) stay as written.
+A name written in lower (or upper) case keeps that case.
+
+Which name a rename changes (:func:`name_source`): the file name when the card's title is its
+file name (Obsidian), else the frontmatter ``title`` or the opening H1 that gives the title. A
+file rename also rewrites a frontmatter ``title`` or an opening H1 that equals the old file name
+exactly, so the card keeps showing its name.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from urllib.parse import unquote
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.resolver import Resolution, Stage, name_key, norm, strip_md, tie_break_key
+from zettel_lsp.notes.anchors import heading_key
+from zettel_lsp.notes.frontmatter import scalar_text
+from zettel_lsp.notes.masking import atx_heading
+from zettel_lsp.notes.model import Card, Heading, Link, LinkKind
+from zettel_lsp.notes.positions import LineIndex
+
+
+class RenameError(ValueError):
+    """A rename that cannot be done (the message says why, for the user)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace ``text[start:end]`` (code points) with ``new_text``."""
+
+    start: int
+    end: int
+    new_text: str
+
+
+@dataclass(slots=True)
+class RenamePlan:
+    """Edits per card path (before the move) and the move ``(old_path, new_path)``."""
+
+    edits: dict[str, list[TextEdit]] = field(default_factory=dict)
+    move: tuple[str, str] | None = None
+
+    def add(self, path: str, edit: TextEdit) -> None:
+        self.edits.setdefault(path, []).append(edit)
+
+    @property
+    def edit_count(self) -> int:
+        return sum(len(e) for e in self.edits.values())
+
+
+class NameSource(StrEnum):
+    FILE = "file"  # the title is the file name
+    FRONTMATTER = "frontmatter"  # the frontmatter ``title``
+    H1 = "h1"  # the opening H1
+
+
+# Characters that break a wikilink or a path, and control characters; on Windows also those its
+# file names cannot hold. (Obsidian refuses the Windows set everywhere; vaults written elsewhere
+# hold names with "?" or ">", and a rename must be able to give such a name back.)
+_BAD_NAME = re.compile(
+    r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]' if os.name == "nt" else r"[\\/|#^\[\]\x00-\x1f\x7f]"
+)
+_BAD_TITLE = re.compile(r"[|#^\[\]\n\r]")
+_WIKI_INNER = re.compile(r"^(!?)\[\[(.*)\]\]$", re.DOTALL)
+_DENDRON = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
+_FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE)
+_ENCODE = {"%": "%25", " ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\t": "%09"}
+_HIGH_ESCAPE = re.compile(r"%[89A-Fa-f][0-9A-Fa-f]")
+
+
+# ------------------------------------------------------------------ names
+
+
+def check_file_name(name: str) -> None:
+    """Refuse a file name (without ``.md``) that is empty, has a character a file name or a
+    wikilink cannot hold, or leading/trailing spaces or dots."""
+    if not name or name in (".", ".."):
+        raise RenameError("the new name is empty")
+    bad = _BAD_NAME.search(name)
+    if bad:
+        raise RenameError(f"the new name cannot contain {bad.group(0)!r}")
+    if name != name.strip() or name.endswith("."):
+        raise RenameError("the new name cannot start or end with a space, or end with a dot")
+    if len(name.encode("utf-8")) > 250:
+        raise RenameError("the new name is too long")
+
+
+def name_source(card: Card) -> NameSource:
+    """Where ``card``'s shown name lives."""
+    if card.title == card.stem:
+        return NameSource.FILE
+    fm = scalar_text(card.frontmatter.get("title"))
+    if fm is not None and fm.strip() == card.title:
+        return NameSource.FRONTMATTER
+    h1 = opening_h1(card)
+    if h1 is not None and h1.text == card.title:
+        return NameSource.H1
+    return NameSource.FILE
+
+
+def opening_h1(card: Card) -> Heading | None:
+    """The H1 that opens the body (its first non-blank line), if any."""
+    if not card.headings or card.headings[0].level != 1:
+        return None
+    h = card.headings[0]
+    lines = card.text.split("\n")
+    for i in range(card.body_start_line, min(h.line, len(lines))):
+        if lines[i].strip():
+            return None
+    return h
+
+
+def new_path_for(old_path: str, new_stem: str) -> str:
+    """``old_path`` with its file name (not its folder or suffix) replaced by ``new_stem``,
+    which must be a valid file name (:func:`check_file_name`)."""
+    check_file_name(new_stem)
+    folder, _, name = old_path.rpartition("/")
+    suffix = name[-3:] if name.lower().endswith(".md") else ""
+    return f"{folder}/{new_stem}{suffix}" if folder else f"{new_stem}{suffix}"
+
+
+def _stem(path: str) -> str:
+    return strip_md(path.rsplit("/", 1)[-1])
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _cap_words(s: str) -> str:
+    return " ".join(w[:1].upper() + w[1:] for w in s.split(" "))
+
+
+def case_like(written: str, old: str, new: str) -> str:
+    """``new`` in the case ``written`` gives ``old``: as given, lower case, upper case, or each
+    word capitalised ("Embed Files" for ``Embed files.md``)."""
+    if written == old:
+        return new
+    for style in (str.lower, str.upper, _cap_words):
+        if written == style(old):
+            return style(new)
+    return new
+
+
+def _encode_like(written: str, name: str, angle: bool) -> str:
+    """``name`` as a Markdown destination component written like ``written``."""
+    if angle:
+        return name
+    out = "".join(_ENCODE.get(ch, ch) for ch in name)
+    if _HIGH_ESCAPE.search(written):  # the writer percent-encoded non-ASCII too
+        out = "".join(
+            ch if ord(ch) < 128 else "".join(f"%{b:02X}" for b in ch.encode("utf-8")) for ch in out
+        )
+    return out
+
+
+# ------------------------------------------------------------------ where names sit in a link
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A piece of a card's text: ``text[start:end]`` as written."""
+
+    start: int  # offsets into the card text
+    end: int
+    text: str  # as written
+
+
+def wiki_sides(link: Link) -> tuple[int, str, int, str | None] | None:
+    """For ``[[tp|label]]``: (offset of ``tp`` in raw, ``tp``, offset of the label, label)."""
+    m = _WIKI_INNER.match(link.raw)
+    if m is None:
+        return None
+    inner_at = len(m.group(1)) + 2
+    inner = m.group(2)
+    bar = inner.find("|")
+    if bar == -1:
+        return inner_at, inner, -1, None
+    tp = inner[:bar]
+    if tp.endswith("\\"):
+        tp = tp[:-1]
+    return inner_at, tp, inner_at + bar + 1, inner[bar + 1 :]
+
+
+def name_part(side_at: int, side: str, link: Link) -> tuple[Part, Part | None]:
+    """In one side of a wikilink (``target#sub``): the target and the subpath parts."""
+    hash_at = side.find("#")
+    head = side if hash_at == -1 else side[:hash_at]
+    lead = len(head) - len(head.lstrip())
+    name = head.strip()
+    base = link.span.start + side_at
+    target = Part(base + lead, base + lead + len(name), name)
+    sub: Part | None = None
+    if hash_at != -1:
+        rest = side[hash_at + 1 :]
+        slead = len(rest) - len(rest.lstrip())
+        s = rest.strip()
+        sub = Part(base + hash_at + 1 + slead, base + hash_at + 1 + slead + len(s), s)
+    return target, sub
+
+
+def _markdown_dest(link: Link) -> tuple[Part, bool] | None:
+    """A Markdown link's destination path part (before ``#``) as written, and whether it is in
+    ``<angle brackets>``."""
+    from zettel_lsp.notes.markdown_links import markdown_links
+
+    found = markdown_links(link.raw)
+    if not found or found[0].start != 0:
+        return None
+    m = found[0]
+    close = (2 if m.embed else 1) + len(m.text)
+    q = close + 2
+    while q < len(link.raw) and link.raw[q] in " \t":
+        q += 1
+    angle = link.raw[q : q + 1] == "<"
+    if angle:
+        q += 1
+    dest = m.destination
+    if link.raw[q : q + len(dest)] != dest:
+        return None
+    lead = len(dest) - len(dest.lstrip())
+    path = dest.strip().split("#", 1)[0]
+    at = link.span.start + q + lead
+    return Part(at, at + len(path), path), angle
+
+
+def _markdown_fragment(link: Link) -> tuple[Part, bool] | None:
+    found = _markdown_dest(link)
+    if found is None:
+        return None
+    part, angle = found
+    raw = link.raw
+    rel = part.end - link.span.start
+    if raw[rel : rel + 1] != "#":
+        return None
+    end = rel + 1
+    while end < len(raw) and raw[end] not in " \t>)":
+        end += 1
+    if angle:
+        end = raw.index(">", rel)
+    return Part(part.end + 1, link.span.start + end, raw[rel + 1 : end]), angle
+
+
+# ------------------------------------------------------------------ file renames
+
+
+def plan_file_rename(
+    graph: LinkGraph,
+    old_path: str,
+    new_path: str,
+    *,
+    overrides: Mapping[str, Card] | None = None,
+    strict: bool = True,
+) -> RenamePlan:
+    """Move the card at ``old_path`` to ``new_path`` and rewrite every link to it.
+
+    ``overrides`` are cards to use instead of the graph's (the editor's unsaved buffers).
+    An existing card at ``new_path`` is refused. Another card with the same file name in
+    another folder is allowed: a ``[[New]]`` that would pick that other card is written with
+    its folders instead. ``strict`` also refuses a name that would take over links now pointing
+    at such another card (a rename the editor does anyway, ``willRenameFiles``, is not strict).
+    """
+    overrides = overrides or {}
+    card = overrides.get(old_path) or graph.cards.get(old_path)
+    if card is None:
+        raise RenameError(f"{old_path} is not a card of this vault")
+    new_stem = _stem(new_path)
+    check_file_name(new_stem)
+    if not new_path.lower().endswith(".md"):
+        raise RenameError("a card's file name must end with .md")
+    old_stem = card.stem
+    if norm(strip_md(new_path)) != norm(strip_md(old_path)):
+        clash = graph._resolver._paths.get(norm(strip_md(new_path)))
+        if clash is not None and clash != old_path:
+            raise RenameError(f"a card named {new_path} exists already")
+    others = graph._resolver.owners(Stage.STEM, new_stem) - {old_path}
+    if strict:
+        _refuse_hijack(graph, old_path, new_path, overrides, others)
+    plan = RenamePlan(move=(old_path, new_path) if new_path != old_path else None)
+    if new_path == old_path:
+        return plan
+
+    def stem_wins(src: str) -> bool:
+        return _bare_name_picks(graph, old_path, new_path, src, others)
+
+    for src in sorted(set(graph.backlinks(old_path)) | set(overrides) | {old_path}):
+        src_card = overrides.get(src) or graph.cards.get(src)
+        if src_card is None:
+            continue
+        src_new = new_path if src == old_path else src
+        for link in src_card.links:
+            res = graph.resolve_link(link, src)
+            if res.target == old_path and link.target:
+                edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
+            elif src == old_path and _folder(old_path) != _folder(new_path):
+                edit = _relative_from_moved(link, res, old_path, new_path)
+            else:
+                edit = None
+            if edit is not None:
+                plan.add(src, edit)
+    for edit in _title_edits(card, old_stem, new_stem):
+        plan.add(old_path, edit)
+    for path in plan.edits:
+        plan.edits[path].sort(key=lambda e: e.start)
+    return plan
+
+
+def _bare_name_picks(
+    graph: LinkGraph, old_path: str, new_path: str, src: str, others: set[str]
+) -> bool:
+    """Whether ``[[New]]`` (the new file name alone) written in ``src`` resolves to the card once
+    it is at ``new_path``: the resolver's order (a path from the vault root, then from ``src``'s
+    folder, then the file name with its tie-break) with the card moved."""
+    paths = graph._resolver._paths
+    name = norm(_stem(new_path))
+    mine = norm(strip_md(new_path))
+    for cand in (name, norm(posixpath.join(_folder(src), name)) if _folder(src) else name):
+        if cand == mine:
+            return True
+        hit = paths.get(cand)
+        if hit is not None and hit != old_path:
+            return False
+    here = tie_break_key(new_path, src)
+    return all(here < tie_break_key(o, src) for o in others)
+
+
+def _refuse_hijack(
+    graph: LinkGraph,
+    old_path: str,
+    new_path: str,
+    overrides: Mapping[str, Card],
+    others: set[str],
+) -> None:
+    """Refuse a new name that would take over links now pointing at another card
+    (``[[New]]`` that picks this card after the rename)."""
+    key = name_key(_stem(new_path))
+    holders = set(graph._by_key.get(key, ())) | set(overrides)
+    for src in sorted(holders):
+        card = overrides.get(src) or graph.cards.get(src)
+        if card is None:
+            continue
+        for link in card.links:
+            if not link.target or "/" in link.target or name_key(link.target) != key:
+                continue
+            res = graph.resolve_link(link, src)
+            if res.target in (None, old_path) or res.stage not in (Stage.PATH, Stage.STEM):
+                continue
+            if _bare_name_picks(graph, old_path, new_path, src, others):
+                raise RenameError(
+                    f"{link.raw} in {src} points at {res.target} and would point at this card "
+                    f"after the rename; pick another name"
+                )
+
+
+def _retarget(
+    link: Link,
+    res: Resolution,
+    src: str,
+    src_new: str,
+    old_path: str,
+    new_path: str,
+    stem_wins: Callable[[str], bool],
+) -> TextEdit | None:
+    if res.stage not in (Stage.PATH, Stage.SUFFIX, Stage.STEM):
+        return None  # named by title, alias or id: those do not change with the file name
+    if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
+        sides = wiki_sides(link)
+        if sides is None:
+            return None
+        tp_at, tp, label_at, label = sides
+        if res.swapped and label is not None:
+            part, _ = name_part(label_at, label, link)
+        else:
+            part, _ = name_part(tp_at, tp, link)
+        new = _wiki_target(part.text, old_path, new_path, stem_wins(src))
+    else:
+        found = _markdown_dest(link)
+        if found is None:
+            return None
+        part, angle = found
+        new = _markdown_target(part.text, angle, src, src_new, old_path, new_path)
+    if new is None or new == part.text:
+        return None
+    return TextEdit(part.start, part.end, new)
+
+
+def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) -> str | None:
+    m = _DENDRON.match(written)
+    prefix = m.group(0) if m else ""
+    body = written[len(prefix) :]
+    for lead in ("./", "/"):
+        if body.startswith(lead):
+            prefix, body = prefix + lead, body[len(lead) :]
+            break
+    has_md = body.lower().endswith(".md")
+    md = body[-3:] if has_md else ""
+    bare = body[:-3] if has_md else body
+    old_stem, new_stem = _stem(old_path), _stem(new_path)
+    folder, slash, last = bare.rpartition("/")
+    if norm(last) != norm(old_stem):
+        return None  # does not spell the file name (a path we cannot map): leave it
+    if slash and _folder(old_path) == _folder(new_path):
+        return prefix + folder + slash + case_like(last, old_stem, new_stem) + md
+    if not slash and stem_wins:
+        return prefix + case_like(last, old_stem, new_stem) + md
+    return strip_md(new_path) + md
+
+
+def _markdown_target(
+    written: str, angle: bool, src: str, src_new: str, old_path: str, new_path: str
+) -> str | None:
+    decoded = unquote(written.replace("\\", ""))
+    old_stem, new_stem = _stem(old_path), _stem(new_path)
+    head, slash, last_raw = written.rpartition("/")
+    last = unquote(last_raw.replace("\\", ""))
+    has_md = last.lower().endswith(".md")
+    if norm(strip_md(last)) != norm(old_stem):
+        return None
+    src_folder = _folder(src)
+    same_place = _folder(old_path) == _folder(new_path) and _folder(src) == _folder(src_new)
+    if same_place:
+        base = case_like(strip_md(last), old_stem, new_stem)
+        name = base + (last[len(strip_md(last)) :] if has_md else "")
+        return head + slash + _encode_like(last_raw, name, angle)
+    # folders change: write the path again, relative when it was written relative
+    rel_hit = norm(strip_md(posixpath.normpath(posixpath.join(src_folder, decoded.lstrip("/")))))
+    relative = (
+        bool(src_folder) and not decoded.startswith("/") and rel_hit == norm(strip_md(old_path))
+    )
+    target = new_path if has_md else strip_md(new_path)
+    if decoded.startswith("/"):
+        path = "/" + target
+    elif relative:
+        path = posixpath.relpath(target, _folder(src_new) or ".")
+    else:  # written from the vault root
+        path = target
+    return "/".join(
+        c if c in ("..", ".", "") else _encode_like(written, c, angle) for c in path.split("/")
+    )
+
+
+def _relative_from_moved(
+    link: Link, res: Resolution, old_path: str, new_path: str
+) -> TextEdit | None:
+    """A relative Markdown link inside a card that changes folder, to another card."""
+    if link.kind not in (LinkKind.MARKDOWN, LinkKind.MARKDOWN_EMBED) or res.target is None:
+        return None
+    if res.stage is not Stage.PATH or not link.target or link.target.startswith("/"):
+        return None
+    found = _markdown_dest(link)
+    if found is None:
+        return None
+    part, angle = found
+    decoded = unquote(part.text.replace("\\", ""))
+    joined = posixpath.normpath(posixpath.join(_folder(old_path), decoded))
+    if norm(strip_md(joined)) != norm(strip_md(res.target)):
+        return None  # written from the vault root: still right after the move
+    has_md = decoded.lower().endswith(".md")
+    target = res.target if has_md else strip_md(res.target)
+    path = posixpath.relpath(target, _folder(new_path) or ".")
+    new = "/".join(
+        _encode_like(part.text, c, angle) if c not in ("..", ".") else c for c in path.split("/")
+    )
+    return None if new == part.text else TextEdit(part.start, part.end, new)
+
+
+def _title_edits(card: Card, old_stem: str, new_stem: str) -> list[TextEdit]:
+    """The frontmatter title and the opening H1 when they repeat the file name exactly."""
+    edits: list[TextEdit] = []
+    fm_value = frontmatter_title(card)
+    if fm_value is not None and fm_value.text == old_stem:
+        edits.append(
+            TextEdit(fm_value.start, fm_value.end, yaml_scalar(card.text, fm_value, new_stem))
+        )
+    h1 = opening_h1(card)
+    if h1 is not None:
+        part = heading_text(card, h1)
+        if part is not None and part.text == old_stem:
+            edits.append(TextEdit(part.start, part.end, new_stem))
+    return edits
+
+
+def frontmatter_title(card: Card) -> Part | None:
+    """The frontmatter ``title`` value as written (inside its quotes, if quoted)."""
+    if card.body_start_line == 0:
+        return None
+    index = LineIndex(card.text)
+    for line in range(1, card.body_start_line - 1):
+        text = index.line_text(line)
+        m = _FM_TITLE.match(text)
+        if m is None:
+            continue
+        value = m.group(2)
+        at = index.line_start(line) + m.start(2)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            return Part(at + 1, at + len(value) - 1, value[1:-1])
+        return Part(at, at + len(value), value)
+    return None
+
+
+_YAML_PLAIN_UNSAFE = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`\s]|: | #|:$|\s$")
+
+
+def yaml_scalar(text: str, part: Part, value: str) -> str:
+    """``value`` written where the frontmatter value ``part`` is: inside its quotes when it is
+    quoted (escaped for them), plain when YAML reads it back as the same string, else quoted."""
+    quote = text[part.start - 1 : part.start] if part.start > 0 else ""
+    if quote in ("'", '"') and text[part.end : part.end + 1] == quote:
+        if quote == "'":
+            return value.replace("'", "''")
+        return value.replace("\\", "\\\\").replace('"', '\\"')
+    if _YAML_PLAIN_UNSAFE.search(value) or value.lower() in ("true", "false", "null", "yes", "no"):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+def heading_text(card: Card, h: Heading) -> Part | None:
+    index = LineIndex(card.text)
+    line = index.line_text(h.line)
+    parsed = atx_heading(line)
+    if parsed is None or parsed[1] != h.text:
+        return None
+    at = line.find(h.text, line.index("#") + parsed[0]) if h.text else -1
+    if at < 0:
+        return None
+    start = index.line_start(h.line) + at
+    return Part(start, start + len(h.text), h.text)
+
+
+# ------------------------------------------------------------------ title renames
+
+
+def plan_title_rename(
+    graph: LinkGraph, path: str, new_title: str, *, overrides: Mapping[str, Card] | None = None
+) -> RenamePlan:
+    """Change the frontmatter title or opening H1 that gives ``path``'s title, and every link
+    that names the card by that title."""
+    overrides = overrides or {}
+    card = overrides.get(path) or graph.cards.get(path)
+    if card is None:
+        raise RenameError(f"{path} is not a card of this vault")
+    source = name_source(card)
+    if source is NameSource.FILE:
+        return plan_file_rename(graph, path, new_path_for(path, new_title), overrides=overrides)
+    if not new_title.strip() or _BAD_TITLE.search(new_title) or new_title != new_title.strip():
+        raise RenameError("a title cannot be empty, hold | # ^ [ ] or a line break")
+    for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS):
+        clash = graph._resolver.owners(stage, new_title) - {path}
+        if clash:
+            raise RenameError(f"another card is named {new_title!r}: {sorted(clash)[0]}")
+    plan = RenamePlan()
+    place = (
+        frontmatter_title(card)
+        if source is NameSource.FRONTMATTER
+        else (heading_text(card, h) if (h := opening_h1(card)) else None)
+    )
+    if place is None:
+        raise RenameError("cannot find where this card's title is written")
+    value = new_title if source is NameSource.H1 else yaml_scalar(card.text, place, new_title)
+    plan.add(path, TextEdit(place.start, place.end, value))
+    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
+        src_card = overrides.get(src) or graph.cards.get(src)
+        if src_card is None:
+            continue
+        for link in src_card.links:
+            res = graph.resolve_link(link, src)
+            if res.target != path or res.stage is not Stage.TITLE:
+                continue
+            sides = wiki_sides(link) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
+            if sides is None:
+                continue
+            tp_at, tp, label_at, label = sides
+            part, _ = (
+                name_part(label_at, label, link)
+                if res.swapped and label is not None
+                else name_part(tp_at, tp, link)
+            )
+            new = case_like(part.text, card.title, new_title)
+            if new != part.text:
+                plan.add(src, TextEdit(part.start, part.end, new))
+    for p in plan.edits:
+        plan.edits[p].sort(key=lambda e: e.start)
+    return plan
+
+
+# ------------------------------------------------------------------ heading renames
+
+
+def slug(text: str) -> str:
+    """A GitHub-style heading slug: lower case, punctuation dropped, spaces as ``-``."""
+    low = unicodedata.normalize("NFC", text).strip().lower()
+    return re.sub(r"\s", "-", re.sub(r"[^\w\s-]", "", low))
+
+
+def plan_heading_rename(
+    graph: LinkGraph,
+    path: str,
+    heading: Heading,
+    new_text: str,
+    *,
+    overrides: Mapping[str, Card] | None = None,
+) -> RenamePlan:
+    """Rename a heading of the card at ``path`` and every ``[[Card#Heading]]`` (and Markdown
+    ``(Card.md#Heading)``) that points at it."""
+    from zettel_lsp.notes.anchors import heading_for
+
+    overrides = overrides or {}
+    card = overrides.get(path) or graph.cards.get(path)
+    if card is None:
+        raise RenameError(f"{path} is not a card of this vault")
+    if not new_text.strip() or _BAD_TITLE.search(new_text) or new_text != new_text.strip():
+        raise RenameError("a heading cannot be empty, hold | # ^ [ ] or a line break")
+    key = heading_key(new_text)
+    if any(heading_key(h.text) == key and h.line != heading.line for h in card.headings):
+        raise RenameError(f"this card has a heading {new_text!r} already")
+    place = heading_text(card, heading)
+    if place is None:
+        raise RenameError("cannot find this heading's text")
+    plan = RenamePlan()
+    plan.add(path, TextEdit(place.start, place.end, new_text))
+    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
+        src_card = overrides.get(src) or graph.cards.get(src)
+        if src_card is None:
+            continue
+        for link in src_card.links:
+            if not link.heading:
+                continue
+            if graph.resolve_link(link, src).target != path:
+                continue
+            h = heading_for(card, link.heading)
+            if h is None or h.line != heading.line:
+                continue
+            edit = _heading_link_edit(link, heading.text, new_text)
+            if edit is not None:
+                plan.add(src, edit)
+    for p in plan.edits:
+        plan.edits[p].sort(key=lambda e: e.start)
+    return plan
+
+
+def _heading_link_edit(link: Link, old: str, new: str) -> TextEdit | None:
+    if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
+        sides = wiki_sides(link)
+        if sides is None:
+            return None
+        tp_at, tp, _, _ = sides
+        _, sub = name_part(tp_at, tp, link)
+        if sub is None:
+            return None
+        # Obsidian's heading path A#B names its last heading
+        last_at = sub.text.rfind("#") + 1
+        written = sub.text[last_at:].strip()
+        lead = len(sub.text[last_at:]) - len(sub.text[last_at:].lstrip())
+        start = sub.start + last_at + lead
+        return TextEdit(start, start + len(written), case_like(written, old, new))
+    found = _markdown_fragment(link)
+    if found is None:
+        return None
+    part, angle = found
+    decoded = unquote(part.text)
+    if decoded == slug(old) and slug(old) != old:
+        new_written = slug(new)
+    else:
+        new_written = _encode_like(part.text, case_like(decoded, old, new), angle)
+    return TextEdit(part.start, part.end, new_written)
+
+
+# ------------------------------------------------------------------ applying
+
+
+def apply_edits(text: str, edits: list[TextEdit]) -> str:
+    """``text`` with non-overlapping ``edits`` applied (used by tests and the benchmark)."""
+    out: list[str] = []
+    done = 0
+    for e in sorted(edits, key=lambda e: e.start):
+        if e.start < done:
+            raise ValueError("overlapping edits")
+        out += [text[done : e.start], e.new_text]
+        done = e.end
+    out.append(text[done:])
+    return "".join(out)

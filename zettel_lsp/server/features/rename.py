@@ -1,0 +1,387 @@
+"""Rename: ``textDocument/prepareRename``, ``textDocument/rename`` and
+``workspace/willRenameFiles``.
+
+On a link or on the card's title (the opening H1 or the frontmatter ``title`` that gives it, or
+an H1 that repeats the file name) a rename renames the card: the file moves (a ``RenameFile``
+resource operation) and every link to it is rewritten in its own form (the edit computation is
+:mod:`zettel_lsp.graph.rename`, in code points; here it becomes UTF-16 ranges). On any other
+heading, or on the ``#heading`` part of a link, it renames that heading and every link to it. A
+rename in the editor's file tree (``willRenameFiles``) gets the link edits. The server never
+writes a file: the editor applies the edit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.rename import (
+    NameSource,
+    RenameError,
+    RenamePlan,
+    TextEdit,
+    frontmatter_title,
+    heading_text,
+    name_part,
+    name_source,
+    new_path_for,
+    opening_h1,
+    plan_file_rename,
+    plan_heading_rename,
+    plan_title_rename,
+    wiki_sides,
+)
+from zettel_lsp.graph.resolver import Stage
+from zettel_lsp.notes.anchors import heading_for
+from zettel_lsp.notes.model import Card, Heading, LinkKind
+from zettel_lsp.notes.positions import LineIndex
+from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.server import ZettelLanguageServer
+from zettel_lsp.server.service import VaultService
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+REQUEST_FAILED = -32803  # LSP ErrorCodes.RequestFailed
+
+
+class RenameRefused(JsonRpcException):
+    """The rename cannot be done; the message is for the user."""
+
+    CODE = REQUEST_FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a rename at a position renames, and the text range (code points) it shows."""
+
+    kind: str  # "card" (file), "title" (frontmatter / H1 title) or "heading"
+    path: str  # the card
+    start: int  # in the open document
+    end: int
+    placeholder: str
+    heading: Heading | None = None
+
+
+def target_at(doc: Doc, offset: int, graph: LinkGraph) -> Target | None:
+    """What renaming at ``offset`` of ``doc`` renames (call inside ``service.read``)."""
+    card = doc.card
+    for link in card.links:
+        if not link.span.start <= offset <= link.span.end:
+            continue
+        res = graph.resolve_link(link, doc.rel)
+        target = res.target
+        if target is None:
+            raise RenameError("this link does not point at a card")
+        target_card = card if target == doc.rel else graph.cards.get(target)  # unsaved text
+        if target_card is None:
+            raise RenameError("this link does not point at a card")
+        if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
+            sides = wiki_sides(link)
+            if sides is None:
+                return None
+            tp_at, tp, label_at, label = sides
+            name, sub = (
+                name_part(label_at, label, link)
+                if res.swapped and label is not None
+                else name_part(tp_at, tp, link)
+            )
+            if sub is not None and link.heading and sub.start <= offset <= sub.end:
+                h = heading_for(target_card, link.heading)
+                if h is None:
+                    raise RenameError(f"{target_card.title} has no heading {link.heading!r}")
+                return Target("heading", target, sub.start, sub.end, h.text, h)
+            start, end = name.start, name.end
+        else:
+            start, end = link.span.start, link.span.end
+        if res.stage is Stage.TITLE and name_source(target_card) is not NameSource.FILE:
+            return Target("title", target, start, end, target_card.title)
+        return Target("card", target, start, end, target_card.stem)
+    line = doc.index.line_of(offset)
+    for h in card.headings:
+        if h.line != line:
+            continue
+        part = heading_text(card, h)
+        if part is None:
+            return None
+        if h is opening_h1(card):
+            source = name_source(card)
+            if source is NameSource.H1:
+                return Target("title", doc.rel, part.start, part.end, card.title)
+            if h.text == card.stem:
+                return Target("card", doc.rel, part.start, part.end, card.stem)
+        return Target("heading", doc.rel, part.start, part.end, h.text, h)
+    if line < card.body_start_line:
+        fm = frontmatter_title(card)
+        if fm is not None and doc.index.line_of(fm.start) == line:
+            if name_source(card) is NameSource.FRONTMATTER:
+                return Target("title", doc.rel, fm.start, fm.end, card.title)
+            if fm.text == card.stem:
+                return Target("card", doc.rel, fm.start, fm.end, card.stem)
+    return None
+
+
+def plan_for(
+    target: Target, new_name: str, graph: LinkGraph, overrides: dict[str, Card]
+) -> RenamePlan:
+    if target.kind == "heading":
+        assert target.heading is not None
+        return plan_heading_rename(
+            graph, target.path, target.heading, new_name, overrides=overrides
+        )
+    if target.kind == "title":
+        return plan_title_rename(graph, target.path, new_name, overrides=overrides)
+    return plan_file_rename(
+        graph, target.path, new_path_for(target.path, new_name), overrides=overrides
+    )
+
+
+# ------------------------------------------------------------------ plan -> WorkspaceEdit
+
+
+def workspace_edit(
+    root: Path,
+    plan: RenamePlan,
+    texts: Callable[[str], str | None],
+    codec: PositionCodec,
+    versions: Callable[[str], int | None] = lambda _: None,
+    *,
+    document_changes: bool = True,
+) -> types.WorkspaceEdit:
+    """``plan`` as a ``WorkspaceEdit``: text edits (client units, against each card's current
+    text from ``texts``) then the file move. Without ``document_changes`` only a plan without a
+    move can be expressed (as ``changes``)."""
+    per_file: list[tuple[str, list[types.TextEdit]]] = []
+    for path in sorted(plan.edits):
+        text = texts(path)
+        if text is None:
+            continue
+        per_file.append((path, to_lsp_edits(text, plan.edits[path], codec)))
+    if not document_changes:
+        if plan.move is not None:
+            raise RenameRefused(
+                "this editor cannot rename files through the language server "
+                "(workspaceEdit.resourceOperations lacks 'rename')"
+            )
+        return types.WorkspaceEdit(changes={card_uri(root, p): e for p, e in per_file})
+    changes: list[
+        types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+    ] = [
+        types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(
+                uri=card_uri(root, p), version=versions(p)
+            ),
+            edits=list(e),
+        )
+        for p, e in per_file
+    ]
+    if plan.move is not None:
+        old, new = plan.move
+        changes.append(
+            types.RenameFile(
+                old_uri=card_uri(root, old),
+                new_uri=card_uri(root, new),
+                options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+            )
+        )
+    return types.WorkspaceEdit(document_changes=changes)
+
+
+def to_lsp_edits(
+    text: str, edits: Iterable[TextEdit], codec: PositionCodec
+) -> list[types.TextEdit]:
+    index = LineIndex(text)
+    c = Codec(codec, text.splitlines(keepends=True) or [""])
+    return [
+        types.TextEdit(
+            range=c.range(index.position(e.start), index.position(e.end)), new_text=e.new_text
+        )
+        for e in edits
+    ]
+
+
+# ------------------------------------------------------------------ handlers
+
+
+def _can_move(ls: ZettelLanguageServer) -> bool:
+    ops = ls.supports("workspace", "workspace_edit", "resource_operations") and (
+        ls.client_capabilities.workspace.workspace_edit.resource_operations  # type: ignore[union-attr]
+    )
+    return bool(ops) and any(str(getattr(o, "value", o)) == "rename" for o in ops or [])
+
+
+def open_docs(
+    ls: ZettelLanguageServer, service: VaultService, doc: Doc | None = None
+) -> dict[str, Doc]:
+    """The editor's open cards of ``service``'s vault (unsaved text included), ``doc`` too."""
+    out = {doc.rel: doc} if doc is not None else {}
+    for uri in list(ls.workspace.text_documents):
+        other = ls.doc(uri)
+        if other is not None and other.service is service and other.rel not in out:
+            out[other.rel] = other
+    return out
+
+
+async def _run(ls: ZettelLanguageServer, fn: Callable[[], T]) -> T:
+    """Like ``off_loop``, but a refused rename reaches the client as an error."""
+    import asyncio
+
+    def guarded() -> T:
+        try:
+            return fn()
+        except RenameError as exc:
+            raise RenameRefused(str(exc)) from None
+
+    return await asyncio.get_running_loop().run_in_executor(ls.requests, guarded)
+
+
+async def on_prepare_rename(
+    ls: ZettelLanguageServer, params: types.PrepareRenameParams
+) -> types.PrepareRenamePlaceholder | None:
+    def run() -> types.PrepareRenamePlaceholder | None:
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        codec = Codec(ls.workspace.position_codec, doc.lines)
+        offset = doc.index.offset(codec.from_client(params.position))
+        target = doc.service.read(lambda: target_at(doc, offset, doc.service.graph))
+        if target is None:
+            raise RenameError(
+                "nothing to rename here: put the cursor on a link, the title or a heading"
+            )
+        rng = codec.range(doc.index.position(target.start), doc.index.position(target.end))
+        return types.PrepareRenamePlaceholder(range=rng, placeholder=target.placeholder)
+
+    return await _run(ls, run)
+
+
+async def on_rename(
+    ls: ZettelLanguageServer, params: types.RenameParams
+) -> types.WorkspaceEdit | None:
+    def run() -> types.WorkspaceEdit | None:
+        doc = ls.doc(params.text_document.uri)
+        if doc is None:
+            return None
+        service = doc.service
+        codec = Codec(ls.workspace.position_codec, doc.lines)
+        offset = doc.index.offset(codec.from_client(params.position))
+
+        def compute() -> types.WorkspaceEdit | None:
+            graph = service.graph
+            target = target_at(doc, offset, graph)
+            if target is None:
+                raise RenameError("nothing to rename here")
+            docs = open_docs(ls, service, doc)
+            plan = plan_for(target, params.new_name, graph, {p: d.card for p, d in docs.items()})
+            can_move = _can_move(ls)
+            if plan.move is not None and not can_move:
+                raise RenameError(
+                    "this editor does not accept file renames in a workspace edit "
+                    "(workspace.workspaceEdit.resourceOperations lacks 'rename'); "
+                    "rename the file in the editor's file tree instead"
+                )
+
+            def text_of(path: str) -> str | None:
+                if path in docs:
+                    return docs[path].text
+                card = graph.cards.get(path)
+                return card.text if card is not None else None
+
+            return workspace_edit(
+                service.root,
+                plan,
+                text_of,
+                ls.workspace.position_codec,
+                lambda p: docs[p].version if p in docs else None,
+                document_changes=can_move
+                or ls.supports("workspace", "workspace_edit", "document_changes"),
+            )
+
+        return service.read(compute)
+
+    return await _run(ls, run)
+
+
+async def on_will_rename_files(
+    ls: ZettelLanguageServer, params: types.RenameFilesParams
+) -> types.WorkspaceEdit | None:
+    """Links to a card the editor is about to move (edits only: the editor moves the file)."""
+
+    def run() -> types.WorkspaceEdit | None:
+        changes: dict[str, list[types.TextEdit]] = {}
+        for f in params.files:
+            old_fs, new_fs = to_fs_path(f.old_uri), to_fs_path(f.new_uri)
+            if not old_fs or not new_fs:
+                continue
+            service = ls.service_for(Path(old_fs).resolve())
+            if service is None:
+                continue
+            try:
+                old = Path(old_fs).resolve().relative_to(service.root).as_posix()
+                new = Path(new_fs).resolve().relative_to(service.root).as_posix()
+            except ValueError:
+                continue
+
+            def compute(
+                old: str = old, new: str = new, service: VaultService = service
+            ) -> dict[str, list[types.TextEdit]]:
+                graph = service.graph
+                if old not in graph.cards or not new.lower().endswith(".md"):
+                    return {}
+                docs = open_docs(ls, service)
+                try:
+                    plan = plan_file_rename(
+                        graph,
+                        old,
+                        new,
+                        overrides={p: d.card for p, d in docs.items()},
+                        strict=False,
+                    )
+                except RenameError as exc:
+                    log.info("not updating links for %s -> %s: %s", old, new, exc)
+                    return {}
+                result: dict[str, list[types.TextEdit]] = {}
+                for path, edits in plan.edits.items():
+                    text = docs[path].text if path in docs else None
+                    card = graph.cards.get(path)
+                    if text is None and card is not None:
+                        text = card.text
+                    if text is not None:
+                        result[card_uri(service.root, path)] = to_lsp_edits(
+                            text, edits, ls.workspace.position_codec
+                        )
+                return result
+
+            for uri, edits in service.read(compute).items():
+                changes.setdefault(uri, []).extend(edits)
+        if not changes:
+            return None
+        return types.WorkspaceEdit(changes=changes)
+
+    return await ls.off_loop(run, None)
+
+
+def register(server: ZettelLanguageServer) -> None:
+    server.feature(
+        types.TEXT_DOCUMENT_PREPARE_RENAME,
+        types.RenameOptions(prepare_provider=True),
+    )(on_prepare_rename)
+    server.feature(types.TEXT_DOCUMENT_RENAME)(on_rename)
+    md = types.FileOperationFilter(
+        pattern=types.FileOperationPattern(
+            glob="**/*.md", matches=types.FileOperationPatternKind.File
+        )
+    )
+    server.feature(
+        types.WORKSPACE_WILL_RENAME_FILES,
+        types.FileOperationRegistrationOptions(filters=[md]),
+    )(on_will_rename_files)
