@@ -55,6 +55,11 @@ DEFAULT_LIMIT = 30  # items with nothing typed (the list is marked incomplete)
 TYPED_LIMIT = 50  # items with something typed
 LINKED_TAIL = 10  # cards already linked (and this card) listed after the others, at most
 MEANING_DEPTH = 40  # cards the meaning search lists
+# Words around the cursor the meaning search asks about. Chosen on the link hold-outs of three
+# vaults (benchmarks/completion_quality.py, 8 / 16 / 24 / 48 words): 16 was best on each, so
+# every leave-one-vault-out fold chooses it; the words nearest the link say most about it, and
+# the query embedding costs less (about 17 ms for 20 words against 28 ms for 48 here).
+QUERY_WORDS = 16
 RRF_K = 20
 # weighted reciprocal rank fusion of the unprompted legs (benchmarks/completion_quality.py)
 DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.3, "recent": 0.05}
@@ -150,7 +155,7 @@ def words_around(text: str, at: int, n: int = MAX_QUERY_WORDS) -> str:
 def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:
     """What the meaning search asks about for a link typed at ``line`` of ``card`` (the
     editor's text): the paragraph around it without the link being typed, at most
-    ``MAX_QUERY_WORDS`` words around the cursor; None when it has no words."""
+    ``QUERY_WORDS`` words around the cursor; None when it has no words."""
     para = paragraph_at(card, line)
     if para is None:
         return None
@@ -159,7 +164,7 @@ def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:
     if not parse_query(text).words:
         return None
     cursor = sum(len(x) + 1 for x in text.split("\n")[: line - start]) + ctx.open_start
-    return words_around(text, cursor)
+    return words_around(text, cursor, QUERY_WORDS)
 
 
 def meaning_options(options: SearchOptions | None = None) -> SearchOptions:
