@@ -34,7 +34,24 @@ PACKAGE = Path(zettel_lsp.__file__).parent
 RE_CALLS = frozenset("compile search match fullmatch sub subn findall finditer split".split())
 # "module.function" -> a function returning the patterns that function builds at run time. Empty:
 # every pattern is a literal or module-level (the per-fence closing pattern became a scan).
-RUNTIME_BUILDERS: dict[str, Callable[[], list[re.Pattern[str] | re.Pattern[bytes]]]] = {}
+
+
+def _typed_names() -> list[re.Pattern[str] | re.Pattern[bytes]]:
+    """What completion builds from the typed text: in-order letters, and an escaped literal."""
+    from zettel_lsp.search.complete import _subsequence
+
+    typed = ["ab", "a[", "zk#", "a b", "[[x", "a\\b", "aaa"]
+    return [_subsequence(t) for t in typed]
+
+
+def _escaped_names() -> list[re.Pattern[str] | re.Pattern[bytes]]:
+    return [re.compile(re.escape(t)) for t in ("ab", "[[a", "a.b*", "(x)")]
+
+
+RUNTIME_BUILDERS: dict[str, Callable[[], list[re.Pattern[str] | re.Pattern[bytes]]]] = {
+    "zettel_lsp.search.complete._subsequence": _typed_names,
+    "zettel_lsp.search.complete.rank_cards": _escaped_names,
+}
 
 UNITS = ["> ", " >", "#", " #", "#1", "`", "[[", "[", "](", "(", "\\", " ", "\t", "-", "a", "1",
          ".", "*", "_", "|", ":", "<!--", "~", "---\n", "\n", "a ", "[a", "> \n"]  # fmt: skip

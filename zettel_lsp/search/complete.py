@@ -444,12 +444,15 @@ def fuzzy_tier(typed: str, key: str) -> float | None:
 
 
 def _subsequence(typed: str) -> re.Pattern[str]:
-    """``typed``'s characters in order on one line: ``a[^b\\n]*b[^c\\n]*c`` (no backtracking)."""
+    """``typed``'s characters in order on one line: ``(?m)^[^a\\n]*a[^b\\n]*b[^c\\n]*c``. Tried
+    once per line, from its first ``a`` (where a line has a match, the chain from its first
+    ``a`` finds one: each next letter is taken at its first place), so a search is linear in
+    the text (tests/notes/test_regex_linear.py)."""
     body = "".join(
         re.escape(c) + (f"[^{re.escape(typed[i + 1])}\\n]*" if i + 1 < len(typed) else "")
         for i, c in enumerate(typed)
     )
-    return re.compile(body)
+    return re.compile(f"(?m)^[^{re.escape(typed[0])}\\n]*" + body)
 
 
 def rank_cards(
@@ -570,7 +573,7 @@ def excerpt(card: Card, n: int = EXCERPT_CHARS) -> str:
             continue
         line = re.sub(r"^([-*+>]|\d+[.)])\s+", "", line)
         line = re.sub(
-            r"\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]",
+            r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]",
             lambda m: m.group(2) or m.group(1),
             line,
         )
@@ -615,7 +618,21 @@ def headings_of(card: Card, typed: str) -> list[tuple[str, int]]:
 
 
 def _heading_text(line: str) -> str:
-    return re.sub(r"\s+#+\s*$", "", line.lstrip().lstrip("#")).strip()
+    text = line.lstrip().lstrip("#").rstrip()
+    closed = text.rstrip("#")  # a closing sequence counts after a space (or alone)
+    if closed != text and (not closed or closed[-1].isspace()):
+        text = closed
+    return text.strip()
+
+
+def _without_block_id(text: str) -> str:
+    """``text`` without a trailing ``^block-id`` (a scan: no pattern to backtrack)."""
+    s = text.rstrip()
+    at = s.rfind("^")
+    ident = s[at + 1 :] if at >= 0 else ""
+    if ident and all(c.isalnum() or c in "_-" for c in ident):
+        s = s[:at]
+    return s.strip()
 
 
 def blocks_of(card: Card, typed: str) -> list[tuple[str, str]]:
@@ -627,7 +644,7 @@ def blocks_of(card: Card, typed: str) -> list[tuple[str, str]]:
         if t and t not in b.name.lower():
             continue
         text = lines[b.line] if b.line < len(lines) else ""
-        out.append((b.name, re.sub(r"\s*\^[\w-]+\s*$", "", text).strip()))
+        out.append((b.name, _without_block_id(text)))
     return out
 
 
