@@ -516,14 +516,22 @@ async def bench_actions(
 
 
 async def bench_editing(
-    bench: Bench, cards: list[str], samples: int, rng: random.Random, warmup: int, renames: int
+    bench: Bench,
+    cards: list[str],
+    samples: int,
+    rng: random.Random,
+    warmup: int,
+    renames: int,
+    diagnostics: str = "auto",
+    diagnostic_links: int = DIAGNOSTIC_LINKS,
 ) -> dict[str, Any]:
     """The note-editing methods (issue #16) on random cards: documentSymbol, codeLens (and the
     resolve of lenses sent without a command), prepareRename on the card's first link (else its
     first line), completion after `` [[`` appended to a prose line (sent as an unsaved edit, as
     typed) and then with three letters of another card's title; diagnostics of the cards with at
-    least DIAGNOSTIC_LINKS links (pulled when the client declares it, else from didOpen to the
-    pushed notification); rename of the cards with the most backlinks (the edit is not applied)."""
+    least ``diagnostic_links`` links (``auto``: pulled when the client declares pull and the server
+    offers it, else timed from didOpen to the pushed notification; ``push``/``pull`` force one);
+    rename of the cards with the most backlinks (the edit is not applied)."""
     caps = bench.server_caps
     draw = sample_cards(cards, bench.vault, rng, lambda c: bool(c.prose))
     plan = [c for c in (draw() for _ in range(samples + warmup)) if c is not None]
@@ -613,23 +621,34 @@ async def bench_editing(
                 items = got_c.items if isinstance(got_c, types.CompletionList) else got_c
                 counts["completion_items"] += len(items or [])
     bench.close_all()
-    counts["diagnostics"] = await bench_diagnostics(bench, cards, rng, warmup)
+    counts["diagnostics"] = await bench_diagnostics(
+        bench, cards, rng, warmup, diagnostics, diagnostic_links
+    )
     counts["renames"] = await bench_renames(bench, cards, renames)
     return counts
 
 
 async def bench_diagnostics(
-    bench: Bench, cards: list[str], rng: random.Random, warmup: int
+    bench: Bench,
+    cards: list[str],
+    rng: random.Random,
+    warmup: int,
+    mode: str = "auto",
+    min_links: int = DIAGNOSTIC_LINKS,
 ) -> dict[str, Any]:
     caps = bench.server_caps
     if not caps.diagnostic_provider and not caps.text_document_sync:
         return {"cards": 0}
     many = [c for c in (read_card(bench.vault, rel) for rel in cards) if c and c.usable]
-    many = [c for c in many if len(c.links) >= DIAGNOSTIC_LINKS]
+    many = [c for c in many if len(c.links) >= min_links]
     rng.shuffle(many)
-    # pulled whenever the server offers pull (the time to compute a card's diagnostics, which
-    # is what a push costs too); pushed diagnostics are timed only for a server without pull
-    pull = bool(caps.diagnostic_provider)
+    # as the server decides: it pushes unless the client declares pull (Neovim 0.7.2 and
+    # pytest-lsp's VS Code set do not); a pull request is answered either way
+    text_caps = bench.client.capabilities.text_document if bench.client.capabilities else None
+    client_pulls = bool(text_caps and text_caps.diagnostic)
+    pull = bool(caps.diagnostic_provider) and (mode == "pull" or (mode == "auto" and client_pulls))
+    if mode == "push" and client_pulls:
+        raise SystemExit("--diagnostics push: this client profile pulls (the server never pushes)")
     for i, card in enumerate(many[:100]):
         record = i >= min(warmup, len(many) - 1)
         if pull:
@@ -779,7 +798,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             bench, cards, args.action_samples, rng, args.warmup, args.resolve_samples
         )
         out["editing"] = await bench_editing(
-            bench, cards, args.editing_samples, rng, args.warmup, args.renames
+            bench,
+            cards,
+            args.editing_samples,
+            rng,
+            args.warmup,
+            args.renames,
+            args.diagnostics,
+            args.diagnostic_links,
         )
         out["machine"]["cpu_during_measurement"] = watch.stop()
         out["methods"] = {
@@ -918,6 +944,18 @@ def main() -> int:
         help="cards for completion, documentSymbol, codeLens, prepareRename (0: skip)",
     )
     ap.add_argument("--renames", type=int, default=5, help="renames of the most linked cards")
+    ap.add_argument(
+        "--diagnostics",
+        choices=["auto", "push", "pull"],
+        default="auto",
+        help="auto: as the server decides (push unless the client declares pull)",
+    )
+    ap.add_argument(
+        "--diagnostic-links",
+        type=int,
+        default=DIAGNOSTIC_LINKS,
+        help="diagnostics are timed on cards with at least this many links",
+    )
     ap.add_argument("--warmup", type=int, default=3, help="untimed requests per method first")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--server", help="server command (default: this Python -m zettel_lsp)")

@@ -205,3 +205,22 @@ async def test_workspace_pull_reports_the_vaults_unresolved_links(
         ((shared_vault / "baking" / "Sourdough starter.md").as_uri(), "unresolved-link"),
         ((shared_vault / "retrieval" / "Inverted index.md").as_uri(), "unresolved-link"),
     }
+
+
+async def test_a_card_whose_uri_is_percent_encoded(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    """A file name with spaces and accents (most Obsidian cards): diagnostics reach the client
+    under the URI it opened, on open and again when another file changes the graph."""
+    path = shared_vault / "Notes on crème brûlée.md"
+    uri = await open_doc(client, path, "See [[Caramel sauce]].\n")
+    assert "%20" in uri
+    got = await diagnostics(client, uri, lambda ds: len(ds) == 1)
+    assert got[0].code == "unresolved-link"
+    (shared_vault / "Caramel sauce.md").write_text("# Caramel sauce\n", encoding="utf-8")
+    try:
+        assert await diagnostics(client, uri, lambda ds: len(ds) == 0) == []
+        # every push names a document as the client sent it (never pygls' unquoted key)
+        assert not [u for u in client.diagnostics if " " in u or "è" in u]
+    finally:
+        (shared_vault / "Caramel sauce.md").unlink()

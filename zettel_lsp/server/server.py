@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -175,6 +176,15 @@ class ZettelLanguageServer(LanguageServer):
             if inside and (best is None or len(str(s.root)) > len(str(best.root))):
                 best = s
         return best
+
+    def open_uris(self) -> list[str]:
+        """The editor's open documents, each URI as the client sent it (pygls keys its table by
+        the *unquoted* URI, so its keys are not URIs to answer with or to compare)."""
+        return [d.uri for d in list(self.workspace.text_documents.values())]
+
+    def is_open(self, uri: str) -> bool:
+        """Whether the editor has ``uri`` open (however its characters are percent-encoded)."""
+        return unquote(uri) in self.workspace.text_documents
 
     def doc(self, uri: str) -> Doc | None:
         """The card at ``uri`` with the editor's text (unsaved edits included), if it is one."""

@@ -206,7 +206,7 @@ class _Pusher:
             return
         # every open document (a card of another vault costs one needless check); parsing
         # and the graph reads happen in the request pool, not on this (the watcher's) thread
-        self.schedule(list(self.ls.workspace.text_documents))
+        self.schedule(self.ls.open_uris())
 
     def schedule(self, uris: Iterable[str]) -> None:
         with self.lock:
@@ -228,7 +228,7 @@ class _Pusher:
 
     def publish(self, uri: str) -> None:
         ls = self.ls
-        if uri not in ls.workspace.text_documents:
+        if not ls.is_open(uri):
             return  # closed meanwhile (didClose cleared it)
         doc = ls.doc(uri)
         if doc is None or not doc.service.graph_ready.is_set():
@@ -317,7 +317,6 @@ def workspace_report(
     report, so the client clears it."""
     pusher(ls)
     previous = {p.uri: p.value for p in params.previous_result_ids}
-    open_uris = set(ls.workspace.text_documents)
     sev = severities(ls.settings)
     codec = ls.workspace.position_codec
     items: list[types.WorkspaceDocumentDiagnosticReport] = []
@@ -330,7 +329,7 @@ def workspace_report(
             found = service.read(partial(_batch, service, batch, sev))
             for path, card, problems in found:
                 uri = card_uri(service.root, path)
-                if uri in open_uris:
+                if ls.is_open(uri):
                     continue
                 result_id = _result_id(service, ls.settings, card.text)
                 if not problems and uri not in previous:

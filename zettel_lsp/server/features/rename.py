@@ -224,7 +224,7 @@ def open_docs(
 ) -> dict[str, Doc]:
     """The editor's open cards of ``service``'s vault (unsaved text included), ``doc`` too."""
     out = {doc.rel: doc} if doc is not None else {}
-    for uri in list(ls.workspace.text_documents):
+    for uri in ls.open_uris():
         other = ls.doc(uri)
         if other is not None and other.service is service and other.rel not in out:
             out[other.rel] = other
