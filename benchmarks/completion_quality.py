@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search import complete as cx
-from zettel_lsp.search.engine import SearchEngine
+from zettel_lsp.search.engine import SearchEngine, SearchOptions
 from zettel_lsp.vault import Vault
 
 DEFAULT_INDEX_ROOT = Path("/work/idx/cur")
@@ -89,7 +89,7 @@ def make_case(graph: LinkGraph, held: HeldOut) -> Case | None:
     return Case(held.src, held.dst, edited, line, col, cursor)
 
 
-def meaning_of(engine: SearchEngine, case: Case) -> list[str]:
+def meaning_of(engine: SearchEngine, case: Case, options: SearchOptions | None = None) -> list[str]:
     """The meaning leg as the server computes it (the engine directly: no lock here)."""
     line_text = case.card.text.split("\n")[case.line]
     ctx = cx.context_at(line_text, case.col)
@@ -98,7 +98,8 @@ def meaning_of(engine: SearchEngine, case: Case) -> list[str]:
     q = cx.meaning_query(case.card, case.line, ctx)
     if q is None:
         return []
-    return [r.path for r in engine.search(q, cx.meaning_options()) if r.path != case.src]
+    opts = options or cx.meaning_options()
+    return [r.path for r in engine.search(q, opts) if r.path != case.src]
 
 
 def ours(
@@ -159,6 +160,7 @@ def run(
     seed: int,
     index_dir: Path | None,
     log: Callable[[str], None] = lambda s: None,
+    options: SearchOptions | None = None,
 ) -> dict[str, Any]:
     held = load_holdout(holdout)
     with tempfile.TemporaryDirectory(prefix="completion-quality-") as tmp:
@@ -187,7 +189,7 @@ def run(
             linked_key: Callable[[str], Any] = lambda p: (-backlinks[p], by_title[p])  # noqa: E731
             t1 = time.monotonic()
             for i, c in enumerate(cases):
-                meaning = meaning_of(engine, c)
+                meaning = meaning_of(engine, c, options)
                 scores.add("ours", ours(graph, c, meaning, recency), c.dst)
                 only_meaning = {"meaning": 1.0}
                 scores.add("meaning", ours(graph, c, meaning, {}, only_meaning), c.dst)
@@ -218,7 +220,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--index-dir", type=Path, default=None, help="an index of VAULT (copied)")
     ap.add_argument("--json", action="store_true", help="the figures as JSON on stdout")
+    ap.add_argument(
+        "--meaning-legs",
+        help="the meaning search's legs, comma-separated (default: meaning_options())",
+    )
+    ap.add_argument(
+        "--meaning-no-graph", action="store_true", help="the meaning search without graph rerank"
+    )
     args = ap.parse_args(argv)
+    options = cx.meaning_options()
+    if args.meaning_legs:
+        options = replace(options, legs=tuple(args.meaning_legs.split(",")))
+    if args.meaning_no_graph:
+        options = replace(options, graph=False)
     index_dir = args.index_dir
     if index_dir is None and (DEFAULT_INDEX_ROOT / args.vault.name).is_dir():
         index_dir = DEFAULT_INDEX_ROOT / args.vault.name
@@ -229,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.seed,
         index_dir,
         log=lambda s: print(s, file=sys.stderr),
+        options=options,
     )
     if args.json:
         print(json.dumps(out, indent=2))

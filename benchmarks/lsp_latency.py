@@ -70,6 +70,7 @@ RESOLVE = "codeAction/resolve"
 COMPLETION = "textDocument/completion"
 COMPLETE_EMPTY = "completion [[ nothing typed"
 COMPLETE_TYPED = "completion [[ + 3 letters"
+COMPLETE_KEYS = "completion [[ key by key"
 DOC_SYMBOL = "textDocument/documentSymbol"
 CODE_LENS = "textDocument/codeLens"
 LENS_RESOLVE = "codeLens/resolve"
@@ -88,6 +89,7 @@ METHODS = (
     COMPLETION,
     COMPLETE_EMPTY,
     COMPLETE_TYPED,
+    COMPLETE_KEYS,
     DOC_SYMBOL,
     CODE_LENS,
     LENS_RESOLVE,
@@ -96,6 +98,7 @@ METHODS = (
     RENAME,
 )
 DIAGNOSTIC_LINKS = 50  # the issue's "card with 50 links"
+KEYSTROKE_MS = 100.0  # between the two "[" of "[[" typed key by key
 INDEX_KEYS = (
     "cards",
     "cards_in_graph",
@@ -515,6 +518,48 @@ async def bench_actions(
     return counts
 
 
+async def edit_and_complete(
+    bench: Bench,
+    card: Card,
+    line: int,
+    suffix: str,
+    trigger: str | None,
+    timer: Callable[[Awaitable[Any]], Awaitable[Any]] | None,
+) -> list[types.CompletionItem]:
+    """Send ``card`` with ``suffix`` appended to ``line`` (an unsaved edit), then ask for
+    completion at the end of that line (``trigger``: the trigger character, else invoked);
+    ``timer`` times the request (None: not timed). The items answered."""
+    text_lines = list(card.lines)
+    text_lines[line] = card.lines[line] + suffix
+    bench.version += 1
+    bench.client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(
+                uri=card.uri, version=bench.version
+            ),
+            content_changes=[
+                types.TextDocumentContentChangeWholeDocument(text="\n".join(text_lines))
+            ],
+        )
+    )
+    at = types.Position(line=line, character=units(text_lines[line], bench.encoding))
+    request = bench.client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=card.uri),
+            position=at,
+            context=types.CompletionContext(
+                trigger_kind=types.CompletionTriggerKind.TriggerCharacter,
+                trigger_character=trigger,
+            )
+            if trigger
+            else types.CompletionContext(trigger_kind=types.CompletionTriggerKind.Invoked),
+        )
+    )
+    got = await (timer(request) if timer else asyncio.wait_for(request, REQUEST_TIMEOUT))
+    items = got.items if isinstance(got, types.CompletionList) else got
+    return list(items or [])
+
+
 async def bench_editing(
     bench: Bench,
     cards: list[str],
@@ -524,14 +569,17 @@ async def bench_editing(
     renames: int,
     diagnostics: str = "auto",
     diagnostic_links: int = DIAGNOSTIC_LINKS,
+    keystroke_ms: float = KEYSTROKE_MS,
 ) -> dict[str, Any]:
     """The note-editing methods (issue #16) on random cards: documentSymbol, codeLens (and the
     resolve of lenses sent without a command), prepareRename on the card's first link (else its
-    first line), completion after `` [[`` appended to a prose line (sent as an unsaved edit, as
-    typed) and then with three letters of another card's title; diagnostics of the cards with at
-    least ``diagnostic_links`` links (``auto``: pulled when the client declares pull and the server
-    offers it, else timed from didOpen to the pushed notification; ``push``/``pull`` force one);
-    rename of the cards with the most backlinks (the edit is not applied)."""
+    first line), completion after `` [[`` appended to a prose line in one unsaved edit and then
+    with three letters of another card's title, and `` [[`` typed key by key on another prose
+    line (`` [`` and its completion request, ``keystroke_ms``, then `` [[``); diagnostics of the
+    cards with at least ``diagnostic_links`` links (``auto``: pulled when the client declares
+    pull and the server offers it, else timed from didOpen to the pushed notification;
+    ``push``/``pull`` force one); rename of the cards with the most backlinks (the edit is not
+    applied)."""
     caps = bench.server_caps
     draw = sample_cards(cards, bench.vault, rng, lambda c: bool(c.prose))
     plan = [c for c in (draw() for _ in range(samples + warmup)) if c is not None]
@@ -585,41 +633,36 @@ async def bench_editing(
         if caps.completion_provider:
             line, _ = rng.choice(card.prose)
             typed = rng.choice(titles)[:3]
+            # in one change each (as a paste or a fast client sends it): the meaning search
+            # starts when the request arrives
             for method, suffix in ((COMPLETE_EMPTY, " [["), (COMPLETE_TYPED, " [[" + typed)):
-                text_lines = list(card.lines)
-                text_lines[line] = card.lines[line] + suffix
-                bench.version += 1
-                bench.client.text_document_did_change(
-                    types.DidChangeTextDocumentParams(
-                        text_document=types.VersionedTextDocumentIdentifier(
-                            uri=card.uri, version=bench.version
-                        ),
-                        content_changes=[
-                            types.TextDocumentContentChangeWholeDocument(text="\n".join(text_lines))
-                        ],
-                    )
+                got_c = await edit_and_complete(
+                    bench,
+                    card,
+                    line,
+                    suffix,
+                    "[" if method == COMPLETE_EMPTY else None,
+                    lambda r, m=method: timed(COMPLETION, r, m),  # type: ignore[misc]
                 )
-                at = types.Position(line=line, character=units(text_lines[line], bench.encoding))
-                got_c = await timed(
-                    COMPLETION,
-                    bench.client.text_document_completion_async(
-                        types.CompletionParams(
-                            text_document=doc,
-                            position=at,
-                            context=types.CompletionContext(
-                                trigger_kind=types.CompletionTriggerKind.TriggerCharacter,
-                                trigger_character="[",
-                            )
-                            if method == COMPLETE_EMPTY
-                            else types.CompletionContext(
-                                trigger_kind=types.CompletionTriggerKind.Invoked
-                            ),
-                        )
-                    ),
-                    method,
+                counts["completion_items"] += len(got_c)
+            # key by key on another line, as an editor sends typing: " [" (a trigger
+            # character: the client asks, the server searches ahead), a keystroke later " [["
+            others = [ln for ln, _ in card.prose if ln != line]
+            if others and keystroke_ms >= 0:
+                key_line = rng.choice(others)
+                await edit_and_complete(bench, card, key_line, " [", "[", None)
+                await asyncio.sleep(keystroke_ms / 1000)
+                got_c = await edit_and_complete(
+                    bench,
+                    card,
+                    key_line,
+                    " [[",
+                    "[",
+                    lambda r: timed(COMPLETE_KEYS, r),
                 )
-                items = got_c.items if isinstance(got_c, types.CompletionList) else got_c
-                counts["completion_items"] += len(items or [])
+                counts["completion_items_keys"] = counts.get("completion_items_keys", 0) + len(
+                    got_c
+                )
     bench.close_all()
     counts["diagnostics"] = await bench_diagnostics(
         bench, cards, rng, warmup, diagnostics, diagnostic_links
@@ -806,6 +849,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             args.renames,
             args.diagnostics,
             args.diagnostic_links,
+            args.keystroke_ms,
         )
         out["machine"]["cpu_during_measurement"] = watch.stop()
         out["methods"] = {
@@ -944,6 +988,12 @@ def main() -> int:
         help="cards for completion, documentSymbol, codeLens, prepareRename (0: skip)",
     )
     ap.add_argument("--renames", type=int, default=5, help="renames of the most linked cards")
+    ap.add_argument(
+        "--keystroke-ms",
+        type=float,
+        default=KEYSTROKE_MS,
+        help="pause between the two brackets of the key-by-key completion (-1: skip it)",
+    )
     ap.add_argument(
         "--diagnostics",
         choices=["auto", "push", "pull"],

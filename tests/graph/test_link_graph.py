@@ -202,3 +202,17 @@ def test_any_sequence_of_updates_equals_a_rebuild(ops: list[tuple[str, str, str,
             state[other_path] = state.pop(path)
             g.rename(path, parse_card(other_path, state[other_path]))
         assert snapshot(g) == snapshot(LinkGraph.build(cards(state)))
+
+
+def test_touches_agrees_with_neighbours_on_both_sides() -> None:
+    hub = {"Hub.md": "\n".join(f"- [[c{i}]]" for i in range(30))}
+    spec = hub | {f"c{i}.md": "" for i in range(30)} | {"x.md": "[[Hub]]", "y.md": "Hub mention"}
+    g = LinkGraph.build(cards(spec))
+    paths = list(spec)
+    groups = [set(), {"c3.md"}, {"x.md"}, {"y.md"}, {"Hub.md"}, {"y.md", "nope.md"}, set(paths)]
+    for p in [*paths, "nope.md"]:
+        for others in groups:
+            assert g.touches(p, others) == (not others.isdisjoint(g.neighbours(p))), (p, others)
+    assert g.touches("Hub.md", {"c3.md"}) and g.touches("c3.md", {"Hub.md"})
+    assert not g.touches("Hub.md", {"y.md"})  # a mention is no link
+    assert g.touches("Hub.md", {"y.md"}, kinds=(EdgeKind.MENTION,))

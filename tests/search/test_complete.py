@@ -218,6 +218,37 @@ def test_query_text_drops_the_link_being_typed() -> None:
     assert cx.meaning_query(card, 1, ctx) is None  # a blank line
 
 
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ("bright [", "bright [["),  # no closing brackets (Neovim's default)
+        ("bright []", "bright [[]]"),  # the editor closes each bracket (VS Code)
+        ("bright ![", "bright ![["),  # an embed
+        ("bright [ light.", "bright [[ light."),
+        ("bright [] light.", "bright [[]] light."),
+    ],
+)
+def test_bracket_query_is_the_query_the_second_bracket_asks(one: str, two: str) -> None:
+    """After a single ``[`` the search ahead asks exactly what ``[[`` will ask (one cache
+    entry), whether or not the editor closed the brackets."""
+    col = one.index("[") + 1
+    ahead = cx.bracket_query(parse_card("Home.md", f"# Home\n\nGamma rays are\n{one}\n"), 3, col)
+    card = parse_card("Home.md", f"# Home\n\nGamma rays are\n{two}\n")
+    ctx = cx.context_at(two, col + 1)
+    assert ctx is not None and ctx.kind == cx.CARD
+    assert ahead is not None and ahead == cx.meaning_query(card, 3, ctx)
+    assert "[" not in ahead and "]" not in ahead
+
+
+def test_bracket_query_only_where_a_card_link_would_open() -> None:
+    card = parse_card("Home.md", "# Home\n\nGamma rays [[Gam]] are [x](\n[[\n\n[\n")
+    assert cx.bracket_query(card, 2, len("Gamma rays [[")) is None  # already two
+    assert cx.bracket_query(card, 2, len("Gamma rays")) is None  # no bracket before
+    assert cx.bracket_query(card, 3, 2) is None  # "[[" already
+    assert cx.bracket_query(card, 5, 1) is None  # a lone bracket: no words to ask about
+    assert cx.bracket_query(card, 4, 0) is None  # a blank line
+
+
 def test_excerpt() -> None:
     g = vault(CARDS)
     assert cx.excerpt(g.cards["notes/Gamma.md"]) == "The third card, about gamma rays."

@@ -95,6 +95,31 @@ async def test_nothing_typed_ranks_by_the_paragraph_in_an_unsaved_buffer(
         assert all(not (i.detail or "").endswith("· linked") for i in got.items[:first_linked])
 
 
+async def test_a_single_bracket_answers_nothing_and_the_second_one_the_list(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    """Typed one key at a time, as an editor sends it (VS Code closes each bracket): the
+    ``[`` request (where the server searches ahead) answers no items, the ``[[`` one the same
+    list as a ``[[`` typed in one go."""
+    uri = await open_doc(client, shared_vault / "Typed slowly.md", f"{BREAD} [\n")
+    one = await complete(client, uri, f"{BREAD} [\n", 0, len(BREAD) + 2)
+    assert not one.items
+    two_text = f"{BREAD} [[]]\n"
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=two_text)],
+        )
+    )
+    two = await complete(client, uri, two_text, 0, len(BREAD) + 3)
+    fresh = await open_doc(client, shared_vault / "Typed at once.md", f"{BREAD} [[\n")
+    once = await complete(client, fresh, f"{BREAD} [[\n", 0, len(BREAD) + 3)
+    assert len(two.items) > 10
+    assert [i.label for i in two.items[:10]] == [i.label for i in once.items[:10]]
+    assert all(str(edit_of(i).new_text).endswith("]]") for i in two.items)
+    assert apply(two_text, 0, edit_of(two.items[0]), client.encoding).count("]]") == 1  # type: ignore[attr-defined]
+
+
 async def test_a_typed_alias_inserts_the_alias_and_closes_the_brackets_once(
     client: LanguageClient, shared_vault: Path
 ) -> None:

@@ -188,6 +188,24 @@ class LinkGraph:
         out.discard(path)
         return out
 
+    def touches(
+        self, path: str, others: set[str], kinds: tuple[EdgeKind, ...] = LINK_KINDS
+    ) -> bool:
+        """Whether an edge of ``kinds`` joins ``path`` to one of ``others`` (either direction).
+        Walks the smaller side: a hub's thousand links are not listed to test three cards."""
+        if path not in self.graph or not others:
+            return False
+        succ, pred = self.graph.succ[path], self.graph.pred[path]
+        if len(others) < len(succ) + len(pred):
+            for o in others:
+                if o == path:
+                    continue
+                for d in (succ.get(o), pred.get(o)):
+                    if d is not None and any(d.get(k) for k in kinds):
+                        return True
+            return False
+        return not others.isdisjoint(self.neighbours(path, kinds))
+
     def distance(
         self, a: str, b: str, cutoff: int = 3, kinds: tuple[EdgeKind, ...] = LINK_KINDS
     ) -> int | None:

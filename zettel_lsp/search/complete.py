@@ -134,7 +134,8 @@ def query_text(paragraph: str, line_in_paragraph: int, ctx: CompletionContext) -
     if 0 <= line_in_paragraph < len(lines):
         line = lines[line_in_paragraph]
         lo = ctx.open_start - (1 if ctx.open_start > 0 and line[ctx.open_start - 1] == "!" else 0)
-        lines[line_in_paragraph] = line[:lo] + " " + line[ctx.end :]
+        # a bracket the editor closed after a single "[" (the second came later) goes too
+        lines[line_in_paragraph] = line[:lo] + " " + line[ctx.end :].lstrip("]")
     return "\n".join(lines)
 
 
@@ -160,10 +161,34 @@ def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:
     if para is None:
         return None
     start, _, text = para
-    text = query_text(text, line - start, ctx)
+    return _query(text, line - start, ctx)
+
+
+def bracket_query(card: Card, line: int, col: int) -> str | None:
+    """The query :func:`meaning_query` will ask once a second ``[`` follows the single ``[``
+    just typed before column ``col`` of ``line`` (the editor's closing ``]``, if any, after
+    it): what to search ahead, while the second bracket is on its way. None when a second
+    bracket would not open a card link there."""
+    para = paragraph_at(card, line)
+    if para is None:
+        return None
+    start, _, text = para
+    lines = text.split("\n")
+    row = lines[line - start]
+    if not row[:col].endswith("[") or row[:col].endswith("[["):
+        return None
+    lines[line - start] = row[:col] + "[" + row[col:]
+    ctx = context_at(lines[line - start], col + 1)
+    if ctx is None or ctx.kind != CARD or ctx.typed:
+        return None
+    return _query("\n".join(lines), line - start, ctx)
+
+
+def _query(paragraph: str, row: int, ctx: CompletionContext) -> str | None:
+    text = query_text(paragraph, row, ctx)
     if not parse_query(text).words:
         return None
-    cursor = sum(len(x) + 1 for x in text.split("\n")[: line - start]) + ctx.open_start
+    cursor = sum(len(x) + 1 for x in text.split("\n")[:row]) + ctx.open_start
     return words_around(text, cursor, QUERY_WORDS)
 
 
@@ -364,7 +389,7 @@ def relations(
             out[p] = LINKED
         elif p in backs:
             out[p] = BACKLINK
-        elif not first.isdisjoint(graph.neighbours(p)):
+        elif graph.touches(p, first):
             out[p] = TWO_HOPS
         else:
             out[p] = NOT_LINKED

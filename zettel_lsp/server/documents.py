@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ class Codec:
         return types.Range(start=self.to_client(start), end=self.to_client(end))
 
 
+@lru_cache(maxsize=65536)
 def card_uri(root: Path, rel: str) -> str:
     return from_fs_path(str(root / rel)) or (root / rel).as_uri()
 

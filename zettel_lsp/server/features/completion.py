@@ -16,6 +16,7 @@ import heapq
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +47,13 @@ def completion(
     cpos = c.from_client(pos)
     line = doc.lines[cpos.line].rstrip("\r\n") if cpos.line < len(doc.lines) else ""
     ctx = cx.context_at(line, cpos.character)
-    if ctx is None:
-        return None
     offset = doc.index.offset(cpos)
+    if ctx is None:
+        if line[: cpos.character].endswith("[") and not any(
+            s <= offset - 1 < e for s, e in doc.card.masked
+        ):
+            _search_ahead(doc, cpos, options)
+        return None
     if ctx.kind == cx.TAG and any(s <= offset - 1 < e for s, e in doc.card.masked):
         return None  # in code or a comment
     if ctx.kind in (cx.CARD, cx.PATH) and any(
@@ -67,8 +72,10 @@ def ctx_offset(doc: Doc, cpos: Position, ctx: cx.CompletionContext) -> int:
 
 
 _MEANING: OrderedDict[tuple[int, str, str], tuple[float, list[str]]] = OrderedDict()
+_RUNNING: dict[tuple[int, str, str], Future[list[str]]] = {}
 MEANING_TTL = 10.0  # seconds a paragraph's meaning ranking is reused while a name is typed
 MEANING_CACHE_SIZE = 64
+RUNNING_WAIT = 2.0  # seconds a request waits for the same meaning search running elsewhere
 
 
 def _meaning(
@@ -78,14 +85,53 @@ def _meaning(
     before the lock; the search then ranks inside it). The paragraph without the link being
     typed stays the same while a name is typed: its ranking is reused for ``MEANING_TTL``."""
     text = cx.meaning_query(doc.card, cpos.line, ctx)
-    if text is None:
-        return []
+    return [] if text is None else _ranked(doc, text, options)
+
+
+def _search_ahead(doc: Doc, cpos: Position, options: SearchOptions) -> None:
+    """A single ``[`` was typed (editors ask for completion on it, a trigger character): rank
+    what the paragraph is about now, so the ``[[`` that usually follows a moment later finds
+    it cached (the query is the same: the paragraph without the link being typed). The
+    answer to this request waits for it, which no one sees: it is empty either way."""
+    text = cx.bracket_query(doc.card, cpos.line, cpos.character)
+    if text is not None:
+        _ranked(doc, text, options)
+
+
+def _ranked(doc: Doc, text: str, options: SearchOptions) -> list[str]:
+    """The meaning search for ``text``: cached for ``MEANING_TTL``; while the same search runs
+    on another thread (the search ahead of a ``[``), its answer is awaited, not recomputed."""
     key = (id(doc.service), doc.rel, text)
     now = time.monotonic()
     with _MEANING_LOCK:
         known = _MEANING.get(key)
         if known is not None and now - known[0] < MEANING_TTL:
             return known[1]
+        running = _RUNNING.get(key)
+        if running is None:
+            mine: Future[list[str]] = Future()
+            _RUNNING[key] = mine
+    if running is not None:
+        try:
+            return running.result(timeout=RUNNING_WAIT)
+        except Exception:  # noqa: BLE001 - it failed or is slow: this request searches itself
+            pass
+        return _search(doc, text, options, key, now)
+    try:
+        paths = _search(doc, text, options, key, now)
+        mine.set_result(paths)
+        return paths
+    except BaseException as exc:
+        mine.set_exception(exc)
+        raise
+    finally:
+        with _MEANING_LOCK:
+            _RUNNING.pop(key, None)
+
+
+def _search(
+    doc: Doc, text: str, options: SearchOptions, key: tuple[int, str, str], now: float
+) -> list[str]:
     answer = doc.service.search(text, cx.meaning_options(options))
     paths = [r.path for r in answer.results if r.path != doc.rel]
     if answer.complete:  # a partial answer (still indexing) is asked again next time
@@ -153,6 +199,13 @@ def _answer(
     rels = cx.relations(graph, doc.rel, linked, [a.path for a in found.items])
     embed = ctx.open_start > 0 and ctx_line(doc, cpos)[ctx.open_start - 1 : ctx.open_start] == "!"
     items = []
+    # the same two ranges for every item (a long line costs a scan per conversion)
+    ranges = {
+        w: c.range(
+            Position(cpos.line, ctx.open_start if w else ctx.start), Position(cpos.line, ctx.end)
+        )
+        for w in (False, True)
+    }
     for i, a in enumerate(found.items):
         card = graph.cards.get(a.path)
         if card is None:
@@ -160,11 +213,9 @@ def _answer(
         whole = False
         if ctx.kind == cx.PATH:
             new_text = cx.md_path(doc.rel, a.path)
-            rng = c.range(Position(cpos.line, ctx.start), Position(cpos.line, ctx.end))
         else:
             new_text, whole = cx.link_insert(graph, doc.card, a, style, embed=embed)
-            start = ctx.open_start if whole else ctx.start
-            rng = c.range(Position(cpos.line, start), Position(cpos.line, ctx.end))
+        rng = ranges[whole]
         rel = rels.get(a.path, "")
         folder = card.folder or "/"
         label = card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}"
@@ -269,10 +320,22 @@ def _lazy_docs(ls: ZettelLanguageServer) -> bool:
 async def on_completion(
     ls: ZettelLanguageServer, params: types.CompletionParams
 ) -> types.CompletionList | None:
+    # The text the request's position is about: the editor goes on typing while the request
+    # waits for a worker, and a later didChange must not move the text under it (the edit's
+    # range would miss the auto-closed `]]` and the accepted item would leave `]]]]`).
+    uri = params.text_document.uri
+    try:
+        document = ls.workspace.get_text_document(uri)
+        asked: tuple[str, int | None] | None = (document.source, document.version)
+    except (OSError, UnicodeDecodeError):
+        asked = None
+
     def run() -> types.CompletionList | None:
-        doc = ls.doc(params.text_document.uri)
+        doc = ls.doc(uri)
         if doc is None:
             return None
+        if asked is not None and doc.text != asked[0]:
+            doc = Doc(doc.uri, doc.service, doc.rel, asked[0], asked[1])
         return completion(
             doc,
             params.position,

@@ -13,6 +13,8 @@ writes a file: the editor applies the edit.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +60,18 @@ class RenameRefused(JsonRpcException):
     """The rename cannot be done; the message is for the user."""
 
     CODE = REQUEST_FAILED
+
+
+class _QuietRefusals(logging.Filter):
+    """pygls logs every error answer with its traceback; a refused rename is an answer, not a
+    fault (the client shows its message), so it is not logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, RenameRefused)
+
+
+_QUIET = _QuietRefusals()
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,7 +310,7 @@ async def on_rename(
                 card = graph.cards.get(path)
                 return card.text if card is not None else None
 
-            return workspace_edit(
+            edit = workspace_edit(
                 service.root,
                 plan,
                 text_of,
@@ -305,10 +319,41 @@ async def on_rename(
                 document_changes=can_move
                 or ls.supports("workspace", "workspace_edit", "document_changes"),
             )
+            if plan.move is not None:
+                _own_move(service.root / plan.move[0], service.root / plan.move[1])
+            return edit
 
         return service.read(compute)
 
     return await _run(ls, run)
+
+
+# The moves of this server's own rename answers. Applying one, the editor announces the move
+# with willRenameFiles; its links are rewritten by that same WorkspaceEdit, and answering again
+# would edit the new text (VS Code asks "wants to make refactoring changes with this file move";
+# `[[New|old]]` would read as a Dendron link to the old card and get its label renamed too).
+_OWN_MOVES: dict[tuple[str, str], float] = {}
+_OWN_MOVES_LOCK = threading.Lock()
+OWN_MOVE_TTL = 120.0  # seconds (a preview of the edit may keep it waiting)
+
+
+def _move_key(old: Path, new: Path) -> tuple[str, str]:
+    return (str(old.resolve()), str(new.resolve()))
+
+
+def _own_move(old: Path, new: Path) -> None:
+    now = time.monotonic()
+    with _OWN_MOVES_LOCK:
+        for key, at in list(_OWN_MOVES.items()):
+            if now - at > OWN_MOVE_TTL:
+                del _OWN_MOVES[key]
+        _OWN_MOVES[_move_key(old, new)] = now
+
+
+def _was_own_move(old: Path, new: Path) -> bool:
+    with _OWN_MOVES_LOCK:
+        at = _OWN_MOVES.pop(_move_key(old, new), None)
+    return at is not None and time.monotonic() - at <= OWN_MOVE_TTL
 
 
 async def on_will_rename_files(
@@ -322,6 +367,8 @@ async def on_will_rename_files(
             old_fs, new_fs = to_fs_path(f.old_uri), to_fs_path(f.new_uri)
             if not old_fs or not new_fs:
                 continue
+            if _was_own_move(Path(old_fs), Path(new_fs)):
+                continue  # the rename's WorkspaceEdit holds the link edits already
             service = ls.service_for(Path(old_fs).resolve())
             if service is None:
                 continue
@@ -371,6 +418,7 @@ async def on_will_rename_files(
 
 
 def register(server: ZettelLanguageServer) -> None:
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QUIET)  # once: a set of filters
     server.feature(
         types.TEXT_DOCUMENT_PREPARE_RENAME,
         types.RenameOptions(prepare_provider=True),
