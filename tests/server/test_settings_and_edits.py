@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from zettel_lsp.notes.title_rule import TitleSource
-from zettel_lsp.server.features.hover import words_around
+from zettel_lsp.search.query import words_around
 from zettel_lsp.server.settings import ServerSettings, parse_settings
 
 

@@ -39,7 +39,7 @@ from zettel_lsp.graph.resolver import strip_md
 from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
-from zettel_lsp.search.query import MAX_QUERY_WORDS, parse_query
+from zettel_lsp.search.query import parse_query, words_around
 from zettel_lsp.search.suggest import link_name
 
 CARD: Final = "card"
@@ -137,20 +137,6 @@ def query_text(paragraph: str, line_in_paragraph: int, ctx: CompletionContext) -
         # a bracket the editor closed after a single "[" (the second came later) goes too
         lines[line_in_paragraph] = line[:lo] + " " + line[ctx.end :].lstrip("]")
     return "\n".join(lines)
-
-
-_WORDS = re.compile(r"\S+")
-
-
-def words_around(text: str, at: int, n: int = MAX_QUERY_WORDS) -> str:
-    """At most ``n`` words of ``text`` centred on offset ``at`` (as the hover's related notes
-    ask about a long paragraph)."""
-    words = list(_WORDS.finditer(text))
-    if len(words) <= n:
-        return text
-    here = next((i for i, w in enumerate(words) if w.end() >= at), len(words) - 1)
-    first = max(0, min(here - n // 2, len(words) - n))
-    return text[words[first].start() : words[first + n - 1].end()]
 
 
 def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:

@@ -9,6 +9,20 @@ from dataclasses import dataclass
 
 MAX_QUERY_CHARS = 512
 MAX_QUERY_WORDS = 48
+_NON_SPACE = re.compile(r"\S+")
+
+
+def words_around(text: str, at: int, n: int = MAX_QUERY_WORDS) -> str:
+    """At most ``n`` words of ``text`` centred on offset ``at``: a long paragraph is asked
+    about where the cursor is (hover's related notes, completion's meaning search)."""
+    words = list(_NON_SPACE.finditer(text))
+    if len(words) <= n:
+        return text
+    here = next((i for i, w in enumerate(words) if w.end() >= at), len(words) - 1)
+    first = max(0, min(here - n // 2, len(words) - n))
+    return text[words[first].start() : words[first + n - 1].end()]
+
+
 _WORD = re.compile(r"[\w][\w'’-]*", re.UNICODE)
 
 # English stopwords as Snowball lists them (what the BM25 leg drops from documents and queries).

@@ -21,7 +21,7 @@ from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.model import Card, Link, Position
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.fusion import CardResult
-from zettel_lsp.search.query import MAX_QUERY_WORDS, parse_query
+from zettel_lsp.search.query import parse_query, words_around
 from zettel_lsp.search.results import excerpt, result_dict
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.arguments import arg, limit_arg, position_arg
@@ -31,20 +31,6 @@ from zettel_lsp.server.service import VaultService
 
 PREVIEW_CHARS = 400
 RELATED_EXCERPT_CHARS = 100
-
-
-_WORDS = re.compile(r"\S+")
-
-
-def words_around(text: str, at: int, n: int = MAX_QUERY_WORDS) -> str:
-    """At most ``n`` words of ``text`` centred on offset ``at``: a long paragraph is asked
-    about where the cursor is (a query is capped at ``n`` words anyway)."""
-    words = list(_WORDS.finditer(text))
-    if len(words) <= n:
-        return text
-    here = next((i for i, w in enumerate(words) if w.end() >= at), len(words) - 1)
-    first = max(0, min(here - n // 2, len(words) - n))
-    return text[words[first].start() : words[first + n - 1].end()]
 
 
 def hover(
