@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.resolver import Resolution, Stage, name_key, norm, strip_md
+from zettel_lsp.graph.resolver import Resolution, Stage, name_key, norm, stage_names, strip_md
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
 from zettel_lsp.notes.model import Card, Link, LinkKind, Position
 
@@ -123,7 +123,7 @@ class NameIndex:
     def _add(self, card: Card) -> None:
         self.signature[card.path] = _names_of(card)
         self.titles[card.path] = card.title
-        for stage, names in _stage_names(card):
+        for stage, names in stage_names(card):
             table = self.owners[stage]
             for name in names:
                 if name:
@@ -248,18 +248,6 @@ class NameIndex:
 
 def _names_of(card: Card) -> tuple[str, tuple[str, ...], str | None]:
     return card.title, tuple(card.aliases), card.card_id
-
-
-def _stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
-    """The names the resolver files ``card`` under (as ``Resolver._names``)."""
-    names = [
-        (Stage.STEM, {norm(card.stem)}),
-        (Stage.TITLE, {norm(card.title)}),
-        (Stage.ALIAS, {norm(a) for a in card.aliases}),
-    ]
-    if card.card_id:
-        names.append((Stage.ID, {norm(card.card_id)}))
-    return names
 
 
 def _trigrams(text: str) -> list[str]:

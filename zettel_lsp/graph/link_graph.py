@@ -15,7 +15,14 @@ from enum import StrEnum
 
 import networkx as nx
 
-from zettel_lsp.graph.resolver import Resolution, Resolver, card_keys, name_key, tie_break_key
+from zettel_lsp.graph.resolver import (
+    Resolution,
+    Resolver,
+    Stage,
+    card_keys,
+    name_key,
+    tie_break_key,
+)
 from zettel_lsp.notes.mentions import (
     DEFAULT_MIN_LENGTH,
     Mention,
@@ -178,6 +185,15 @@ class LinkGraph:
 
     def resolve_link(self, link: Link, source: str) -> Resolution:
         return self._resolver.resolve_link(link, source)
+
+    def owners(self, stage: Stage, name: str) -> set[str]:
+        """The cards ``name`` names at resolution ``stage`` (file name, title, alias or id)."""
+        return self._resolver.owners(stage, name)
+
+    def card_at_path(self, key: str) -> str | None:
+        """The card whose vault path without ``.md``, normalised as ``resolver.norm``, is
+        ``key``."""
+        return self._resolver.at_path(key)
 
     def neighbours(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> set[str]:
         """Cards joined to ``path`` by an edge of ``kinds`` in either direction."""

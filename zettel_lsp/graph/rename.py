@@ -286,10 +286,10 @@ def plan_file_rename(
         raise RenameError("a card's file name must end with .md")
     old_stem = card.stem
     if norm(strip_md(new_path)) != norm(strip_md(old_path)):
-        clash = graph._resolver._paths.get(norm(strip_md(new_path)))
+        clash = graph.card_at_path(norm(strip_md(new_path)))
         if clash is not None and clash != old_path:
             raise RenameError(f"a card named {new_path} exists already")
-    others = graph._resolver.owners(Stage.STEM, new_stem) - {old_path}
+    others = graph.owners(Stage.STEM, new_stem) - {old_path}
     if strict:
         _refuse_hijack(graph, old_path, new_path, overrides, others)
     plan = RenamePlan(move=(old_path, new_path) if new_path != old_path else None)
@@ -327,13 +327,12 @@ def _bare_name_picks(
     """Whether ``[[New]]`` (the new file name alone) written in ``src`` resolves to the card once
     it is at ``new_path``: the resolver's order (a path from the vault root, then from ``src``'s
     folder, then the file name with its tie-break) with the card moved."""
-    paths = graph._resolver._paths
     name = norm(_stem(new_path))
     mine = norm(strip_md(new_path))
     for cand in (name, norm(posixpath.join(_folder(src), name)) if _folder(src) else name):
         if cand == mine:
             return True
-        hit = paths.get(cand)
+        hit = graph.card_at_path(cand)
         if hit is not None and hit != old_path:
             return False
     here = tie_break_key(new_path, src)
@@ -561,7 +560,7 @@ def plan_title_rename(
     if not new_title.strip() or _BAD_TITLE.search(new_title) or new_title != new_title.strip():
         raise RenameError("a title cannot be empty, hold | # ^ [ ] or a line break")
     for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS):
-        clash = graph._resolver.owners(stage, new_title) - {path}
+        clash = graph.owners(stage, new_title) - {path}
         if clash:
             raise RenameError(f"another card is named {new_title!r}: {sorted(clash)[0]}")
     plan = RenamePlan()

@@ -118,6 +118,18 @@ def card_keys(card: Card) -> set[str]:
     return keys
 
 
+def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
+    """The names the resolver files ``card`` under, per stage (normalised as ``norm``)."""
+    names = [
+        (Stage.STEM, {norm(card.stem)}),
+        (Stage.TITLE, {norm(card.title)}),
+        (Stage.ALIAS, {norm(a) for a in card.aliases}),
+    ]
+    if card.card_id:
+        names.append((Stage.ID, {norm(card.card_id)}))
+    return names
+
+
 class Resolver:
     """Name tables over a set of cards; cheap to update one card at a time."""
 
@@ -132,14 +144,14 @@ class Resolver:
 
     def add(self, card: Card) -> None:
         self._paths[norm(strip_md(card.path))] = card.path
-        for stage, names in self._names(card):
+        for stage, names in stage_names(card):
             table = self._tables[stage]
             for name in names:
                 table.setdefault(name, set()).add(card.path)
 
     def remove(self, card: Card) -> None:
         self._paths.pop(norm(strip_md(card.path)), None)
-        for stage, names in self._names(card):
+        for stage, names in stage_names(card):
             table = self._tables[stage]
             for name in names:
                 owners = table.get(name)
@@ -148,19 +160,12 @@ class Resolver:
                     if not owners:
                         del table[name]
 
-    @staticmethod
-    def _names(card: Card) -> list[tuple[Stage, set[str]]]:
-        names = [
-            (Stage.STEM, {norm(card.stem)}),
-            (Stage.TITLE, {norm(card.title)}),
-            (Stage.ALIAS, {norm(a) for a in card.aliases}),
-        ]
-        if card.card_id:
-            names.append((Stage.ID, {norm(card.card_id)}))
-        return names
-
     def owners(self, stage: Stage, name: str) -> set[str]:
         return self._tables[stage].get(norm(name), set())
+
+    def at_path(self, key: str) -> str | None:
+        """The card whose vault path (without ``.md``, normalised as ``norm``) is ``key``."""
+        return self._paths.get(key)
 
     def resolve_link(self, link: Link, source: str) -> Resolution:
         if not link.target:  # [[#Heading]] or [text](#heading): a link inside the same card
