@@ -10,6 +10,14 @@
 // notice and still lists sources; with zettel.expandQuery on, typing searches without the LLM
 // and Enter runs the expansion.
 //
+// Completion: in baking/Levain.md, `[[` typed at the end lists the server's cards in the suggest
+// widget with "folder · relation" beside them; "Glut" filters to Gluten, Enter inserts
+// `[[Gluten]]` (closed once, no `]]]]`), checked in the saved file (screenshot completion.png in
+// E2E_SHOTS); the note is then put back. Rename: F2 on the H1 of baking/Scoring.md, a new name:
+// the file is renamed on disk, the H1 follows, the four notes linking `[[Scoring]]` (one with an
+// alias, kept) now link the new name, and the move asks for no further edits (willRenameFiles
+// must not answer the server's own rename again) (screenshot rename.png).
+//
 // Then it points `zettel.server.command` at a missing program (the extension restarts the
 // server, fails and explains with buttons), at a Python without the package, and back (it
 // recovers); last, it kills the server and waits for the client to restart it.
@@ -186,6 +194,41 @@ async function statusText(page) {
   const items = page.locator(".statusbar-item", { hasText: "Zettel" });
   if ((await items.count()) === 0) return "";
   return (await items.first().innerText()).trim();
+}
+
+/** Open the vault's file `rel` with Quick Open (the palette without ">"); its tab, once active. */
+async function openFile(page, rel) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(rel);
+  const name = path.basename(rel);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
+  await input.press("Enter");
+  const tab = page.locator('.tabs-container [role="tab"]', { hasText: name }).first();
+  await tab.waitFor({ timeout: 20_000 });
+  await until(`${name} to be the active tab`, async () => (await tab.getAttribute("aria-selected")) === "true");
+  // The text itself, with the cursor in it.
+  await page.locator(".editor-instance .monaco-editor .view-lines").first().waitFor({ timeout: 10_000 });
+  await until(`the editor of ${name} to take the focus`, () =>
+    page.evaluate(() => !!document.activeElement?.closest(".editor-instance .monaco-editor")),
+    10_000,
+  );
+  return tab;
+}
+
+/** Move the editor's cursor to `line` (1-based) with "Go to Line" (the palette's ":"). */
+async function goToLine(page, line) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(`:${line}`);
+  await page.waitForTimeout(200);
+  await input.press("Enter");
+  await until(`the cursor on line ${line}`, async () => {
+    const t = await page.locator(".statusbar-item", { hasText: /^Ln \d+/ }).first().innerText();
+    return t.trim().startsWith(`Ln ${line},`);
+  }, 10_000);
 }
 
 /**
@@ -724,6 +767,149 @@ try {
   log(`typed: "${typed}"; Enter: "${refined}" (${refinedBadges.filter((b) => b === "expanded").length} results found by the expanded queries)`);
   if (!refinedBadges.includes("expanded")) throw new Error("Enter did not run the query expansion");
   await page.screenshot({ path: path.join(ARTIFACTS, "search-llm.png") });
+
+  // ---------------------------------------------------------------- completion
+  // `[[` typed in a note lists the server's cards in the suggest widget, each with "folder ·
+  // relation" beside it (labelDetails); a few letters filter; Enter inserts the link, closed
+  // once (VS Code has already closed the brackets: the item's edit replaces the `]]` too).
+  const completeRel = path.join("baking", "Levain.md");
+  const completePath = path.join(VAULT, completeRel);
+  const completeBefore = readFileSync(completePath, "utf8");
+  const completeTab = await openFile(page, completeRel);
+  await page.keyboard.press("Control+End"); // the empty line after the last one
+  await page.keyboard.press("Enter");
+  const lead = "A strong levain also helps the ";
+  await page.keyboard.type(`${lead}[[`, { delay: 20 });
+  const suggest = page.locator(".editor-widget.suggest-widget");
+  const suggestRows = suggest.locator(".monaco-list-row");
+  /** The widget's rows: label, and the details beside it (textContent: shown for the focused row). */
+  const suggestItems = () =>
+    suggest.evaluate((w) =>
+      [...w.querySelectorAll(".monaco-list-row")].map((r) => ({
+        label: (r.querySelector(".label-name")?.textContent ?? "").trim(),
+        details: (r.querySelector(".details-label")?.textContent ?? "").trim(),
+        focused: r.classList.contains("focused"),
+      })),
+    );
+  const listed = await until("the suggest widget with the server's cards", async () => {
+    if (!(await suggest.isVisible()) || (await suggestRows.count()) === 0) return undefined;
+    const items = await suggestItems();
+    // Our items say where the card is and how it relates; VS Code's word suggestions do not.
+    return items.some((i) => / · /.test(i.details)) ? items : undefined;
+  }, 30_000);
+  log(`[[ lists ${listed.length} cards, first: ${JSON.stringify(listed.slice(0, 4))}`);
+  await page.keyboard.type("Glut", { delay: 40 });
+  const picked = await until('"Gluten" as the focused suggestion', async () => {
+    const items = await suggestItems();
+    const f = items.find((i) => i.focused);
+    return f && f.label === "Gluten" ? { f, items } : undefined;
+  }, 20_000);
+  log(`after "Glut": ${JSON.stringify(picked.items.slice(0, 4))}`);
+  await page.screenshot({ path: path.join(ARTIFACTS, "completion-widget.png") });
+  if (!/^baking · (linked|backlink|2 hops|not linked)$/.test(picked.f.details)) {
+    throw new Error(`the Gluten item's details are ${JSON.stringify(picked.f.details)}, not "baking · <relation>"`);
+  }
+  const docs = page.locator(".editor-widget.suggest-details-container .suggest-details, .suggest-details");
+  if (await docs.first().isVisible().catch(() => false)) {
+    log(`the item's documentation: ${JSON.stringify((await docs.first().innerText()).trim().slice(0, 160))}`);
+  }
+  await page.keyboard.press("Enter");
+  await until("the suggest widget to close", async () => !(await suggest.isVisible()), 10_000);
+  await page.mouse.move(5, 890);
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(SHOTS, "completion.png") });
+  await page.keyboard.press("Control+S");
+  const completed = await until("the saved note with the link", () => {
+    const text = readFileSync(completePath, "utf8");
+    return text !== completeBefore ? text : undefined;
+  }, 10_000);
+  const addedLine = completed.slice(completeBefore.length).trim();
+  log(`completion inserted: ${JSON.stringify(addedLine)}`);
+  if (!completed.startsWith(completeBefore) || addedLine !== `${lead}[[Gluten]]`) {
+    throw new Error(`expected the line ${JSON.stringify(`${lead}[[Gluten]]`)}; the note now ends with ${JSON.stringify(completed.slice(-200))}`);
+  }
+  if (/\]\]\]|\[\[\[/.test(completed)) throw new Error("the completion left doubled brackets");
+  // Back as it was: the file (the editor is saved, so it follows), then close the editor.
+  writeFileSync(completePath, completeBefore);
+  await runCommand(page, "View: Close All Editors");
+  await until("no open editor", async () => (await page.locator('.tabs-container [role="tab"]').count()) === 0, 10_000);
+  if (await completeTab.count()) throw new Error("the completion note's tab is still open");
+
+  // ---------------------------------------------------------------- rename from the title
+  // F2 on a card's opening H1 that repeats its file name renames the card: the file moves
+  // (RenameFile in the WorkspaceEdit) and every [[link]] to it is rewritten.
+  const renameRel = path.join("baking", "Scoring.md");
+  const renameName = "Scoring the loaf";
+  const renameOld = path.join(VAULT, renameRel);
+  const renameNew = path.join(VAULT, "baking", `${renameName}.md`);
+  // The notes that link to it, and how each link must read afterwards (an alias is kept).
+  const relinks = {
+    "Sourdough map of content.md": ["- [[Scoring]]", `- [[${renameName}]]`],
+    "baking/Shaping.md": ["(see [[Scoring]])", `(see [[${renameName}]])`],
+    "baking/Dutch oven baking.md": ["(see [[Scoring]])", `(see [[${renameName}]])`],
+    "baking/Proofing.md": ["[[Scoring|scoring]]", `[[${renameName}|scoring]]`],
+  };
+  const linkers = Object.keys(relinks).map((r) => path.join(VAULT, r));
+  for (const [rel, [was]] of Object.entries(relinks)) {
+    if (!readFileSync(path.join(VAULT, rel), "utf8").includes(was)) throw new Error(`${rel} has no ${was}`);
+  }
+  const h1Line = readFileSync(renameOld, "utf8").split("\n").indexOf("# Scoring") + 1;
+  if (h1Line === 0) throw new Error(`${renameRel} has no "# Scoring" line`);
+  await openFile(page, renameRel);
+  await goToLine(page, h1Line);
+  await page.keyboard.press("End");
+  await page.keyboard.press("F2");
+  const renameInput = page.locator(".rename-box .rename-input");
+  await renameInput.first().waitFor({ timeout: 15_000 });
+  const offered = await renameInput.first().inputValue().catch(() => renameInput.first().innerText());
+  log(`F2 on line ${h1Line} ("# Scoring") offers ${JSON.stringify(offered)}`);
+  if (offered.trim() !== "Scoring") throw new Error(`the rename box offers ${JSON.stringify(offered)}, not "Scoring"`);
+  // (The box takes the focus a moment after it shows: type into it, not into the editor.)
+  await renameInput.first().fill(renameName);
+  await renameInput.first().press("Enter");
+  // The move runs VS Code's file participants: our own willRenameFiles. Links are already
+  // rewritten by the rename's edit, so it must have nothing more to change (no dialog asking
+  // to apply "refactoring changes with this file move").
+  const participantDialog = page.locator(".monaco-dialog-box", { hasText: "refactoring changes" });
+  const moved = await until(`${renameName}.md on disk and Scoring.md gone (or a dialog)`, async () => {
+    if (existsSync(renameNew) && !existsSync(renameOld)) return "moved";
+    return (await participantDialog.isVisible()) ? "dialog" : undefined;
+  }, 30_000);
+  if (moved === "dialog") {
+    await page.screenshot({ path: path.join(ARTIFACTS, "rename-dialog.png") });
+    throw new Error(
+      `the move asked for more edits (willRenameFiles answered the server's own rename again): ${JSON.stringify((await participantDialog.innerText()).trim())}`,
+    );
+  }
+  // Links in notes that are not open are edited in the background (files.refactoring.autoSave
+  // saves them); save whatever is still dirty.
+  await runCommand(page, "File: Save All");
+  const relinked = await until("the links rewritten on disk", () => {
+    const texts = linkers.map((f) => readFileSync(f, "utf8"));
+    const want = Object.values(relinks).map(([, now]) => now);
+    return texts.every((t, i) => t.includes(want[i]) && !/\[\[Scoring[\]|#]/.test(t)) ? texts : undefined;
+  }, 20_000).catch((err) => {
+    const lines = linkers.map((f) => readFileSync(f, "utf8").split("\n").filter((l) => l.includes("Scoring")));
+    throw new Error(`${err.message}; lines naming Scoring: ${JSON.stringify(lines)}`);
+  });
+  const renamedText = readFileSync(renameNew, "utf8");
+  if (!renamedText.split("\n").includes(`# ${renameName}`)) {
+    throw new Error(`the renamed card's H1 is not "# ${renameName}": ${JSON.stringify(renamedText.slice(0, 120))}`);
+  }
+  const renamedTab = page.locator('.tabs-container [role="tab"]', { hasText: `${renameName}.md` });
+  await renamedTab.first().waitFor({ timeout: 10_000 });
+  log(`renamed ${renameRel} -> baking/${renameName}.md; ${relinked.length} notes now link ${JSON.stringify(Object.values(relinks).map(([, now]) => now))}`);
+  // The server follows the move (the watcher, the saved links): the card's backlinks lens.
+  const lens = page.locator(".editor-instance .codelens-decoration", { hasText: /backlinks?/ }).first();
+  const backlinks = await until("the renamed card's backlinks", async () => {
+    const t = (await lens.innerText()).trim();
+    return /^[1-9]\d* backlinks?/.test(t) ? t : undefined;
+  }, 20_000).catch((err) => `not shown (${err.message})`);
+  log(`renamed card's lens: ${JSON.stringify(backlinks)}`);
+  await page.mouse.move(5, 890);
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(SHOTS, "rename.png") });
+  await runCommand(page, "View: Close All Editors");
 
   // A server command that does not exist: a change of zettel.server.* restarts the server;
   // the start fails with an explanation, install instructions and buttons.

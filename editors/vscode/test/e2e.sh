@@ -3,7 +3,9 @@
 # .vsix installed and a temporary copy of examples/vault open, driven by Debian's Chromium
 # through playwright-core (test/e2e.mjs). It searches, opens the top result and takes a
 # screenshot; it asks a question (Ollama is the repository's stand-in, tests/llm/stub.py, served
-# by test/ollama_stub.py) and takes another. Then the sidebar's layout: a generated vault with
+# by test/ollama_stub.py) and takes another. It completes a `[[link]]` in a note (completion.png)
+# and renames a card with F2 on its title (rename.png: the file moves, links follow). Then it
+# breaks and restores the server command. Then the sidebar's layout: a generated vault with
 # long folder paths (every visible title at least 12 characters or complete, folders shortened
 # from the left, excerpts without link or table syntax, the Search view's share of the sidebar,
 # compact mode), and the big vaults of ZETTEL_E2E_VAULTS, each in a dark and a light theme.
@@ -40,7 +42,7 @@ update_images="${ZETTEL_E2E_UPDATE_IMAGES:-}"
 for arg in "$@"; do
   case "$arg" in
     --update-images) update_images=1 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "e2e: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
 done
