@@ -148,6 +148,16 @@ async def test_rename_a_card_moves_the_file_and_rewrites_every_link(
     assert "[[Okapi ranking#^bm25-formula]]" in links
     assert "[BM25](Okapi%20ranking.md)" in links
     assert "[[Okapi BM25]]" in links  # a link by alias stays as it is
+    # applying the edit, the editor announces the move (willRenameFiles): its links are in
+    # this edit already, so nothing more (VS Code would ask the user about a second edit)
+    move = types.RenameFilesParams(
+        files=[types.FileRename(old_uri=moves[0].old_uri, new_uri=moves[0].new_uri)]
+    )
+    again = await client.workspace_will_rename_files_async(move)
+    assert again is None or not (again.document_changes or again.changes)
+    # the same move made later by the user (in the file tree) gets its link edits
+    later = await client.workspace_will_rename_files_async(move)
+    assert later is not None and (later.document_changes or later.changes)
 
 
 async def test_rename_a_heading_rewrites_links_to_it(
