@@ -6,8 +6,8 @@ Two ways to the client, never both for one client:
 - **pull** (``textDocument/diagnostic``, ``workspace/diagnostic``) when the client says it can
   (``textDocument.diagnostic``); after a graph change the server asks it to pull again
   (``workspace/diagnostic/refresh``) when it supports that;
-- **push** (``textDocument/publishDiagnostics``) otherwise, for open documents: on open and
-  change, and again for every open document after the graph changed (another file was created,
+- **push** (``textDocument/publishDiagnostics``) otherwise, for open documents: on open, when
+  edits pause for ``TYPING_PAUSE`` (not on every keystroke), and again for every open document after the graph changed (another file was created,
   renamed or edited: creating the missing card clears the diagnostic).
 
 Severities come from the ``diagnostics*`` settings (``off`` drops a kind). Near-miss names come
@@ -45,6 +45,7 @@ log = logging.getLogger("zettel_lsp")
 SOURCE = "zettel-lsp"
 LISTENER = "diagnostics"
 WORKSPACE_BATCH = 500  # cards per read lock in workspace/diagnostic
+TYPING_PAUSE = 0.2  # seconds without an edit before an edited document's diagnostics are pushed
 
 _SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
@@ -189,6 +190,7 @@ class _Pusher:
         self.pending: set[str] = set()
         self.lock = threading.Lock()
         self.attached: weakref.WeakSet[VaultService] = weakref.WeakSet()
+        self.typing: dict[str, asyncio.TimerHandle] = {}  # uri -> its publish after typing
 
     def attach(self) -> None:
         """Listen to every vault's graph changes (vaults start after the session does)."""
@@ -217,6 +219,20 @@ class _Pusher:
                 self.ls.requests.submit(self._run, uri)
             except RuntimeError:  # shutting down
                 return
+
+    def schedule_after_typing(self, uri: str) -> None:
+        """Publish once the edits of ``uri`` pause for ``TYPING_PAUSE`` (on the event loop):
+        a keystroke's diagnostics would be stale at the next one, and their work would compete
+        with the completion request that keystroke usually brings."""
+        loop = asyncio.get_running_loop()
+        old = self.typing.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.typing[uri] = loop.call_later(TYPING_PAUSE, self._typed, uri)
+
+    def _typed(self, uri: str) -> None:
+        self.typing.pop(uri, None)
+        self.schedule([uri])
 
     def _run(self, uri: str) -> None:
         with self.lock:
@@ -273,7 +289,7 @@ async def on_did_change(
 ) -> None:
     p = pusher(ls)
     if not pulls(ls):
-        p.schedule([params.text_document.uri])
+        p.schedule_after_typing(params.text_document.uri)
 
 
 async def on_did_close(ls: ZettelLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
