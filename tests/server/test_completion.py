@@ -4,6 +4,7 @@ inserted link with its brackets closed once, headings, block ids, tags, Markdown
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,19 @@ def apply(text: str, line: int, edit: types.TextEdit, encoding: str) -> str:
 def edit_of(item: types.CompletionItem) -> types.TextEdit:
     assert isinstance(item.text_edit, types.TextEdit)
     return item.text_edit
+
+
+async def test_names_are_built_before_the_first_request(client: LanguageClient) -> None:
+    """Completion's names and diagnostics' name index are built once the graph is (in the
+    background), not by the first ``[[``."""
+    for _ in range(100):
+        logs = [m.message for m in client.log_messages]
+        ready = [m for m in logs if "names for completion" in m]
+        if ready:
+            assert "the name index of 4" in ready[0] and "cards for diagnostics" in ready[0]
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no warm-up logged: {logs[-5:]}")
 
 
 async def test_completion_is_advertised(client: LanguageClient) -> None:

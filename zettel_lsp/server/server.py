@@ -8,12 +8,15 @@ The handlers live in :mod:`zettel_lsp.server.features` (one module per capabilit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
@@ -78,6 +81,10 @@ class ZettelLanguageServer(LanguageServer):
         # and folder changes, shutdown), never two at once
         self.vault_tasks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zettel-vaults")
         self.settings_problems: list[str] = []
+        # run once per vault in the request pool, inside its read lock, after its first graph:
+        # what a first request would otherwise build (completion's names, diagnostics' index);
+        # each returns what it built, for the log
+        self.warm_ups: list[Callable[[VaultService], str]] = []
         self._services_lock = threading.Lock()
         self._partial_logged: set[tuple[str, str]] = set()
         self._llm: Ollama | None = None
@@ -153,9 +160,35 @@ class ZettelLanguageServer(LanguageServer):
                 self.show("warning", f"zettel-lsp: workspace folder {root} is not a folder")
                 continue
             service = VaultService(root, settings, operation=self.operation, notify=self.show)
+            service.listen("warm-up", partial(self._warm_up, service, threading.Event()))
             with self._services_lock:
                 self.services.append(service)
             service.start()
+
+    def _warm_up(self, service: VaultService, done: threading.Event) -> None:
+        """After the vault's first graph (a graph listener): the warm-ups, once."""
+        if done.is_set() or not service.graph_ready.is_set():
+            return
+        done.set()
+
+        def run() -> None:
+            t0 = time.perf_counter()
+            built = []
+            for fn in list(self.warm_ups):
+                try:
+                    built.append(str(service.read(partial(fn, service))))
+                except Exception:
+                    log.exception("warming up %s failed", service.root)
+            if built:
+                log.info(
+                    "%s ready: %s (%.0f ms)",
+                    service.root.name,
+                    ", ".join(built),
+                    (time.perf_counter() - t0) * 1000,
+                )
+
+        with contextlib.suppress(RuntimeError):  # shutting down
+            self.requests.submit(run)
 
     def stop_vaults(self, roots: list[Path] | None = None) -> None:
         with self._services_lock:

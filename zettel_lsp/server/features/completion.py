@@ -353,7 +353,13 @@ async def on_completion_resolve(
     return await ls.off_loop(lambda: resolve(ls, item), item)
 
 
+def _warm_names(service: VaultService) -> str:
+    """Every card's names and the vault's tags (1 s on 13k cards) before the first ``[[``."""
+    return f"{len(cx.vault_names(service.graph).names)} names for completion"
+
+
 def register(server: ZettelLanguageServer) -> None:
+    server.warm_ups.append(_warm_names)
     server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
         types.CompletionOptions(trigger_characters=TRIGGERS, resolve_provider=True),

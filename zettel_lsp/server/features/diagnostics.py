@@ -7,8 +7,9 @@ Two ways to the client, never both for one client:
   (``textDocument.diagnostic``); after a graph change the server asks it to pull again
   (``workspace/diagnostic/refresh``) when it supports that;
 - **push** (``textDocument/publishDiagnostics``) otherwise, for open documents: on open, when
-  edits pause for ``TYPING_PAUSE`` (not on every keystroke), and again for every open document after the graph changed (another file was created,
-  renamed or edited: creating the missing card clears the diagnostic).
+  edits pause for ``TYPING_PAUSE`` (not on every keystroke), and again for every open document
+  after the graph changed (another file was created, renamed or edited: creating the missing
+  card clears the diagnostic).
 
 Severities come from the ``diagnostics*`` settings (``off`` drops a kind). Near-miss names come
 from a :class:`NameIndex` kept in step with the graph (:func:`names_of`); everything that
@@ -74,6 +75,11 @@ _INDEXES: weakref.WeakKeyDictionary[VaultService, tuple[int, int, NameIndex]] = 
     weakref.WeakKeyDictionary()
 )
 _INDEXES_LOCK = threading.Lock()
+
+
+def _warm_names(service: VaultService) -> str:
+    """The name index before the first document opens."""
+    return f"the name index of {len(names_of(service).titles)} cards for diagnostics"
 
 
 def names_of(service: VaultService) -> NameIndex:
@@ -404,6 +410,7 @@ DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
 
 
 def register(server: ZettelLanguageServer) -> None:
+    server.warm_ups.append(_warm_names)
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
