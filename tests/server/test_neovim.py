@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from tests.nvim import NVIM, run_headless
+from tests.nvim import LUA_SESSION, NVIM, run_headless
 
 pytestmark = pytest.mark.skipif(
     NVIM is None,
@@ -34,107 +34,14 @@ PROSE_TEXT = "k1 controls how quickly saturation sets in."
 
 # Inputs come from the JSON file named by $ZETTEL_NVIM_PARAMS (no quoting of paths in Lua).
 # Everything runs under xpcall: any error lands in the output JSON's "error" field.
-LUA_SCRIPT = r"""
-local P = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv("ZETTEL_NVIM_PARAMS")), "\n"))
-local out = { nvim = tostring(vim.version().major) .. "." .. tostring(vim.version().minor)
-  .. "." .. tostring(vim.version().patch), messages = {}, log = {} }
-local client_id = nil
-
-local function now_ms()
-  return vim.loop.hrtime() / 1e6
-end
-
-local function write_out()
-  vim.fn.writefile({ vim.fn.json_encode(out) }, P.output)
-end
-
--- One request to our client through buf_request_sync: (result, nil) or (nil, reason).
-local function request(bufnr, method, params, timeout_ms)
-  local resp, reason = vim.lsp.buf_request_sync(bufnr, method, params, timeout_ms)
-  if resp == nil then
-    return nil, method .. ": no response (" .. tostring(reason) .. ")"
-  end
-  local r = resp[client_id]
-  if r == nil then
-    return nil, method .. ": no answer from client " .. tostring(client_id)
-  end
-  local err = r.error or r.err -- 0.7 says "error", older releases "err"
-  if err ~= nil and err ~= vim.NIL then
-    return nil, method .. ": error " .. vim.inspect(err)
-  end
-  return r.result, nil
-end
-
-local function open(rel)
-  vim.cmd("edit " .. vim.fn.fnameescape(P.vault .. "/" .. rel))
-  local bufnr = vim.api.nvim_get_current_buf()
-  if not vim.lsp.buf_attach_client(bufnr, client_id) then
-    error("buf_attach_client failed for " .. rel)
-  end
-  return bufnr
-end
-
-local function main()
-  client_id = vim.lsp.start_client({
-    name = "zettel-lsp",
-    cmd = P.cmd,
-    cmd_cwd = P.vault,
-    root_dir = P.vault,
-    workspace_folders = { { uri = vim.uri_from_fname(P.vault), name = "vault" } },
-    init_options = { cacheDir = P.cache_dir, indexDir = P.index_dir },
-    handlers = {
-      ["window/showMessage"] = function(_, result)
-        table.insert(out.messages, result)
-      end,
-      ["window/logMessage"] = function(_, result)
-        table.insert(out.log, result.message)
-        if #out.log > 50 then
-          table.remove(out.log, 1)
-        end
-      end,
-    },
-    on_exit = function(code, sig)
-      out.server_exit = { code = code, signal = sig }
-    end,
-  })
-  if not client_id then
-    error("vim.lsp.start_client returned nil")
-  end
-  local initialized = vim.wait(60000, function()
-    local c = vim.lsp.get_client_by_id(client_id)
-    return c ~= nil and c.initialized == true
-  end, 50)
-  if not initialized then
-    error("the server did not answer initialize in 60 s")
-  end
-
+LUA_SCRIPT = (
+    LUA_SESSION
+    + r"""
+run(function()
+  start()
   local link_buf = open(P.link_card)
   local prose_buf = open(P.prose_card)
-
-  -- Wait for zettel.status to report every vault ready.
-  local deadline = now_ms() + P.ready_timeout_ms
-  local status, why
-  while true do
-    status, why = request(link_buf, "workspace/executeCommand",
-      { command = "zettel.status", arguments = {} }, 2000)
-    out.status = status
-    if type(status) == "table" and type(status.vaults) == "table" and #status.vaults > 0 then
-      local ready = true
-      for _, v in ipairs(status.vaults) do
-        if v.phase ~= "ready" then
-          ready = false
-        end
-      end
-      if ready then
-        break
-      end
-    end
-    if now_ms() > deadline then
-      error("server not ready in " .. P.ready_timeout_ms .. " ms; last status: "
-        .. vim.inspect(status) .. " " .. tostring(why))
-    end
-    vim.wait(200)
-  end
+  wait_ready(link_buf)
 
   out.symbols, out.symbols_error = request(link_buf, "workspace/symbol", { query = P.query }, 30000)
   out.link_hover, out.link_hover_error = request(link_buf, "textDocument/hover", {
@@ -145,29 +52,10 @@ local function main()
     textDocument = { uri = vim.uri_from_bufnr(prose_buf) },
     position = P.prose_pos,
   }, 30000)
-
-  vim.lsp.stop_client(client_id)
-  out.stopped = vim.wait(15000, function()
-    return vim.lsp.get_client_by_id(client_id) == nil
-  end, 50)
-end
-
-local ok, err = xpcall(main, debug.traceback)
-if not ok then
-  out.error = tostring(err)
-  if client_id and vim.lsp.get_client_by_id(client_id) then
-    vim.lsp.stop_client(client_id) -- shutdown + exit rather than the 0.5 s exit handler's kill
-    vim.wait(15000, function()
-      return vim.lsp.get_client_by_id(client_id) == nil
-    end, 50)
-  end
-end
-local wrote, werr = pcall(write_out)
-if not wrote then
-  io.stderr:write("writing the output failed: " .. tostring(werr) .. "\n")
-end
-vim.cmd("qa!")
+  out.stopped = stop()
+end)
 """
+)
 
 
 def utf16_position(text: str, needle: str, shift: int = 0) -> dict[str, int]:

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from tests.nvim import NVIM, run_headless
+from tests.nvim import LUA_SESSION, NVIM, run_headless
 from tests.server.test_neovim import READY_TIMEOUT_MS, uri_path, utf16_position
 
 pytestmark = pytest.mark.skipif(
@@ -66,49 +66,9 @@ OLD_CARD = "retrieval/Dense embeddings.md"
 NEW_NAME = "Dense vectors"
 NEW_CARD = "retrieval/Dense vectors.md"
 
-LUA_SCRIPT = r"""
-local P = vim.fn.json_decode(table.concat(vim.fn.readfile(os.getenv("ZETTEL_NVIM_PARAMS")), "\n"))
-local out = { messages = {}, log = {}, published = {} }
-local client_id = nil
-
-local function now_ms()
-  return vim.loop.hrtime() / 1e6
-end
-
-local function write_out()
-  vim.fn.writefile({ vim.fn.json_encode(out) }, P.output)
-end
-
--- One request to our client through buf_request_sync: (result, nil) or (nil, reason).
-local function request(bufnr, method, params, timeout_ms)
-  local resp, reason = vim.lsp.buf_request_sync(bufnr, method, params, timeout_ms)
-  if resp == nil then
-    return nil, method .. ": no response (" .. tostring(reason) .. ")"
-  end
-  local r = resp[client_id]
-  if r == nil then
-    return nil, method .. ": no answer from client " .. tostring(client_id)
-  end
-  local err = r.error or r.err
-  if err ~= nil and err ~= vim.NIL then
-    return nil, method .. ": error " .. vim.inspect(err)
-  end
-  return r.result, nil
-end
-
-local function attach(bufnr, what)
-  if not vim.lsp.buf_attach_client(bufnr, client_id) then
-    error("buf_attach_client failed for " .. what)
-  end
-end
-
-local function open(rel)
-  vim.cmd("edit " .. vim.fn.fnameescape(P.vault .. "/" .. rel))
-  local bufnr = vim.api.nvim_get_current_buf()
-  attach(bufnr, rel)
-  return bufnr
-end
-
+LUA_SCRIPT = (
+    LUA_SESSION
+    + r"""
 local function line_of(bufnr, row)
   return vim.api.nvim_buf_get_lines(bufnr, row, row + 1, true)[1]
 end
@@ -129,32 +89,6 @@ local function diagnostics(bufnr)
     })
   end
   return items
-end
-
-local function wait_ready(bufnr)
-  local deadline = now_ms() + P.ready_timeout_ms
-  local status, why
-  while true do
-    status, why = request(bufnr, "workspace/executeCommand",
-      { command = "zettel.status", arguments = {} }, 2000)
-    out.status = status
-    if type(status) == "table" and type(status.vaults) == "table" and #status.vaults > 0 then
-      local ready = true
-      for _, v in ipairs(status.vaults) do
-        if v.phase ~= "ready" then
-          ready = false
-        end
-      end
-      if ready then
-        return
-      end
-    end
-    if now_ms() > deadline then
-      error("server not ready in " .. P.ready_timeout_ms .. " ms; last status: "
-        .. vim.inspect(status) .. " " .. tostring(why))
-    end
-    vim.wait(200)
-  end
 end
 
 local function completion_at(bufnr, pos, trigger)
@@ -266,48 +200,19 @@ local function scenario_rename()
   out.rename.modified_after_wall = modified
 end
 
-local function main()
-  client_id = vim.lsp.start_client({
-    name = "zettel-lsp",
-    cmd = P.cmd,
-    cmd_cwd = P.vault,
-    root_dir = P.vault,
-    workspace_folders = { { uri = vim.uri_from_fname(P.vault), name = "vault" } },
-    init_options = { cacheDir = P.cache_dir, indexDir = P.index_dir },
-    handlers = {
-      ["window/showMessage"] = function(_, result)
-        table.insert(out.messages, result)
-      end,
-      ["window/logMessage"] = function(_, result)
-        table.insert(out.log, result.message)
-        if #out.log > 80 then
-          table.remove(out.log, 1)
-        end
-      end,
-      -- keep what the server sent (UTF-16 ranges), then let Neovim show it as usual
-      ["textDocument/publishDiagnostics"] = function(err, result, ctx, config)
-        if result and result.uri then
-          local seen = out.published[result.uri] or {}
-          table.insert(seen, result.diagnostics)
-          out.published[result.uri] = seen
-        end
-        return vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
-      end,
-    },
-    on_exit = function(code, sig)
-      out.server_exit = { code = code, signal = sig }
+run(function()
+  out.published = {}
+  start({
+    -- keep what the server sent (UTF-16 ranges), then let Neovim show it as usual
+    ["textDocument/publishDiagnostics"] = function(err, result, ctx, config)
+      if result and result.uri then
+        local seen = out.published[result.uri] or {}
+        table.insert(seen, result.diagnostics)
+        out.published[result.uri] = seen
+      end
+      return vim.lsp.diagnostic.on_publish_diagnostics(err, result, ctx, config)
     end,
   })
-  if not client_id then
-    error("vim.lsp.start_client returned nil")
-  end
-  local initialized = vim.wait(60000, function()
-    local c = vim.lsp.get_client_by_id(client_id)
-    return c ~= nil and c.initialized == true
-  end, 50)
-  if not initialized then
-    error("the server did not answer initialize in 60 s")
-  end
 
   local first = open(P.completion.card)
   wait_ready(first)
@@ -323,28 +228,10 @@ local function main()
     end
   end
 
-  vim.lsp.stop_client(client_id)
-  out.stopped = vim.wait(15000, function()
-    return vim.lsp.get_client_by_id(client_id) == nil
-  end, 50)
-end
-
-local ok, err = xpcall(main, debug.traceback)
-if not ok then
-  out.error = tostring(err)
-  if client_id and vim.lsp.get_client_by_id(client_id) then
-    vim.lsp.stop_client(client_id)
-    vim.wait(15000, function()
-      return vim.lsp.get_client_by_id(client_id) == nil
-    end, 50)
-  end
-end
-local wrote, werr = pcall(write_out)
-if not wrote then
-  io.stderr:write("writing the output failed: " .. tostring(werr) .. "\n")
-end
-vim.cmd("qa!")
+  out.stopped = stop()
+end)
 """
+)
 
 
 def utf16_index(line: str, character: int) -> int:
