@@ -748,14 +748,23 @@ async def bench_renames(bench: Bench, cards: list[str], renames: int) -> dict[st
             position=position(source, line, col, bench.encoding),
             new_name=Path(rel).stem + " renamed",
         )
+        t0 = time.perf_counter()
         try:
             edit = await bench.timed(RENAME, bench.client.text_document_rename_async(params))
         except JsonRpcException as exc:  # an error answer: recorded, the benchmark goes on
             edited.append({"card": rel, "links_by_name": inbound[rel], "error": str(exc)})
             continue
+        ms = round((time.perf_counter() - t0) * 1000, 1)
         changes = (edit.document_changes or []) if edit is not None else []
+        edits = sum(len(c.edits) for c in changes if isinstance(c, types.TextDocumentEdit))
         edited.append(
-            {"card": rel, "links_by_name": inbound[rel], "document_changes": len(changes)}
+            {
+                "card": rel,
+                "links_by_name": inbound[rel],
+                "document_changes": len(changes),
+                "text_edits": edits,
+                "ms": ms,
+            }
         )
     bench.close_all()
     return {"cards": edited}

@@ -7,8 +7,9 @@ Copies VAULT to ``OUT/vault`` and appends one line to ``--n`` seeded random card
 link to the target yet, each in one of the forms a vault mixes: ``[[Target]]``,
 ``[[Target|some words]]``, ``[[Target#Heading]]`` (when the target has a heading) and
 ``![[Target]]``. The target is ``--target`` or the card with the most wikilinks to it by file
-name. With ``--index-dir`` the index is copied to ``OUT/index`` too, so the server re-embeds
-only the edited cards when it starts. The original vault and index are only read. Then:
+name. With ``--index-dir`` the index is copied to ``OUT/index`` too (made the copy's index), so
+the server re-embeds only the edited cards when it starts. The original vault and index are
+only read. Then:
 
     python benchmarks/lsp_latency.py OUT/vault --index-dir OUT/index --renames 1 \\
         --runs 0 --hover-samples 0 --action-samples 0 --editing-samples 0
@@ -27,6 +28,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from zettel_lsp.index.state import load_state, save_state
 from zettel_lsp.notes.model import LinkKind
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.scan import is_note_path
@@ -106,6 +108,10 @@ def main() -> int:
     shutil.copytree(args.vault, copy, symlinks=True)
     if args.index_dir is not None:
         shutil.copytree(args.index_dir, args.out / "index")
+        state = load_state(args.out / "index")
+        if state is not None:  # the copy's index, or the server starts it again from nothing
+            state.vault = str(copy.resolve())
+            save_state(args.out / "index", state)
     target = args.target or most_linked(copy, note_paths(copy))
     print(json.dumps(plant(copy, target, args.n, args.seed)))
     return 0
