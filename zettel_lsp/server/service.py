@@ -42,6 +42,7 @@ from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
+from zettel_lsp.server import heap
 from zettel_lsp.server.settings import ServerSettings
 from zettel_lsp.vault import Vault
 
@@ -362,6 +363,7 @@ class VaultService:
             self.graph_version += 1
 
         self.write(built)
+        heap.settle(f"{self.root.name}: graph built", full=True)
         self.graph_ready.set()
         self._graph_changed()
         if self._stop.is_set():
@@ -387,6 +389,7 @@ class VaultService:
 
         self.write(next_phase)
         if not pending:
+            heap.settle(f"{self.root.name}: ready")
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
             return
@@ -410,6 +413,7 @@ class VaultService:
             return was_embedding
 
         if self.write(ready):
+            heap.settle(f"{self.root.name}: ready")
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
 
