@@ -161,6 +161,7 @@ def run(
     index_dir: Path | None,
     log: Callable[[str], None] = lambda s: None,
     options: SearchOptions | None = None,
+    grid: Sequence[float] = (),
 ) -> dict[str, Any]:
     held = load_holdout(holdout)
     with tempfile.TemporaryDirectory(prefix="completion-quality-") as tmp:
@@ -191,6 +192,9 @@ def run(
             for i, c in enumerate(cases):
                 meaning = meaning_of(engine, c, options)
                 scores.add("ours", ours(graph, c, meaning, recency), c.dst)
+                for g in grid:
+                    w = {**cx.DEFAULT_WEIGHTS, "graph": g}
+                    scores.add(f"graph={g:g}", ours(graph, c, meaning, recency, w), c.dst)
                 only_meaning = {"meaning": 1.0}
                 scores.add("meaning", ours(graph, c, meaning, {}, only_meaning), c.dst)
                 scores.add("graph", ours(graph, c, [], {}, {"graph": 1.0}), c.dst)
@@ -225,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the meaning search's legs, comma-separated (default: meaning_options())",
     )
     ap.add_argument(
+        "--graph-grid",
+        help="also score these graph-leg weights, comma-separated (the others as default)",
+    )
+    ap.add_argument(
         "--meaning-no-graph", action="store_true", help="the meaning search without graph rerank"
     )
     args = ap.parse_args(argv)
@@ -244,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         index_dir,
         log=lambda s: print(s, file=sys.stderr),
         options=options,
+        grid=[float(x) for x in args.graph_grid.split(",")] if args.graph_grid else (),
     )
     if args.json:
         print(json.dumps(out, indent=2))

@@ -61,8 +61,12 @@ MEANING_DEPTH = 40  # cards the meaning search lists
 # the query embedding costs less (about 17 ms for 20 words against 28 ms for 48 here).
 QUERY_WORDS = 16
 RRF_K = 20
-# weighted reciprocal rank fusion of the unprompted legs (benchmarks/completion_quality.py)
-DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.3, "recent": 0.05}
+# weighted reciprocal rank fusion of the unprompted legs. The graph weight was chosen by
+# leave-one-vault-out on the four shared link hold-outs by MRR (benchmarks/completion_quality.py
+# --graph-grid 0,0.05,0.1,0.2,0.3,0.5,0.8): every fold chose 0.05. A stronger graph buys
+# Recall@10 on three vaults and costs MRR on all four (dendron-site 0.310 -> 0.207 at 0.3).
+# Recency cannot be judged on copied vaults (their file times are the copy's): a tie-breaker.
+DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.05, "recent": 0.05}
 HUB_DEGREE = 400  # a neighbour with more links than this is not expanded (weight ~0 anyway)
 FIRST_HOP_CAP = 60  # cards between this one and the two-hop ones walked, at most
 RECENT_DEPTH = 30
