@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,20 @@ local function run(main)
 end
 """
 NVIM_TIMEOUT = 240.0  # one editor session: server start, indexing and the scenario
+
+
+def session_params(work: Path, vault: Path, ready_timeout_ms: int, **extra: Any) -> dict[str, Any]:
+    """The params :data:`LUA_SESSION` reads: this Python's server on ``vault``, its cache and
+    index in ``work``, the report at ``work/out.json``; ``extra`` for the script's own part."""
+    return {
+        "cmd": [sys.executable, "-m", "zettel_lsp"],
+        "vault": str(vault),
+        "cache_dir": str(work / "cache"),
+        "index_dir": str(work / "index"),
+        "output": str(work / "out.json"),
+        "ready_timeout_ms": ready_timeout_ms,
+        **extra,
+    }
 
 
 def run_headless(

@@ -10,7 +10,6 @@ installs Neovim in the test set-up; without ``nvim`` on PATH the module is skipp
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -18,7 +17,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from tests.nvim import LUA_SESSION, NVIM, run_headless
+from tests.nvim import LUA_SESSION, NVIM, run_headless, session_params
 
 pytestmark = pytest.mark.skipif(
     NVIM is None,
@@ -85,20 +84,17 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     shutil.copytree(EXAMPLE_VAULT, vault)
     link_text = (vault / LINK_CARD).read_text(encoding="utf-8")
     prose_text = (vault / PROSE_CARD).read_text(encoding="utf-8")
-    params = {
-        "cmd": [sys.executable, "-m", "zettel_lsp"],
-        "vault": str(vault),
-        "cache_dir": str(work / "cache"),
-        "index_dir": str(work / "index"),
-        "output": str(work / "out.json"),
-        "ready_timeout_ms": READY_TIMEOUT_MS,
-        "query": QUERY,
-        "link_card": LINK_CARD,
-        "prose_card": PROSE_CARD,
+    params = session_params(
+        work,
+        vault,
+        READY_TIMEOUT_MS,
+        query=QUERY,
+        link_card=LINK_CARD,
+        prose_card=PROSE_CARD,
         # inside the link, past "[[" and on "BM25"
-        "link_pos": utf16_position(link_text, LINK_TEXT, shift=3),
-        "prose_pos": utf16_position(prose_text, PROSE_TEXT, shift=5),
-    }
+        link_pos=utf16_position(link_text, LINK_TEXT, shift=3),
+        prose_pos=utf16_position(prose_text, PROSE_TEXT, shift=5),
+    )
     out, diagnostic = run_nvim(params, work)
     assert out is not None, f"the Lua script wrote no output\n{diagnostic}"
     assert "error" not in out, f"Lua error: {out['error']}\n{out}\n{diagnostic}"

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT
-from tests.nvim import LUA_SESSION, NVIM, run_headless
+from tests.nvim import LUA_SESSION, NVIM, run_headless, session_params
 from tests.server.test_neovim import READY_TIMEOUT_MS, uri_path, utf16_position
 
 pytestmark = pytest.mark.skipif(
@@ -283,19 +282,16 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         for p in sorted(vault.rglob("*.md"))
         if "[[Dense embeddings" in p.read_text(encoding="utf-8")
     }
-    params = {
-        "cmd": [sys.executable, "-m", "zettel_lsp"],
-        "vault": str(vault),
-        "cache_dir": str(work / "cache"),
-        "index_dir": str(work / "index"),
-        "output": str(work / "out.json"),
-        "ready_timeout_ms": READY_TIMEOUT_MS,
-        "diagnostic_timeout_ms": DIAGNOSTIC_TIMEOUT_MS,
-        "typed": TYPED,
-        "completion": {"card": COMPLETION_CARD, "row": end["line"], "character": end["character"]},
-        "scratch": {"card": SCRATCH_CARD, "lines": SCRATCH_LINES, "missing": MISSING},
-        "rename": {"card": RENAME_FROM, "pos": rename_pos, "new_name": NEW_NAME},
-    }
+    params = session_params(
+        work,
+        vault,
+        READY_TIMEOUT_MS,
+        diagnostic_timeout_ms=DIAGNOSTIC_TIMEOUT_MS,
+        typed=TYPED,
+        completion={"card": COMPLETION_CARD, "row": end["line"], "character": end["character"]},
+        scratch={"card": SCRATCH_CARD, "lines": SCRATCH_LINES, "missing": MISSING},
+        rename={"card": RENAME_FROM, "pos": rename_pos, "new_name": NEW_NAME},
+    )
     out, diagnostic = run_headless(LUA_SCRIPT, params, work)
     assert out is not None, f"the Lua script wrote no output\n{diagnostic}"
     assert "error" not in out, f"Lua error: {out['error']}\n{out}\n{diagnostic}"
