@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +15,8 @@ from zettel_lsp.index.embedders import (
     EmbedderError,
     UseEmbedder,
     make_embedder,
+    use_backend,
 )
-from zettel_lsp.index.embedders import use_backend
 
 UNRELATED = "Bake the sourdough loaf in a preheated Dutch oven for forty minutes."
 PAIRS = {  # (a sentence, its English translation)
@@ -57,8 +56,7 @@ def test_a_translation_is_closer_than_an_unrelated_sentence(use: UseEmbedder, la
     foreign, english = PAIRS[lang]
     v = use.embed([foreign, english, UNRELATED])
     sims = v @ v.T
-    assert sims[0, 1] > sims[0, 2] + 0.2, sims
-    assert sims[0, 1] > sims[1, 2] + 0.2, sims
+    assert sims[0, 1] > 0.5 > max(sims[0, 2], sims[1, 2]) + 0.3, sims  # measured 0.68-0.82, <0
 
 
 def test_a_query_is_embedded_as_a_document(use: UseEmbedder) -> None:
@@ -102,7 +100,8 @@ def test_tokens_are_the_models_own_pieces(use: UseEmbedder) -> None:
     assert use.count_tokens(texts) == want
     long = "Заметки связаны ссылками. " * 200
     assert use.count_tokens([long])[0] > 1000
-    assert use.model_tokens(["hello world", long]) == 4 + 256  # begin/end pieces, truncation
+    hello = use.count_tokens(["hello world"])[0]
+    assert use.model_tokens(["hello world", long]) == hello + 2 + 256  # begin/end, truncation
     cut, counts = use._truncated([long])
     assert counts == [256] and use.count_tokens(cut) == [254] and long.startswith(cut[0])
     assert np.allclose(use.embed([long]), use.embed(cut), atol=1e-6)
