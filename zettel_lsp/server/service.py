@@ -389,9 +389,9 @@ class VaultService:
 
         self.write(next_phase)
         if not pending:
-            heap.settle(f"{self.root.name}: ready")
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
+            heap.settle(f"{self.root.name}: ready")  # after the client heard "ready"
             return
         self._report(f"embedding {pending} chunks (lexical search works already)", 0)
         if self._watcher is not None:
@@ -413,9 +413,9 @@ class VaultService:
             return was_embedding
 
         if self.write(ready):
-            heap.settle(f"{self.root.name}: ready")
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
+            heap.settle(f"{self.root.name}: ready")  # after the client heard "ready"
 
     def _load_model(self, vault: Vault) -> None:
         try:
