@@ -39,23 +39,23 @@ ENGLISH_WORDS: Final = frozenset(
     "should could my your our their its an a i you we they he she there here than then into "
     "about over under between after before also only just very all any each some".split()
 )
+_GERMAN = (
+    "der die das den dem des und ist nicht ein eine einer einen mit von zu auf für sich auch wie "
+    "wird werden oder aber bei nach aus wenn kann sind war ich du wir ihr sie es im zum zur über "
+    "noch nur"
+)
+_FRENCH = (
+    "le la les un une des du et est sont pas pour dans avec sur que qui ce cette ces au aux par "
+    "plus ou mais comme il elle nous vous ils elles être avoir fait"
+)
+_SPANISH_PORTUGUESE = (
+    "el los las y es son para con por una unos unas del al lo como más pero su sus se muy "
+    "también está están é são não com uma os as um ao dos das pelo pela"
+)
+_ITALIAN = "il gli di che è sono per con una della delle degli nel nella non come anche più ma"
+_DUTCH = "het een van en is zijn niet met voor op te dat die ook maar als bij naar dan"
 OTHER_WORDS: Final = (
-    frozenset(
-        # German
-        "der die das den dem des und ist nicht ein eine einer einen mit von zu auf für sich auch "
-        "wie wird werden oder aber bei nach aus wenn kann sind war ich du wir ihr sie es im zum zur "
-        "über noch nur"
-        # French
-        " le la les un une des du et est sont pas pour dans avec sur que qui ce cette ces au aux "
-        "par plus ou mais comme il elle nous vous ils elles être avoir fait"
-        # Spanish and Portuguese
-        " el los las y es son para con por una unos unas del al lo como más pero su sus se muy "
-        "también está están é são não com uma os as um ao dos das pelo pela"
-        # Italian
-        " il gli di che è sono per con una della delle degli nel nella non come anche più ma"
-        # Dutch
-        " het een van en is zijn niet met voor op te dat die ook maar als bij naar dan".split()
-    )
+    frozenset(" ".join((_GERMAN, _FRENCH, _SPANISH_PORTUGUESE, _ITALIAN, _DUTCH)).split())
     - ENGLISH_WORDS
 )
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
