@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from zettel_lsp.notes.mentions import MentionMatcher
+import unicodedata
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from zettel_lsp.notes.mentions import MentionMatcher, nfc_with_offsets
 
 
 def spans(matcher: MentionMatcher, text: str, excluded: list[tuple[int, int]] | None = None):
@@ -68,3 +74,34 @@ def test_case_changes_that_lengthen_do_not_shift_offsets() -> None:
 def test_cjk_titles_match_inside_running_text() -> None:
     m = MentionMatcher([("酸種", "s.md"), ("x", "x.md")])
     assert spans(m, "酸種パンを焼く") == [("酸種", ("s.md",))]
+
+
+@pytest.mark.parametrize("title_form", ["NFC", "NFD"])
+@pytest.mark.parametrize("text_form", ["NFC", "NFD"])
+def test_normal_forms_do_not_matter(title_form: str, text_form: str) -> None:
+    """macOS writes file names decomposed (NFD); editors write text composed (NFC)."""
+    titles = [("Crème brûlée", "dessert.md"), ("한국어", "korean.md"), ("Ёлка", "tree.md")]
+    m = MentionMatcher((unicodedata.normalize(title_form, t), k) for t, k in titles)
+    text = unicodedata.normalize(text_form, "Über: crème brûlée, 한국어 und ёлка.\n")
+    found = [(text[x.start : x.end], x.keys) for x in m.find(text)]
+    assert [(unicodedata.normalize("NFC", w), k) for w, k in found] == [
+        ("crème brûlée", ("dessert.md",)),
+        ("한국어", ("korean.md",)),
+        ("ёлка", ("tree.md",)),
+    ]
+    # spans are the text's own: exactly the written word, nothing around it
+    assert all(w == w.strip(" ,.:") for w, _ in found)
+
+
+@given(
+    st.text(alphabet=st.sampled_from("ae \u0301\u0300\u1100\u1161\u11a8한.Ё\u0308x"), max_size=40)
+)
+def test_nfc_offsets_map_back_into_the_text(text: str) -> None:
+    nfc, starts, ends = nfc_with_offsets(text)
+    # the same text up to normal form
+    assert unicodedata.normalize("NFC", nfc) == unicodedata.normalize("NFC", text)
+    assert len(starts) == len(ends) == len(nfc)
+    assert starts == sorted(starts) and ends == sorted(ends)
+    for i, ch in enumerate(nfc):
+        assert 0 <= starts[i] < ends[i] <= len(text)
+        assert ch in unicodedata.normalize("NFC", text[starts[i] : ends[i]])

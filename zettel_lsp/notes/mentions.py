@@ -2,15 +2,17 @@
 
 An Aho-Corasick automaton holds every phrase; one scan of a text yields every occurrence.
 Matching is case-insensitive, on whole words, and the longest match wins where matches overlap
-(leftmost first). A match inside a dotted token ("Node.js", "site.org/principles") is not a
-mention; hyphens and slashes between words ("Hue-Chroma-Luminance", "Eigenvalue/Eigenvector")
-separate words. Spans inside ``excluded`` ranges are
-dropped: :func:`unlinkable` lists them for a card (frontmatter, code, comments, links, tags,
-URLs, HTML tags, math, the title line).
+(leftmost first). It is blind to Unicode normal forms: a title written decomposed (NFD, as
+macOS file names are) matches the same title composed (NFC) in a text, and the other way round.
+A match inside a dotted token ("Node.js", "site.org/principles") is not a mention; hyphens and
+slashes between words ("Hue-Chroma-Luminance", "Eigenvalue/Eigenvector") separate words. Spans
+inside ``excluded`` ranges are dropped: :func:`unlinkable` lists them for a card (frontmatter,
+code, comments, links, tags, URLs, HTML tags, math, the title line).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,7 +34,39 @@ class Mention:
 
 
 def normalise(phrase: str) -> str:
-    return " ".join(phrase.split()).lower()
+    return " ".join(unicodedata.normalize("NFC", phrase).split()).lower()
+
+
+def nfc_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` in NFC, and for each of its characters where it starts and ends in ``text``.
+
+    The text is cut into pieces: an ASCII letter or digit with the non-ASCII characters after
+    it (an ``e`` and its combining accent), a run of non-ASCII characters, or one other ASCII
+    character (space, punctuation). Offsets are exact whatever the cut, since each piece is
+    normalised alone. A piece that NFC leaves as it is maps character by character; one it
+    changes maps each of its characters to the whole piece (a match that starts or ends inside
+    such a piece is reported from its start or to its end: pieces are parts of words)."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        if not text[i].isascii() or text[i].isalnum():
+            while j < n and not text[j].isascii():
+                j += 1
+        piece = text[i:j]
+        nfc = unicodedata.normalize("NFC", piece)
+        if nfc == piece:
+            out.append(piece)
+            starts.extend(range(i, j))
+            ends.extend(range(i + 1, j + 1))
+        else:
+            out.append(nfc)
+            starts.extend([i] * len(nfc))
+            ends.extend([j] * len(nfc))
+        i = j
+    return "".join(out), starts, ends
 
 
 _CJK_START = 0x2E80  # CJK radicals onwards: scripts written without spaces between words
@@ -86,6 +120,10 @@ class MentionMatcher:
         """Whole-word, case-insensitive, longest-leftmost, non-overlapping mentions in ``text``."""
         if not self._size or not text:
             return []
+        back: tuple[list[int], list[int]] | None = None
+        if not unicodedata.is_normalized("NFC", text):  # matched as NFC, reported in text
+            text, starts_in, ends_in = nfc_with_offsets(text)
+            back = (starts_in, ends_in)
         low = lower_same_length(text)
         n = len(low)
         candidates: list[tuple[int, int, str, tuple[str, ...]]] = []
@@ -101,6 +139,8 @@ class MentionMatcher:
             candidates.append((start, end, norm, keys))
         if not candidates:
             return []
+        if back is not None:
+            candidates = [(back[0][a], back[1][b - 1], nm, ks) for a, b, nm, ks in candidates]
         candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
         starts = [s for s, _ in excluded]
         out: list[Mention] = []
