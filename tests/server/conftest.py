@@ -75,10 +75,15 @@ async def start_session(
     *,
     folders: list[Path] | None = None,
 ) -> types.InitializeResult:
+    """Initialize ``client`` as the editor ``kind`` would; it then carries ``pulls``: whether
+    that editor pulls diagnostics (else the server pushes them)."""
     folders = folders or [vault]
+    capabilities = client_capabilities(kind)
+    text = capabilities.text_document
+    client.pulls = bool(text and text.diagnostic)  # type: ignore[attr-defined]
     return await client.initialize_session(
         types.InitializeParams(
-            capabilities=client_capabilities(kind),
+            capabilities=capabilities,
             root_uri=vault.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
             initialization_options=init_options,

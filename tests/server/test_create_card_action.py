@@ -49,7 +49,6 @@ async def client(
     )
     lsp_client.encoding = encoding_of(result)  # type: ignore[attr-defined]
     lsp_client.kind = request.param  # type: ignore[attr-defined]
-    lsp_client.pulls = request.param == "neovim"  # type: ignore[attr-defined]
     await wait_ready(lsp_client, ("embedding", "ready"))
     yield
     await lsp_client.shutdown_session()

@@ -9,19 +9,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tests.server.conftest import (
-    CLIENTS,
-    SERVER,
     client_column,
-    encoding_of,
     open_doc,
-    options,
-    start_session,
-    wait_ready,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -39,27 +32,6 @@ Anchors: [[Zettelkasten method#No such part]], [[BM25#^nope]],
 [[BM25#Saturation and the k1 parameter]].
 Fine: [[Atomic notes]], ![[diagram.png]], [[#Scratch]].
 """
-
-
-@pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")
-async def client(
-    request: pytest.FixtureRequest,
-    lsp_client: LanguageClient,
-    shared_vault: Path,
-    server_cache: Path,
-):
-    result = await start_session(
-        lsp_client,
-        request.param,
-        shared_vault,
-        options(server_cache, shared_vault.parent / "index"),
-    )
-    lsp_client.init_result = result  # type: ignore[attr-defined]
-    lsp_client.encoding = encoding_of(result)  # type: ignore[attr-defined]
-    lsp_client.pulls = request.param == "neovim"  # type: ignore[attr-defined]
-    await wait_ready(lsp_client, ("embedding", "ready"))
-    yield
-    await lsp_client.shutdown_session()
 
 
 async def pull(client: LanguageClient, uri: str) -> list[types.Diagnostic]:

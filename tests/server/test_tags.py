@@ -10,7 +10,8 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
-from tests.server.conftest import find, open_doc, slice_range
+from tests.server.conftest import find, slice_range
+from tests.server.test_references import references as refs
 from zettel_lsp.notes.scan import load_vault
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -19,15 +20,7 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 async def references(
     client: LanguageClient, path: Path, pos: types.Position
 ) -> list[types.Location]:
-    uri = await open_doc(client, path)
-    got = await client.text_document_references_async(
-        types.ReferenceParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            position=pos,
-            context=types.ReferenceContext(include_declaration=True),
-        )
-    )
-    return list(got or [])
+    return await refs(client, path, pos, declaration=True)
 
 
 def rel(vault: Path, uri: str) -> str:
