@@ -2,6 +2,7 @@
 throughput, peak memory.
 
     python benchmarks/index_bench.py VAULT [--json] [--edits 5] [--no-baseline] [--keep DIR]
+                                           [--multilingual auto|on|off]
 
 What it does (each figure is measured, none estimated):
 1. cold index: ``zettel-lsp index VAULT --json`` in a fresh process with an empty index folder;
@@ -46,10 +47,13 @@ from zettel_lsp.workdir import (
 TOOL = "zettel-lsp index_bench"  # in the marker of its work folder
 
 
-def run_index(vault: Path, index_dir: Path, cache_dir: Path) -> tuple[dict[str, Any], float, float]:
+def run_index(
+    vault: Path, index_dir: Path, cache_dir: Path, multilingual: str = "auto"
+) -> tuple[dict[str, Any], float, float]:
     """(summary JSON, wall seconds, seconds from launch to lexical-ready) of one CLI run."""
     cmd = [sys.executable, "-m", "zettel_lsp", "index", str(vault), "--json"]
     cmd += ["--index-dir", str(index_dir), "--cache-dir", str(cache_dir)]
+    cmd += ["--multilingual", multilingual]
     t_launch = time.time()
     t0 = time.perf_counter()
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
@@ -63,8 +67,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def edit_to_searchable(vault: Path, index_dir: Path, cache_dir: Path, edits: int) -> dict[str, Any]:
-    ix = Indexer(vault, index_dir, IndexSettings(), cache_dir=cache_dir)
+def edit_to_searchable(
+    vault: Path, index_dir: Path, cache_dir: Path, edits: int, multilingual: str = "auto"
+) -> dict[str, Any]:
+    ix = Indexer(vault, index_dir, IndexSettings(multilingual=multilingual), cache_dir=cache_dir)
     ix.sync()
     watcher = VaultWatcher(ix)  # default debounce
     watcher.start()
@@ -125,6 +131,12 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=5)
     ap.add_argument("--no-baseline", action="store_true", help="skip the model-only timing")
     ap.add_argument(
+        "--multilingual",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="the multilingual setting of every run (default %(default)s)",
+    )
+    ap.add_argument(
         "--keep",
         type=Path,
         help="keep the work folder here (index, copy of vault); new, empty or kept before",
@@ -155,7 +167,7 @@ def main() -> int:
     # warm the model folder assembly so the cold run measures indexing, not a 23 MB copy
     make_embedder(cache_dir=cache)
 
-    summary, wall, lexical_ready = run_index(vault, index_dir, cache)
+    summary, wall, lexical_ready = run_index(vault, index_dir, cache, args.multilingual)
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     secs = summary["seconds"]
     result["cold"] = {
@@ -165,14 +177,20 @@ def main() -> int:
         "chunks_per_s": round(summary["chunks"] / wall, 1),
         "lexical_ready_seconds": round(lexical_ready, 2),
         "dense_seconds": secs["dense"],
+        "multilingual_seconds": secs["multilingual"],
+        "embedded_multilingual": summary["embedded_multilingual"],
+        "languages": summary["languages"],
         "model_seconds_in_index": secs["model"],
         "model_tokens": summary["model_tokens"],
         "model_tokens_per_s": round(summary["model_tokens"] / max(secs["model"], 1e-9)),
         "peak_rss_mb": round(peak_kb / 1024),
     }
-    warm = [run_index(vault, index_dir, cache)[1] for _ in range(3)]
+    result["multilingual"] = args.multilingual
+    warm = [run_index(vault, index_dir, cache, args.multilingual)[1] for _ in range(3)]
     result["warm_start_seconds"] = {"median": round(statistics.median(warm), 2), "runs": warm}
-    result["edit_to_searchable"] = edit_to_searchable(vault, index_dir, cache, args.edits)
+    result["edit_to_searchable"] = edit_to_searchable(
+        vault, index_dir, cache, args.edits, args.multilingual
+    )
     if not args.no_baseline:
         base = model_baseline(args.vault, cache)
         result["model_only"] = {
@@ -194,6 +212,8 @@ def _human(r: dict[str, Any]) -> str:
         f"{c['chunks_per_s']:.0f} chunks/s)",
         f"  lexical ready     {c['lexical_ready_seconds']:.1f} s after launch",
         f"  model             {c['model_tokens_per_s']:,} tokens/s ({c['model_tokens']:,} tokens)",
+        f"  multilingual      {c['multilingual_seconds']:.1f} s ({c['embedded_multilingual']:,} "
+        f"chunks; setting {r['multilingual']}; languages {c['languages']})",
         f"  peak RSS          {c['peak_rss_mb']:,} MB",
         f"  warm start        {r['warm_start_seconds']['median']:.2f} s (median of 3)",
         f"  edit→lexical      {_mp(e['lexical_seconds'])}",

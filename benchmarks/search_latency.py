@@ -2,7 +2,8 @@
 
     python benchmarks/search_latency.py VAULT GOLDEN.json [--index-dir DIR] [--repeat 5] [--json]
 
-Opens (and if needed builds) the index, warms the model with one query, then times
+Opens (and if needed builds) the index, warms the model with one query (for queries not in
+English: the multilingual phase is finished first and its model warmed too), then times
 ``SearchEngine.search`` for every query ``--repeat`` times: median and p95 in milliseconds, for
 the full pipeline and for each leg alone, with and without the graph rerank.
 """
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 
 from zettel_lsp.eval.evaluate import load_golden
+from zettel_lsp.notes.language import is_english
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.vault import Vault
 
@@ -47,6 +49,11 @@ def main() -> int:
     }
     with Vault(args.vault, args.index_dir) as vault:
         vault.open()
+        foreign = [q for q in queries if not is_english(q)]
+        if foreign:
+            vault.ensure_multilingual()
+            vault.engine.search("прогрев модели")  # warm the multilingual model
+        out["not_english"] = len(foreign)
         vault.engine.search("warm up the model")
         for name, opts in configs.items():
             times = []

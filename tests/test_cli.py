@@ -112,6 +112,21 @@ def test_search_json_finds_the_card_about_the_query(example_vault: Path, tmp_pat
     assert bad.returncode != 0 and "unknown leg" in bad.stderr
 
 
+def test_a_russian_search_finds_english_cards(example_vault: Path, tmp_path: Path) -> None:
+    # the English example vault, a query in Russian: ``auto`` embeds every card with the
+    # multilingual model first (once; the index keeps it), then the dense leg uses it
+    args = ["search", str(example_vault), "дать муке и воде постоять перед замесом", "--json"]
+    args += ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    out = run(*args, "--limit", "5")
+    assert out.returncode == 0, out.stderr
+    assert "baking/Autolyse.md" in [r["path"] for r in json.loads(out.stdout)]
+    off = run(*args, "--limit", "5", "--multilingual", "off")
+    assert off.returncode == 0, off.stderr
+    state = json.loads((tmp_path / "idx" / "state.json").read_text(encoding="utf-8"))
+    assert state["ml_all"] is True and state["ml_model"].startswith("use-multilingual")
+    assert all(f.get("ml") for f in state["files"].values())
+
+
 def write_beir(root: Path) -> Path:
     """A tiny judged collection in BEIR layout, with a citation graph."""
     docs = [

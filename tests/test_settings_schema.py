@@ -34,6 +34,7 @@ OTHER_VALUES: dict[str, object] = {
     "debounceMs": 100,
     "titleSource": "h1",
     "followExternalSymlinks": True,
+    "multilingual": "off",
     "legs": ["bm25"],
     "graph": False,
     "graphStrength": 0.5,

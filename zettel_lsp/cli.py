@@ -39,6 +39,7 @@ from zettel_lsp.index.chunker import CHUNKER_VERSION
 from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError, make_embedder
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
+    MULTILINGUAL_MODES,
     Indexer,
     IndexSettings,
     Progress,
@@ -47,6 +48,7 @@ from zettel_lsp.index.sync import (
     default_cache_dir,
 )
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
+from zettel_lsp.notes.language import is_english
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
@@ -326,6 +328,14 @@ def _add_index_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--cache-dir", type=Path, default=None, help="models and indexes cache folder")
     p.add_argument(
+        "--multilingual",
+        choices=MULTILINGUAL_MODES,
+        default="auto",
+        help="the multilingual model's vectors: auto (the non-English cards of a vault with "
+        "many, every card once a query is not English), on (every card), off "
+        "(default %(default)s; docs/multilingual.md)",
+    )
+    p.add_argument(
         "--ollama-host",
         default=None,
         help="Ollama URL for 'ollama:' models, ask, --expand and --llm-rerank (default "
@@ -515,6 +525,7 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
         title_source=TitleSource(args.title_source),
         follow_external_symlinks=args.follow_external_symlinks,
         ollama=OllamaSettings(llm.host, llm.connect_timeout, llm.timeout),
+        multilingual=getattr(args, "multilingual", "auto"),
     )
 
 
@@ -528,6 +539,7 @@ def _open_vault(args: argparse.Namespace) -> Vault:
     vault = Vault(args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress)
     try:
         report = vault.open()
+        vault.embed_multilingual()  # the cards in its scope (none in an English vault)
     except EmbedderError as exc:  # e.g. an 'ollama:' model while Ollama is down
         progress.finish()
         print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
@@ -637,9 +649,21 @@ def cmd_search(args: argparse.Namespace) -> int:
         results = scan_search(ro.graph.cards.values(), ro.titles, query, opts.limit)
         return _print_results(args, [result_dict(r, query.terms) for r in results])
     with vault:
+        _multilingual_for(vault, [query.text])
         results = _search(args, vault, query, opts)
         rows = [result_dict(r, query.terms) for r in results]
     return _print_results(args, rows)
+
+
+def _multilingual_for(vault: Vault, queries: Sequence[str]) -> None:
+    """Before searching: if a query is not English, every card gets its multilingual vector
+    (once; the index keeps them) and the model loads, as the server does in the background."""
+    if any(not is_english(q) for q in queries if q.strip()):
+        progress = TerminalProgress()
+        try:
+            vault.ensure_multilingual()
+        finally:
+            progress.finish()
 
 
 def _search(
@@ -953,6 +977,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     opts = _search_options(args, max(args.k, 10))
     vault = _open_vault(args)
     with vault:
+        _multilingual_for(vault, [q.query for q in golden])
         report = evaluate(lambda q: [r.path for r in vault.engine.search(q, opts)], golden, args.k)
     if args.json:
         print(json.dumps(_eval_dict(report, opts), ensure_ascii=False, indent=2))
@@ -1112,6 +1137,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             t_dense = time.perf_counter()
             with _StopOnCtrlC() as ctrl_c:
                 embedded = indexer.embed_pending(should_stop=lambda: ctrl_c.requested)
+                dense_s = time.perf_counter() - t_dense
+                t_ml = time.perf_counter()
+                embedded_ml = indexer.embed_multilingual(should_stop=lambda: ctrl_c.requested)
+                ml_s = time.perf_counter() - t_ml
             interrupted = ctrl_c.requested
         except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
             interrupted = True
@@ -1124,7 +1153,6 @@ def cmd_index(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED
-        dense_s = time.perf_counter() - t_dense
         if report.cards == 0:
             print(no_notes_warning(indexer.vault, len(report.skipped)), file=sys.stderr)
         summary: dict[str, Any] = {
@@ -1138,6 +1166,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             "changed": report.changed,
             "unchanged": report.unchanged,
             "embedded": embedded,
+            "embedded_multilingual": embedded_ml,
+            "languages": indexer.languages(),
             "reused_vectors": report.reused_vectors,
             "deleted": report.deleted,
             "renamed": report.renamed,
@@ -1146,7 +1176,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             "seconds": {
                 "lexical_ready": round(lexical_s, 3),
                 "dense": round(dense_s, 3),
+                "multilingual": round(ml_s, 3),
                 "model": round(indexer.embed_seconds, 3),
+                "multilingual_model": round(indexer.ml_embed_seconds, 3),
                 "total": round(time.perf_counter() - t0, 3),
             },
             "lexical_ready_at": lexical_at,

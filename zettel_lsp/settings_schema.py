@@ -260,6 +260,20 @@ def severity() -> Check:
 SEVERITIES = ("error", "warning", "information", "hint", "off")
 
 
+def one_of(choices: Sequence[str]) -> Check:
+    """One of ``choices`` (case and spaces aside)."""
+
+    def convert(value: object, default: Any) -> str:
+        if isinstance(value, str) and value.strip().lower() in choices:
+            return value.strip().lower()
+        raise Invalid(f"expected one of {', '.join(choices)}, got {value!r}")
+
+    return Check(convert, {"type": "string", "enum": list(choices)})
+
+
+MULTILINGUAL = ("auto", "on", "off")
+
+
 # ------------------------------------------------------------------ the table
 
 
@@ -509,6 +523,24 @@ CORE = Schema(
             "inside the vault always work. A change re-indexes.",
             index=True,
             cli="`--follow-external-symlinks`",
+        ),
+        Setting(
+            "multilingual",
+            "multilingual",
+            "auto",
+            one_of(MULTILINGUAL),
+            doc="search in other languages and across them with a second, multilingual model "
+            "(offline; 16 languages): `auto` embeds the non-English cards of a vault where "
+            "they are many (at least 20 cards and 2% of the vault), and every card once a "
+            "search is not in English; "
+            "`on` every card from the start; `off` never (non-English queries get the English "
+            "model and the lexical legs). It runs after the English embedding, which it never "
+            "delays; see [multilingual.md](multilingual.md)",
+            ui="Search in other languages and across them with a second, multilingual model: "
+            "`auto` starts it for a vault with many non-English notes, or at the first search "
+            "that is not in English; `on` always; `off` never.",
+            index=True,
+            cli="`--multilingual auto|on|off` (index, search, eval, ...)",
         ),
         # answers: take effect at the next request
         Setting(

@@ -20,9 +20,14 @@ from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.card_cache import cached_cards
 from zettel_lsp.notes.scan import load_vault
-from zettel_lsp.search.engine import SearchEngine, title_index
+from zettel_lsp.search.engine import Multilingual, SearchEngine, title_index
 
 log = logging.getLogger(__name__)
+
+
+def emb_loaded(embedder: Any) -> bool:
+    """Whether a lazily loading model is in memory (a query would not wait for the load)."""
+    return bool(getattr(embedder, "loaded", True))
 
 
 @dataclass(slots=True)
@@ -53,6 +58,8 @@ class Vault:
         self.model_loaded = not lexical_until_model_loads
         self.dense_off_reason = ""  # set by disable_dense(): the dense leg stays off
         self._has_vectors = False  # some card is embedded (once true, stays true)
+        self._has_ml: tuple[bool, bool] = (False, False)  # some card / foreign card has ml
+        self.on_foreign_query: Callable[[], None] | None = None  # set by a server: wake work
         self.graph = LinkGraph()
         self.engine = self._engine(self.graph)
 
@@ -84,6 +91,51 @@ class Vault:
     def embed_pending(self, should_stop: Callable[[], bool] | None = None) -> int:
         """Embed the chunks waiting for vectors (the dense phase). Returns how many."""
         return self.indexer.embed_pending(should_stop=should_stop)
+
+    def embed_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
+        """The multilingual phase (after the dense one): see :meth:`Indexer.embed_multilingual`."""
+        return self.indexer.embed_multilingual(should_stop=should_stop)
+
+    def foreign_query(self) -> None:
+        """A query was not English: every card is to get multilingual vectors (``auto``), and
+        the model is to be loaded; a server's hook (``on_foreign_query``) starts that work."""
+        new = self.indexer.want_ml_all()
+        emb = self.indexer.ml_embedder
+        if self.on_foreign_query is not None and (new or (emb is not None and not emb_loaded(emb))):
+            self.on_foreign_query()
+
+    def load_ml_model(self) -> None:
+        """Load the multilingual model (one query embedding), if it is in use."""
+        emb = self.indexer.ml_embedder
+        if emb is not None and self.indexer.ml_available and not emb_loaded(emb):
+            emb.embed_query("warm up")
+
+    def ensure_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
+        """For a caller about to search in another language without a server (the CLI): every
+        card embedded by the multilingual model, and the model loaded. Returns chunks embedded."""
+        if not self.indexer.ml_available:
+            return 0
+        self.indexer.want_ml_all()
+        done = self.embed_multilingual(should_stop)
+        self.load_ml_model()
+        return done
+
+    def ml_status(self) -> tuple[bool, bool]:
+        """(some card has multilingual vectors, some non-English card has), once true stays
+        true (asked on every search)."""
+        # no multilingual vector was ever stored (an English vault before any foreign query):
+        # answer without looking at every card, as every search asks
+        if not all(self._has_ml) and self.indexer.ml_available and self.indexer.state.ml_model:
+            files = list(self.indexer.state.files.values())
+            self._has_ml = (
+                self._has_ml[0] or any(f.ml for f in files),
+                self._has_ml[1] or any(f.ml and f.lang != "en" for f in files),
+            )
+        return self._has_ml
+
+    def _ml_query_ready(self) -> bool:
+        emb = self.indexer.ml_embedder
+        return bool(emb is not None and self.ml_status()[0] and emb_loaded(emb))
 
     @property
     def dense_pending(self) -> int:
@@ -120,10 +172,42 @@ class Vault:
             "cards_embedded": state.dense_done,
             "chunks_waiting_for_vectors": self.indexer.dense_pending,
             "model": self.indexer.embedder.model_id,
+            **self._ml_report(),
             "index_dir": str(self.indexer.index_dir),
             "backend": self.settings.backend,
             "skipped": dict(list(state.skipped.items())[:50]),
         }
+
+    def _ml_report(self) -> dict[str, Any]:
+        ix = self.indexer
+        with_ml, foreign_ml = ix.ml_cards
+        langs = ix.languages()
+        out: dict[str, Any] = {
+            "languages": langs,
+            "multilingual": ix.ml_mode,
+            "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
+            "multilingual_scope": (
+                "off"
+                if not ix.ml_available
+                else "all cards"
+                if ix.ml_mode == "on" or ix.state.ml_all
+                else "non-English cards"
+                if ix.ml_foreign_vault()
+                else "none until a query is not English"
+            ),
+            "cards_embedded_multilingual": with_ml,
+            "non_english_cards_embedded_multilingual": foreign_ml,
+            "cards_waiting_for_multilingual": ix.ml_todo,
+        }
+        if ix.ml_off_reason and ix.ml_mode != "off":
+            out["multilingual_off_reason"] = ix.ml_off_reason
+        legs = ["bm25", "keyword", "title"]
+        if self.dense_ready:
+            legs.append("dense")
+        if with_ml and self._ml_query_ready():
+            legs.append("dense_ml")
+        out["legs_ready"] = legs
+        return out
 
     def summary(self) -> str:
         """``<name>: N cards, M chunks ready``."""
@@ -168,11 +252,23 @@ class Vault:
         return graph, self._engine(graph), problems
 
     def _engine(self, graph: LinkGraph) -> SearchEngine:
+        ml = self.indexer.ml_embedder
         return SearchEngine(
             self.indexer.store,
             self.indexer.embedder,
             graph,
             dense_ready=lambda: self.dense_ready,
+            languages=lambda: tuple(self.indexer.languages()),
+            multilingual=(
+                Multilingual(
+                    ml,
+                    query_ready=self._ml_query_ready,
+                    foreign_ready=lambda: self.ml_status()[1] and self._ml_query_ready(),
+                    on_foreign_query=self.foreign_query,
+                )
+                if ml is not None
+                else None
+            ),
         )
 
     def close(self) -> None:

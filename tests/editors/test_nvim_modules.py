@@ -138,6 +138,14 @@ local function main()
     version = "9.9",
     vaults = { { root = "/v", phase = "ready", cards = 3, skipped = { a = "b" } } },
   })
+  out.status_ml = zettel.format_status({
+    version = "9.9",
+    vaults = { {
+      root = "/m", phase = "ready", legs_ready = { "bm25", "dense_ml" },
+      languages = { ru = 8, de = 5 }, multilingual_scope = "all cards",
+      cards_embedded_multilingual = 13, cards_waiting_for_multilingual = 0,
+    } },
+  })
   local buf = vim.api.nvim_create_buf(false, true)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false,
     { "---", "title: x", "---", "first", "second", "", "third" })
@@ -301,6 +309,11 @@ def test_answers_that_need_no_server(report: dict[str, Any]) -> None:
         "  model -, backend -",
         "  index dir -",
         "  skipped files 1, problems 0",
+    ]
+    assert report["status_ml"][4:7] == [
+        "  search legs ready: bm25, dense_ml",
+        "  languages: de 5, ru 8",
+        "  multilingual: all cards, 13 cards embedded, 0 waiting",
     ]
     assert report["paragraph"] == [4, 5, "first\nsecond"]
     # nil answers: absent from the report

@@ -8,7 +8,15 @@ from typing import Any
 import pytest
 
 from tests.conftest import EVAL
-from zettel_lsp.notes.language import LATIN, NONE, OTHER, is_english, script_of
+from zettel_lsp.notes.language import (
+    LATIN,
+    NONE,
+    OTHER,
+    is_english,
+    language_of,
+    prose_of,
+    script_of,
+)
 
 
 def _queries(name: str) -> list[dict[str, Any]]:
@@ -62,3 +70,43 @@ def test_script_of() -> None:
     assert script_of("Заметка about notes") == LATIN  # more Latin letters than Cyrillic
     assert script_of("Заметки о заметках, notes") == OTHER
     assert script_of("2026-11-23") == NONE
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Der Zettelkasten ist eine Methode, um Notizen zu verknüpfen.", "de"),
+        ("La méthode Zettelkasten relie les notes entre elles.", "fr"),
+        ("El método de notas enlazadas es muy útil para el estudio.", "es"),
+        ("Het is een methode voor notities met links.", "nl"),
+        ("O método não é difícil e ajuda com as notas.", "pt"),
+        ("Il metodo della scatola è come una rete di note.", "it"),
+        ("Как работает поиск по заметкам", "ru"),
+        ("我的笔记都在这里", "zh"),
+        ("ノートの書き方", "ja"),
+        ("日本語のノートと漢字", "ja"),  # kana beside Han
+        ("메모를 연결하는 방법", "ko"),
+        ("Οι σημειώσεις συνδέονται", "el"),
+        ("The slip box is a method for linking notes.", "en"),
+        ("12345 --- !!!", "en"),
+        ("Größe Häuser", "de"),  # no function words: the letters decide
+    ],
+)
+def test_language_of(text: str, code: str) -> None:
+    assert language_of(text) == code
+
+
+def test_prose_of_leaves_out_code_front_matter_and_urls() -> None:
+    text = "---\ntags: [x]\n---\nLe texte est ici.\n```\nthe code is not prose\n```\nhttps://example.com/el/la/los\n"
+    masked = [(0, text.index("Le")), (text.index("```"), text.rindex("```") + 3)]
+    prose = prose_of(text, masked)
+    assert "Le texte est ici." in prose
+    assert "code" not in prose and "tags" not in prose and "example" not in prose
+
+
+def test_a_card_of_code_and_links_is_english() -> None:
+    # zettelkasten-13k: Prolog and URL cards were read as Spanish before code and URLs were
+    # left out (single letters like "y" and URL parts "es" are not words of a language)
+    text = "```c\nappend([],Y,Y).\nappend([X|Xs],Y,[X|Zs]) :- append(Xs,Y,Zs).\n```\n- https://a.es/y/el/la\n"
+    masked = [(0, text.index("- https"))]
+    assert language_of(prose_of(text, masked)) == "en"

@@ -2,7 +2,10 @@
 that outgrow one machine or are shared by a team (setting ``qdrant_url``, optional API key).
 
 Points, vectors (``dense`` cosine, ``bm25`` sparse with IDF), payload and payload indexes match
-the embedded store exactly; BM25 sparse vectors come from the same encoder. One writer per
+the embedded store exactly; BM25 sparse vectors come from the same encoder. The one difference:
+a server collection cannot gain a named vector after it is created, so the multilingual vector
+(``dense_ml``, issue #17) is not kept here yet and that leg stays off (:meth:`ensure_vector`).
+One writer per
 collection: the local state file (which files are indexed) lives with the writer. Calls are
 serialised with a lock (the client's in-process mode, used by the tests, is not thread-safe).
 """
@@ -16,8 +19,10 @@ from typing import Any
 from qdrant_client import QdrantClient
 from qdrant_client import models as m
 
-from zettel_lsp.index.store import BM25, DENSE, Bm25Encoder
+from zettel_lsp.index.store import BM25, DENSE, Bm25Encoder, keyword_field
 from zettel_lsp.index.store_api import (
+    CJK_FIELD,
+    LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
     ChunkPayload,
@@ -77,17 +82,22 @@ class RemoteStore:
             vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
             sparse_vectors_config={BM25: m.SparseVectorParams(modifier=m.Modifier.IDF)},
         )
-        self._client.create_payload_index(self.collection, PATH_FIELD, m.PayloadSchemaType.KEYWORD)
-        self._client.create_payload_index(
-            self.collection,
-            TEXT_FIELD,
-            m.TextIndexParams(
-                type=m.TextIndexType.TEXT,
-                tokenizer=m.TokenizerType.WORD,
-                lowercase=True,
-                phrase_matching=True,
-            ),
-        )
+        for keyword in (PATH_FIELD, LANG_FIELD):
+            self._client.create_payload_index(self.collection, keyword, m.PayloadSchemaType.KEYWORD)
+        for name, tokenizer in (
+            (TEXT_FIELD, m.TokenizerType.WORD),
+            (CJK_FIELD, m.TokenizerType.MULTILINGUAL),
+        ):
+            self._client.create_payload_index(
+                self.collection,
+                name,
+                m.TextIndexParams(
+                    type=m.TextIndexType.TEXT,
+                    tokenizer=tokenizer,
+                    lowercase=True,
+                    phrase_matching=True,
+                ),
+            )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -114,12 +124,19 @@ class RemoteStore:
             self.dim = dim
             return False
 
+    def ensure_vector(self, name: str, dim: int) -> bool:
+        """A collection's named vectors are fixed when it is created: no second one here."""
+        return False
+
+    def drop_vector(self, name: str) -> None:
+        """Nothing to drop (see :meth:`ensure_vector`)."""
+
     # ------------------------------------------------------------------ writes
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
         structs = []
         for p in points:
-            idx, val = self._bm25.document_pairs(p.bm25_text)
+            idx, val = self._bm25.document_pairs(p.bm25_text, p.payload.get("lang", "en"))
             vector: dict[str, Any] = {BM25: m.SparseVector(indices=idx, values=val)}
             if p.dense is not None:
                 vector[DENSE] = [float(x) for x in p.dense]
@@ -128,11 +145,13 @@ class RemoteStore:
             with self._lock:
                 self._client.upsert(self.collection, points=structs, wait=True)
 
-    def set_dense(self, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> None:
+    def set_dense(
+        self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = DENSE
+    ) -> None:
         if not ids:
             return
         batch = [
-            m.PointVectors(id=i, vector={DENSE: [float(x) for x in v]})
+            m.PointVectors(id=i, vector={using: [float(x) for x in v]})
             for i, v in zip(ids, vectors, strict=True)
         ]
         with self._lock:
@@ -155,15 +174,33 @@ class RemoteStore:
     # ------------------------------------------------------------------ reads
 
     def dense_search(
-        self, vector: Sequence[float], limit: int, paths: Iterable[str] | None = None
+        self,
+        vector: Sequence[float],
+        limit: int,
+        paths: Iterable[str] | None = None,
+        *,
+        using: str = DENSE,
+        skip_lang: str | None = None,
+        only_lang: str | None = None,
     ) -> list[Hit]:
+        flt = _path_filter(paths)
+        if skip_lang is not None or only_lang is not None:
+            must: list[Any] = list(flt.must or []) if flt is not None else []
+            if only_lang is not None:
+                must.append(m.FieldCondition(key=LANG_FIELD, match=m.MatchValue(value=only_lang)))
+            flt = m.Filter(
+                must=must or None,
+                must_not=[m.FieldCondition(key=LANG_FIELD, match=m.MatchValue(value=skip_lang))]
+                if skip_lang is not None
+                else None,
+            )
         with self._lock:
             res = self._client.query_points(
                 self.collection,
                 query=[float(x) for x in vector],
-                using=DENSE,
+                using=using,
                 limit=limit,
-                query_filter=_path_filter(paths),
+                query_filter=flt,
                 with_payload=True,
             )
         return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
@@ -171,8 +208,15 @@ class RemoteStore:
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         return [self.dense_search(v, limit) for v in vectors]
 
-    def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
-        idx, val = self._bm25.query_pairs(text)
+    def bm25_search(
+        self,
+        text: str,
+        limit: int,
+        paths: Iterable[str] | None = None,
+        *,
+        langs: Sequence[str] = ("en",),
+    ) -> list[Hit]:
+        idx, val = self._bm25.query_pairs(text, langs)
         if not idx:
             return []
         with self._lock:
@@ -186,10 +230,12 @@ class RemoteStore:
             )
         return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
 
-    def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]:
+    def keyword_search(
+        self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = ("en",)
+    ) -> list[Hit]:
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
-        flt = m.Filter(must=[m.FieldCondition(key=TEXT_FIELD, match=match)])
-        idx, val = self._bm25.query_pairs(text)
+        flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
+        idx, val = self._bm25.query_pairs(text, langs)
         with self._lock:
             if idx:
                 res = self._client.query_points(
@@ -209,12 +255,12 @@ class RemoteStore:
     def keyword_count(self, text: str, *, phrase: bool = False) -> int:
         """How many points hold every word of ``text`` (or the phrase): see EdgeStore."""
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
-        flt = m.Filter(must=[m.FieldCondition(key=TEXT_FIELD, match=match)])
+        flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
         with self._lock:
             return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
 
     def retrieve(
-        self, ids: Sequence[int], *, with_dense: bool = False
+        self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
     ) -> list[tuple[int, ChunkPayload, Any]]:
         if not ids:
             return []
@@ -223,9 +269,9 @@ class RemoteStore:
                 self.collection,
                 list(ids),
                 with_payload=True,
-                with_vectors=[DENSE] if with_dense else False,
+                with_vectors=[using] if with_dense else False,
             )
-        return record_tuples(records, DENSE if with_dense else None)
+        return record_tuples(records, using if with_dense else None)
 
     def count(self, path: str | None = None) -> int:
         flt = _path_filter([path]) if path is not None else None

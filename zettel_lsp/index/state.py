@@ -31,6 +31,8 @@ class FileState:
     sha256: str
     chunks: int
     dense: bool = False  # dense vectors stored for every chunk with the index's model
+    lang: str = "en"  # the card's language (notes/language.py): its BM25 stemmer
+    ml: bool = False  # multilingual vectors stored for every chunk (issue #17)
 
 
 @dataclass(slots=True)
@@ -44,6 +46,8 @@ class IndexState:
     files: dict[str, FileState] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # path -> reason (binary, too large...)
+    ml_model: str = ""  # the model of the multilingual vectors stored ("": none yet)
+    ml_all: bool = False  # every card gets multilingual vectors (a query was not English)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,16 +60,9 @@ class IndexState:
             "backend": self.backend,
             "pending": sorted(set(self.pending)),
             "skipped": dict(sorted(self.skipped.items())),
-            "files": {
-                p: {
-                    "size": f.size,
-                    "mtime_ns": f.mtime_ns,
-                    "sha256": f.sha256,
-                    "chunks": f.chunks,
-                    "dense": f.dense,
-                }
-                for p, f in self.files.items()
-            },
+            "ml_model": self.ml_model,
+            "ml_all": self.ml_all,
+            "files": {p: _file_json(f) for p, f in self.files.items()},
         }
 
     @classmethod
@@ -82,11 +79,28 @@ class IndexState:
             files={p: FileState(**f) for p, f in data.get("files", {}).items()},
             pending=list(data.get("pending", [])),
             skipped=dict(data.get("skipped", {})),
+            ml_model=str(data.get("ml_model", "")),
+            ml_all=bool(data.get("ml_all", False)),
         )
 
     @property
     def dense_done(self) -> int:
         return sum(1 for f in self.files.values() if f.dense)
+
+
+def _file_json(f: FileState) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "size": f.size,
+        "mtime_ns": f.mtime_ns,
+        "sha256": f.sha256,
+        "chunks": f.chunks,
+        "dense": f.dense,
+    }
+    if f.lang != "en":  # most cards: the default, left out of a file written whole
+        out["lang"] = f.lang
+    if f.ml:
+        out["ml"] = True
+    return out
 
 
 def load_state(folder: Path) -> IndexState | None:

@@ -1,12 +1,17 @@
 """The embedded vector store: one Qdrant Edge shard per vault. The only module importing
 ``qdrant_edge`` (a beta API, pinned): a version bump touches this file alone.
 
-Each chunk is a point with a dense vector ``dense`` (cosine; absent until embedded) and a sparse
-vector ``bm25`` (Edge's own BM25 embedder: Snowball stemming and stopwords, IDF applied by the
-shard), and a payload (``store_api.ChunkPayload``): ``path``, ``title``, ``chunk``, ``heading``,
-``line_start``, ``line_end``, ``text``, ``embed_hash``. ``path`` has a keyword index (filters,
-deletes); ``text`` a full-text index with phrase matching (the keyword leg). Search calls hold the
-GIL inside Edge, so writers use small batches.
+Each chunk is a point with a dense vector ``dense`` (cosine; absent until embedded), a second one
+``dense_ml`` for the multilingual model (created when that model is first used; absent where the
+card is not in its scope), and a sparse vector ``bm25`` (Edge's own BM25 embedder: stemming and
+stopwords in the chunk's language, see :class:`Bm25Encoder`; IDF applied by the shard), and a
+payload (``store_api.ChunkPayload``): ``path``, ``title``, ``chunk``, ``heading``,
+``line_start``, ``line_end``, ``text``, ``embed_hash``, ``lang``, and ``cjk`` for the chunks
+of Chinese, Japanese or Korean cards. ``path`` and ``lang`` have keyword indexes (filters, deletes);
+``text`` a full-text index with phrase matching (the keyword leg), and ``cjk`` the same with
+Edge's multilingual tokenizer, which segments words where no spaces separate them (on ``text`` it
+would change English: numbers like ``2023`` stop being words, ``naive`` finds ``naïve``). Search
+calls hold the GIL inside Edge, so writers use small batches.
 """
 
 from __future__ import annotations
@@ -46,12 +51,15 @@ from qdrant_edge import (
     QueryBatchRequest,
     QueryRequest,
     ScrollRequest,
+    SparseVector,
     TextIndexParams,
     TokenizerType,
     UpdateOperation,
 )
 
 from zettel_lsp.index.store_api import (
+    CJK_FIELD,
+    LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
     ChunkPayload,
@@ -62,35 +70,96 @@ from zettel_lsp.index.store_api import (
     as_payload,
     record_tuples,
 )
+from zettel_lsp.notes.language import EN, HAS_CJK
 
 log = logging.getLogger(__name__)
 
 DENSE = "dense"
+DENSE_ML = "dense_ml"  # the multilingual model's vectors (issue #17)
 BM25 = "bm25"
 SHARD_DIR = "shard"
 _OWNER_FILE = "owner.json"
 
+# Snowball stemmers (and stopwords) of Edge's BM25, by language code (notes/language.py)
+SNOWBALL: dict[str, str] = {
+    "en": "english",
+    "de": "german",
+    "fr": "french",
+    "es": "spanish",
+    "pt": "portuguese",
+    "it": "italian",
+    "nl": "dutch",
+    "da": "danish",
+    "ru": "russian",
+    "el": "greek",
+    "ar": "arabic",
+}
+# languages written without spaces: Edge's multilingual tokenizer segments them (with the
+# language's stopwords where Edge has a list)
+SEGMENTED_STOPWORDS: dict[str, str | None] = {
+    "zh": "chinese",
+    "ja": "japanese",
+    "ko": None,
+    "th": None,
+}
+
+
+def bm25_config(lang: str, avg_len: float) -> Bm25Config:
+    """Edge's BM25 for text in ``lang``: English exactly as before languages were told apart;
+    a Snowball language stemmed in that language; Chinese, Japanese, Korean and Thai segmented
+    into words; any other language split at spaces, neither stemmed nor stopped."""
+    avg = max(1.0, float(avg_len))
+    if lang in SNOWBALL:
+        return Bm25Config(language=SNOWBALL[lang], avg_len=avg)
+    if lang in SEGMENTED_STOPWORDS:
+        return Bm25Config(
+            language=SEGMENTED_STOPWORDS[lang], tokenizer=TokenizerType.Multilingual, avg_len=avg
+        )
+    return Bm25Config(language=None, avg_len=avg)
+
 
 class Bm25Encoder:
-    """Edge's BM25 (Snowball stemming, English stopwords) as sparse vectors. Also used by the
-    remote store, so both index the same terms."""
+    """Edge's BM25 as sparse vectors, in the text's language (a chunk's ``lang``; English
+    unless told). A query is read in each of the given languages and the terms are united, so
+    one query meets cards stemmed in any language of the vault (for an English vault: English
+    alone, as before). Also used by the remote store, so both index the same terms."""
 
     def __init__(self, avg_len: float) -> None:
-        self._bm25 = Bm25(Bm25Config(language="english", avg_len=max(1.0, float(avg_len))))
+        self._avg_len = avg_len
+        self._by_lang: dict[str, Bm25] = {}
 
-    def document(self, text: str) -> Any:
-        return self._bm25.embed_document(text)
+    def _model(self, lang: str) -> Bm25:
+        model = self._by_lang.get(lang)
+        if model is None:
+            model = self._by_lang[lang] = Bm25(bm25_config(lang, self._avg_len))
+        return model
 
-    def query(self, text: str) -> Any:
-        return self._bm25.embed_query(text)
+    def document(self, text: str, lang: str = EN) -> Any:
+        return self._model(lang).embed_document(text)
 
-    def document_pairs(self, text: str) -> tuple[list[int], list[float]]:
-        sv = self._bm25.embed_document(text)
+    def query(self, text: str, langs: Sequence[str] = (EN,)) -> Any:
+        if len(langs) <= 1:
+            return self._model(langs[0] if langs else EN).embed_query(text)
+        terms: dict[int, float] = {}
+        for lang in dict.fromkeys(langs):
+            sv = self._model(lang).embed_query(text)
+            for i, v in zip(sv.indices, sv.values, strict=True):
+                terms[int(i)] = max(terms.get(int(i), 0.0), float(v))
+        return SparseVector(indices=list(terms), values=list(terms.values()))
+
+    def document_pairs(self, text: str, lang: str = EN) -> tuple[list[int], list[float]]:
+        sv = self.document(text, lang)
         return list(sv.indices), list(sv.values)
 
-    def query_pairs(self, text: str) -> tuple[list[int], list[float]]:
-        sv = self._bm25.embed_query(text)
+    def query_pairs(self, text: str, langs: Sequence[str] = (EN,)) -> tuple[list[int], list[float]]:
+        sv = self.query(text, langs)
         return list(sv.indices), list(sv.values)
+
+
+def keyword_field(text: str) -> str:
+    """The full-text field a keyword query searches: ``cjk`` when it holds Chinese, Japanese or
+    Korean (only that field's tokenizer finds such words), else ``text``."""
+    return CJK_FIELD if HAS_CJK.search(text) else TEXT_FIELD
 
 
 def _path_filter(paths: Iterable[str] | None) -> Filter | None:
@@ -152,15 +221,19 @@ class EdgeStore:
         schema = shard.info().payload_schema
         if PATH_FIELD not in schema:
             shard.update(UpdateOperation.create_field_index(PATH_FIELD, PayloadSchemaType.Keyword))
-        if TEXT_FIELD not in schema:
-            shard.update(
-                UpdateOperation.create_field_index(
-                    TEXT_FIELD,
-                    TextIndexParams(
-                        tokenizer=TokenizerType.Word, lowercase=True, phrase_matching=True
-                    ),
+        if LANG_FIELD not in schema:
+            shard.update(UpdateOperation.create_field_index(LANG_FIELD, PayloadSchemaType.Keyword))
+        for name, tokenizer in (
+            (TEXT_FIELD, TokenizerType.Word),
+            (CJK_FIELD, TokenizerType.Multilingual),
+        ):
+            if name not in schema:
+                shard.update(
+                    UpdateOperation.create_field_index(
+                        name,
+                        TextIndexParams(tokenizer=tokenizer, lowercase=True, phrase_matching=True),
+                    )
                 )
-            )
 
     def _write_owner(self) -> None:
         with contextlib.suppress(OSError):
@@ -204,6 +277,18 @@ class EdgeStore:
             self.dim = dim
         return True
 
+    def ensure_vector(self, name: str, dim: int) -> bool:
+        """Create the dense vector ``name`` of ``dim`` (cosine) if the shard has none yet (the
+        multilingual one, when its model is first used). True: the store holds such vectors."""
+        with self._write_lock:
+            self._shard.update(UpdateOperation.create_dense_vector(name, dim, Distance.Cosine))
+        return True
+
+    def drop_vector(self, name: str) -> None:
+        """Delete the dense vector ``name`` and all its values (a model change)."""
+        with self._write_lock:
+            self._shard.update(UpdateOperation.delete_vector_name(name))
+
     def set_bm25_avg_len(self, avg_len: float) -> None:
         """BM25 document weights depend on the mean document length: fix it per index."""
         self._bm25 = Bm25Encoder(avg_len)
@@ -211,21 +296,25 @@ class EdgeStore:
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
         if not points:
             return
-        sparse = [self._bm25.document(p.bm25_text) for p in points]
+        sparse = [self._bm25.document(p.bm25_text, p.payload.get("lang", EN)) for p in points]
         batch = []
         for p, sv in zip(points, sparse, strict=True):
             vector: dict[str, Any] = {BM25: sv}
             if p.dense is not None:
                 vector[DENSE] = list(map(float, p.dense))
+            if p.dense_ml is not None:
+                vector[DENSE_ML] = list(map(float, p.dense_ml))
             batch.append(Point(id=p.id, vector=vector, payload=dict(p.payload)))
         with self._write_lock:
             self._shard.update(UpdateOperation.upsert_points(batch))
 
-    def set_dense(self, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> None:
+    def set_dense(
+        self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = DENSE
+    ) -> None:
         if not ids:
             return
         batch = [
-            PointVectors(id=i, vector={DENSE: list(map(float, v))})
+            PointVectors(id=i, vector={using: list(map(float, v))})
             for i, v in zip(ids, vectors, strict=True)
         ]
         with self._write_lock:
@@ -241,10 +330,28 @@ class EdgeStore:
     # ------------------------------------------------------------------ reads
 
     def dense_search(
-        self, vector: Sequence[float], limit: int, paths: Iterable[str] | None = None
+        self,
+        vector: Sequence[float],
+        limit: int,
+        paths: Iterable[str] | None = None,
+        *,
+        using: str = DENSE,
+        skip_lang: str | None = None,
+        only_lang: str | None = None,
     ) -> list[Hit]:
-        query = Query.Nearest(list(map(float, vector)), using=DENSE)
-        return self._query(query, limit, _path_filter(paths))
+        """The nearest chunks by the vector ``using``; with ``skip_lang``, only chunks in
+        other languages; with ``only_lang``, only chunks in that one."""
+        query = Query.Nearest(list(map(float, vector)), using=using)
+        flt = _path_filter(paths)
+        if skip_lang is not None or only_lang is not None:
+            must = list(flt.must or []) if flt is not None else []
+            if only_lang is not None:
+                must.append(FieldCondition(key=LANG_FIELD, match=MatchValue(value=only_lang)))
+            not_lang: list[Any] = []
+            if skip_lang is not None:
+                not_lang.append(FieldCondition(key=LANG_FIELD, match=MatchValue(value=skip_lang)))
+            flt = Filter(must=must or None, must_not=not_lang or None)
+        return self._query(query, limit, flt)
 
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         """One dense search per vector as one batch (a single pass over the segments; the
@@ -264,18 +371,29 @@ class EdgeStore:
             for points in self._shard.query_batch(QueryBatchRequest(reqs))
         ]
 
-    def bm25_search(self, text: str, limit: int, paths: Iterable[str] | None = None) -> list[Hit]:
-        sparse = self._bm25.query(text)
+    def bm25_search(
+        self,
+        text: str,
+        limit: int,
+        paths: Iterable[str] | None = None,
+        *,
+        langs: Sequence[str] = (EN,),
+    ) -> list[Hit]:
+        """BM25 with the query read in each of ``langs`` (see :class:`Bm25Encoder`)."""
+        sparse = self._bm25.query(text, langs)
         if not len(sparse.indices):
             return []
         return self._query(Query.Nearest(sparse, using=BM25), limit, _path_filter(paths))
 
-    def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]:
+    def keyword_search(
+        self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = (EN,)
+    ) -> list[Hit]:
         """Points whose text holds every word of ``text`` (or the exact phrase), ranked by BM25
-        among themselves (in id order when the words are all stopwords)."""
+        among themselves (in id order when the words are all stopwords). Chinese, Japanese and
+        Korean queries search the ``cjk`` field (see :func:`keyword_field`)."""
         match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
-        flt = Filter(must=[FieldCondition(key=TEXT_FIELD, match=match)])
-        sparse = self._bm25.query(text)
+        flt = Filter(must=[FieldCondition(key=keyword_field(text), match=match)])
+        sparse = self._bm25.query(text, langs)
         if len(sparse.indices):
             return self._query(Query.Nearest(sparse, using=BM25), limit, flt)
         records, _ = self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
@@ -286,7 +404,7 @@ class EdgeStore:
         the candidates :meth:`keyword_search` ranks (its tokenizer, not a caller's, decides
         what a word is: ``woman_farmer`` holds ``woman``, ``doesn't`` holds ``doesn``)."""
         match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
-        flt = Filter(must=[FieldCondition(key=TEXT_FIELD, match=match)])
+        flt = Filter(must=[FieldCondition(key=keyword_field(text), match=match)])
         return int(self._shard.count(CountRequest(exact=True, filter=flt)))
 
     def _query(self, query: Any, limit: int, flt: Filter | None) -> list[Hit]:
@@ -296,15 +414,15 @@ class EdgeStore:
         ]
 
     def retrieve(
-        self, ids: Sequence[int], *, with_dense: bool = False
+        self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
     ) -> list[tuple[int, ChunkPayload, Any]]:
-        """(id, payload, dense vector or None) for the ids that exist."""
+        """(id, payload, dense vector ``using`` or None) for the ids that exist."""
         if not ids:
             return []
         records = self._shard.retrieve(
-            list(ids), with_payload=True, with_vector=[DENSE] if with_dense else False
+            list(ids), with_payload=True, with_vector=[using] if with_dense else False
         )
-        return record_tuples(records, DENSE if with_dense else None)
+        return record_tuples(records, using if with_dense else None)
 
     def count(self, path: str | None = None) -> int:
         flt = _path_filter([path]) if path is not None else None

@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NotRequired, Protocol, TypedDict, cast
 
+from zettel_lsp.notes.language import HAS_CJK, SEGMENTED
+
 if TYPE_CHECKING:
     from zettel_lsp.index.chunker import Chunk
 
@@ -27,10 +29,18 @@ class ChunkPayload(TypedDict):
     # text_hash() of the embedded text, to reuse a vector while that text is unchanged; absent
     # from the chunks search/fallback.py makes from cards (no index, no vector)
     embed_hash: NotRequired[str]
+    # the card's language (ISO 639-1, notes/language.py; keyword index: LANG_FIELD): its BM25
+    # stemmer, and whether the multilingual leg of an English query looks at it
+    lang: NotRequired[str]
+    # the text again, for chunks of Chinese, Japanese or Korean cards: full-text index with the
+    # multilingual tokenizer (CJK_FIELD), which segments words without spaces between them
+    cjk: NotRequired[str]
 
 
 PATH_FIELD: Final = "path"  # ChunkPayload key with a keyword index: path filters, deletes, facet
 TEXT_FIELD: Final = "text"  # ChunkPayload key with a full-text index (phrases): the keyword leg
+LANG_FIELD: Final = "lang"  # ChunkPayload key with a keyword index: the chunk's language
+CJK_FIELD: Final = "cjk"  # ChunkPayload key with a multilingual full-text index (CJK chunks)
 
 
 def point_id(path: str, index: int) -> int:
@@ -44,9 +54,10 @@ def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
 
 
-def chunk_payload(path: str, title: str, chunk: Chunk) -> ChunkPayload:
-    """The payload the indexer stores for ``chunk`` of the card ``path`` titled ``title``."""
-    return {
+def chunk_payload(path: str, title: str, chunk: Chunk, lang: str = "en") -> ChunkPayload:
+    """The payload the indexer stores for ``chunk`` of the card ``path`` titled ``title``,
+    written in ``lang``."""
+    payload: ChunkPayload = {
         "path": path,
         "title": title,
         "chunk": chunk.index,
@@ -55,7 +66,13 @@ def chunk_payload(path: str, title: str, chunk: Chunk) -> ChunkPayload:
         "line_end": chunk.line_end,
         "text": chunk.text,
         "embed_hash": text_hash(chunk.embed_text),
+        "lang": lang,
     }
+    # only for cards written in such a language: its tokenizer's dictionaries take ~50 MB once
+    # used, which one stray character in an English card should not cost
+    if lang in SEGMENTED and HAS_CJK.search(chunk.text):
+        payload["cjk"] = chunk.text
+    return payload
 
 
 def as_payload(raw: Mapping[str, Any] | None) -> ChunkPayload:
@@ -77,6 +94,7 @@ class ChunkPoint:
     payload: ChunkPayload
     bm25_text: str  # what BM25 indexes (title/heading prefix + visible text)
     dense: Sequence[float] | None = None
+    dense_ml: Sequence[float] | None = None  # the multilingual model's vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +127,26 @@ class VectorStore(Protocol):
         """Drop all dense vectors (new model). True if points and BM25 vectors were kept."""
         ...
 
+    def ensure_vector(self, name: str, dim: int) -> bool:
+        """Have a second dense vector ``name`` (the multilingual one). False: this store
+        cannot add one (then the multilingual leg stays off)."""
+        ...
+
+    def drop_vector(self, name: str) -> None: ...
     def upsert(self, points: Sequence[ChunkPoint]) -> None: ...
-    def set_dense(self, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> None: ...
+    def set_dense(
+        self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = ...
+    ) -> None: ...
     def delete_paths(self, paths: Iterable[str]) -> None: ...
     def dense_search(
-        self, vector: Sequence[float], limit: int, paths: Iterable[str] | None = None
+        self,
+        vector: Sequence[float],
+        limit: int,
+        paths: Iterable[str] | None = None,
+        *,
+        using: str = ...,
+        skip_lang: str | None = None,
+        only_lang: str | None = None,
     ) -> list[Hit]: ...
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         """One :meth:`dense_search` per vector, in order (one planned batch where the store
@@ -121,12 +154,19 @@ class VectorStore(Protocol):
         ...
 
     def bm25_search(
-        self, text: str, limit: int, paths: Iterable[str] | None = None
+        self,
+        text: str,
+        limit: int,
+        paths: Iterable[str] | None = None,
+        *,
+        langs: Sequence[str] = ...,
     ) -> list[Hit]: ...
-    def keyword_search(self, text: str, limit: int, *, phrase: bool = False) -> list[Hit]: ...
+    def keyword_search(
+        self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = ...
+    ) -> list[Hit]: ...
     def keyword_count(self, text: str, *, phrase: bool = False) -> int: ...
     def retrieve(
-        self, ids: Sequence[int], *, with_dense: bool = False
+        self, ids: Sequence[int], *, with_dense: bool = False, using: str = ...
     ) -> list[tuple[int, ChunkPayload, Any]]: ...
     def count(self, path: str | None = None) -> int: ...
     def paths(self) -> dict[str, int]: ...

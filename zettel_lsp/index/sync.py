@@ -8,6 +8,10 @@ Two phases, so that search works long before embedding finishes:
    changed; a rename reuses every vector). Seconds even for a large vault.
 2. **Dense** (``embed_pending``): embed the chunks still without a vector, in length-sorted
    small batches; recently edited cards jump the queue.
+3. **Multilingual** (``embed_multilingual``, issue #17): the same chunks embedded by the
+   multilingual model into a second vector, ``dense_ml``, for the cards in its scope (see
+   :meth:`Indexer.in_ml_scope`). It runs only when the English queue is empty and yields to it,
+   so lexical and English readiness do not move; the model loads only when there is work.
 
 Crash safety: before touching the shard, a batch's paths are written to the state as *pending*;
 the state is saved only after the shard is flushed. A restart redoes pending paths and deletes
@@ -33,9 +37,10 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
-from zettel_lsp.index.embedders import DEFAULT_MODEL, make_embedder
+from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
+from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.state import STATE_FILE, FileState, IndexState, load_state, save_state
-from zettel_lsp.index.store import EdgeStore
+from zettel_lsp.index.store import DENSE, DENSE_ML, EdgeStore
 from zettel_lsp.index.store_api import (
     ChunkPoint,
     IndexLockedError,
@@ -45,6 +50,7 @@ from zettel_lsp.index.store_api import (
     point_id,
     text_hash,
 )
+from zettel_lsp.notes.language import EN, language_of, prose_of
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, ReadStatus, read_note
@@ -65,6 +71,12 @@ log = logging.getLogger(__name__)
 LOCK_FILE = "lock"  # beside the shard: held (flock) by the one process using the folder
 LEXICAL_BATCH_FILES = 1024  # cards per shard flush + state save (a save writes the whole state)
 DENSE_SAVE_SECONDS = 5.0  # how often the dense phase flushes and records finished cards
+MULTILINGUAL_MODES = ("auto", "on", "off")
+# ``auto`` embeds the non-English cards when they are at least this many and this share
+AUTO_CARDS = 20
+AUTO_SHARE = 0.02
+ML_QUEUE_CARDS = 256  # cards read and chunked per lock hold when the multilingual queue fills
+LANGUAGE_VERSION = 1  # bump when payload fields or BM25 per language change: re-chunks all
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +91,8 @@ class IndexSettings:
     qdrant_api_key: str | None = None
     title_source: TitleSource = TitleSource.AUTO  # which name is a card's title (titleSource)
     follow_external_symlinks: bool = False  # index symlinks leading out of the vault
+    # the multilingual model's second vector (issue #17): "auto", "on" or "off"
+    multilingual: str = "auto"
     # where Ollama is, for an 'ollama:' model (the defaults otherwise)
     ollama: OllamaSettings = field(default_factory=OllamaSettings)
 
@@ -89,7 +103,7 @@ class IndexSettings:
 
 @dataclass(slots=True)
 class Progress:
-    phase: str  # "scan", "lexical", "dense"
+    phase: str  # "scan", "lexical", "dense", "multilingual"
     done: int
     total: int
     detail: str = ""
@@ -110,6 +124,7 @@ class SyncReport:
     changed: int = 0  # cards whose text changed
     reused_vectors: int = 0
     embedded: int = 0  # chunks embedded by embed_pending
+    embedded_ml: int = 0  # chunks embedded by embed_multilingual
     skipped: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     cards_changed: list[Card] = field(default_factory=list)  # parsed cards, for the graph
@@ -180,11 +195,32 @@ class Indexer:
         self._lock = threading.RLock()  # one writer at a time (sync, dense commits)
         # chunk boundaries depend on the code and on the budget, and the embedded text starts
         # with the card's title: any of them changing re-chunks every card (vectors are reused
-        # where the embedded text is unchanged)
+        # where the embedded text is unchanged); so do the per-language payload and BM25
         self._chunker_id = (
             f"{CHUNKER_VERSION}:{self.settings.chunk_tokens}:"
-            f"title-{TitleSource(self.settings.title_source)}"
+            f"title-{TitleSource(self.settings.title_source)}:lang-{LANGUAGE_VERSION}"
         )
+        self.ml_mode = self.settings.multilingual
+        if self.ml_mode not in MULTILINGUAL_MODES:
+            raise StoreError(
+                f"multilingual must be one of {', '.join(MULTILINGUAL_MODES)}, not {self.ml_mode!r}"
+            )
+        self.ml_embedder: Embedder | None = None  # the multilingual model (loads lazily)
+        self.ml_off_reason = ""
+        if self.ml_mode == "off":
+            self.ml_off_reason = "multilingual is off"
+        else:
+            try:
+                self.ml_embedder = make_embedder(
+                    USE_MODEL,
+                    cache_dir=cache,
+                    threads=self.settings.threads,
+                    batch_size=self.settings.batch_size,
+                    max_length=self.settings.chunk_tokens,
+                )
+            except EmbedderError as exc:
+                self.ml_off_reason = str(exc)
+                log.warning("multilingual search is off: %s", exc)
         dim = self.embedder.dim
         # Take the folder's lock before creating, opening or judging anything in it: a second
         # process (even one started in the same instant on a fresh folder) fails here with
@@ -199,8 +235,13 @@ class Indexer:
         self._generation: dict[str, int] = {}
         self._dense_jobs: deque[deque[_DenseItem]] = deque()
         self._dense_left: dict[str, int] = {}
+        self._ml_jobs: deque[deque[_DenseItem]] = deque()
+        self._ml_left: dict[str, int] = {}
+        self._languages: dict[str, int] | None = None  # language -> cards (cached)
         self._closed = False
         self.embed_seconds = 0.0  # time inside the model (for throughput figures)
+        self.ml_embed_seconds = 0.0
+        self._check_ml_model()
 
     def _open(self, dim: int) -> None:
         """Open the store and load (or start) the bookkeeping; called under the folder lock."""
@@ -289,6 +330,83 @@ class Indexer:
     def dense_pending(self) -> int:
         return sum(len(job) for job in self._dense_jobs)
 
+    @property
+    def ml_pending(self) -> int:
+        """Chunks queued for the multilingual model (cards in scope not yet queued excluded)."""
+        return sum(len(job) for job in self._ml_jobs)
+
+    # ------------------------------------------------------------------ languages
+
+    def languages(self) -> dict[str, int]:
+        """The vault's languages with their numbers of cards, most cards first."""
+        with self._lock:
+            if self._languages is None:
+                counts: dict[str, int] = {}
+                for f in self.state.files.values():
+                    counts[f.lang] = counts.get(f.lang, 0) + 1
+                self._languages = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+            return self._languages
+
+    @property
+    def ml_available(self) -> bool:
+        """Whether the multilingual model can be used at all (setting, package, store)."""
+        return self.ml_embedder is not None and not self.ml_off_reason
+
+    def ml_foreign_vault(self) -> bool:
+        """``auto``'s test: at least :data:`AUTO_CARDS` cards and :data:`AUTO_SHARE` of the
+        vault are not in English (a few misread cards in an English vault do not load a
+        second model; the first query in another language starts it anyway)."""
+        langs = self.languages()
+        total = sum(langs.values())
+        foreign = total - langs.get(EN, 0)
+        return foreign >= max(AUTO_CARDS, AUTO_SHARE * total)
+
+    def in_ml_scope(self, f: FileState) -> bool:
+        """Whether the card gets multilingual vectors: ``on``: every card; ``auto``: every card
+        once a query was not English (:meth:`want_ml_all`), before that the non-English cards
+        of a vault where they are many (:meth:`ml_foreign_vault`); ``off``: none."""
+        if not self.ml_available:
+            return False
+        if self.ml_mode == "on" or self.state.ml_all:
+            return True
+        return f.lang != EN and self.ml_foreign_vault()
+
+    def want_ml_all(self) -> bool:
+        """A query was not English: from now on every card gets multilingual vectors (a
+        cross-language search needs them all). True if that is new.
+
+        Called from a search: no lock (a sync may hold it for seconds) and no state write; the
+        flag is saved with the multilingual phase's first commit (or at close)."""
+        if not self.ml_available or self.state.ml_all:
+            return False
+        self.state.ml_all = True
+        return True
+
+    @property
+    def ml_cards(self) -> tuple[int, int]:
+        """(cards with multilingual vectors, of them not English)."""
+        files = list(self.state.files.values())
+        return sum(1 for f in files if f.ml), sum(1 for f in files if f.ml and f.lang != EN)
+
+    @property
+    def ml_todo(self) -> int:
+        """Cards in the multilingual scope still without all their vectors."""
+        if not self.ml_available:
+            return 0
+        files = list(self.state.files.values())
+        return sum(1 for f in files if not f.ml and self.in_ml_scope(f))
+
+    def _check_ml_model(self) -> None:
+        """The stored multilingual vectors are another model's: drop them."""
+        emb = self.ml_embedder
+        if emb is None or not self.state.ml_model or self.state.ml_model == emb.model_id:
+            return
+        log.info("multilingual model changed (%s -> %s)", self.state.ml_model, emb.model_id)
+        self.store.drop_vector(DENSE_ML)
+        for f in self.state.files.values():
+            f.ml = False
+        self.state.ml_model = ""
+
     def sync(self, paths: Iterable[str] | None = None, *, keep_cards: bool = False) -> SyncReport:
         """Reconcile the whole vault (``paths`` None) or just these vault-relative paths.
 
@@ -307,21 +425,65 @@ class Indexer:
         """Embed queued chunks until the queue is empty (or time/stop says so). Returns count.
 
         The model runs outside the lock, so a sync (an edit) never waits for a batch."""
+        return self._embed_jobs(
+            self.embedder, DENSE, self._dense_jobs, self._dense_left, max_seconds, should_stop
+        )
+
+    def embed_multilingual(
+        self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
+    ) -> int:
+        """The multilingual phase: embed the chunks of the cards in scope (:meth:`in_ml_scope`)
+        that lack their multilingual vector. Stops (to be called again) as soon as English
+        work is queued: that goes first. Loads the model only when there is work."""
+        if not self.ml_available or self.ml_embedder is None:
+            return 0
+        done = 0
+        started = time.monotonic()
+        while not self._dense_jobs:
+            if should_stop is not None and should_stop():
+                break
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                break
+            if not self._ml_jobs and not self._queue_missing_ml():
+                break
+            left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
+
+            def stop() -> bool:
+                return bool(self._dense_jobs) or (should_stop is not None and should_stop())
+
+            done += self._embed_jobs(
+                self.ml_embedder, DENSE_ML, self._ml_jobs, self._ml_left, left, stop
+            )
+        return done
+
+    def _embed_jobs(
+        self,
+        embedder: Embedder,
+        using: str,
+        jobs: deque[deque[_DenseItem]],
+        left_by_path: dict[str, int],
+        max_seconds: float | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> int:
         done = 0
         started = last_save = time.monotonic()
         finished: set[str] = set()
+        phase = "dense" if using == DENSE else "multilingual"
         while True:
             if should_stop is not None and should_stop():
                 break
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
             with self._lock:
-                batch = self._next_dense_batch()
+                batch = self._next_batch(jobs, embedder)
             if not batch:
                 break
             t_embed = time.perf_counter()
-            vectors = self.embedder.embed([it.text for it in batch])
-            self.embed_seconds += time.perf_counter() - t_embed
+            vectors = embedder.embed([it.text for it in batch])
+            if using == DENSE:
+                self.embed_seconds += time.perf_counter() - t_embed
+            else:
+                self.ml_embed_seconds += time.perf_counter() - t_embed
             with self._lock:
                 if self._closed:
                     break
@@ -331,24 +493,26 @@ class Indexer:
                     if self._generation.get(it.path, 0) == it.generation
                     and it.path in self.state.files
                 ]
-                self.store.set_dense([batch[i].point for i in live], [vectors[i] for i in live])
+                self.store.set_dense(
+                    [batch[i].point for i in live], [vectors[i] for i in live], using=using
+                )
                 for i in live:
                     path = batch[i].path
-                    left = self._dense_left.get(path, 0) - 1
-                    self._dense_left[path] = left
+                    left = left_by_path.get(path, 0) - 1
+                    left_by_path[path] = left
                     if left <= 0:
-                        self._dense_left.pop(path, None)
+                        left_by_path.pop(path, None)
                         finished.add(path)
                 done += len(live)
                 now = time.monotonic()
-                if now - last_save >= DENSE_SAVE_SECONDS or not self._dense_jobs:
-                    self._commit_dense(finished)
+                if now - last_save >= DENSE_SAVE_SECONDS or not jobs:
+                    self._commit_dense(finished, using)
                     finished = set()
                     last_save = now
-            self.progress(Progress("dense", done, done + self.dense_pending))
+            self.progress(Progress(phase, done, done + sum(len(j) for j in jobs)))
         with self._lock:
             if not self._closed:
-                self._commit_dense(finished)
+                self._commit_dense(finished, using)
         return done
 
     # ------------------------------------------------------------------ lexical phase
@@ -482,7 +646,7 @@ class Indexer:
         if new_dense:
             # one job sorted by token count (padding is what makes unsorted batches slow); an
             # edit's job goes first, a full reconcile's bulk job last
-            job = self._sorted_job(new_dense)
+            job = self._sorted_job(new_dense, self.embedder)
             if scope is None:
                 self._dense_jobs.append(job)
             else:
@@ -541,18 +705,24 @@ class Indexer:
             self.store.set_bm25_avg_len(state.bm25_avg_len)
         points: list[ChunkPoint] = []
         dense_items: dict[str, list[_DenseItem]] = {}
+        langs: dict[str, tuple[str, bool]] = {}  # path -> (language, all multilingual reused)
         for card, chunks in zip(to_chunk, chunked, strict=True):
             rel = card.path
             source = renames.get(rel, rel)
             reuse = self._old_vectors(source, chunks)
+            reuse_ml = self._old_vectors(source, chunks, DENSE_ML) if state.ml_model else {}
+            lang = language_of(f"{card.title}\n{prose_of(card.text, card.masked)}")
+            langs[rel] = (lang, bool(chunks) and len(reuse_ml) == len(chunks))
             gen = self._generation.get(rel, 0) + 1
             self._generation[rel] = gen
             missing: list[_DenseItem] = []
             for chunk in chunks:
                 pid = point_id(rel, chunk.index)
                 vec = reuse.get(chunk.index)
-                payload = chunk_payload(rel, card.title, chunk)
-                points.append(ChunkPoint(pid, payload, chunk.embed_text, vec))
+                payload = chunk_payload(rel, card.title, chunk, lang)
+                points.append(
+                    ChunkPoint(pid, payload, chunk.embed_text, vec, reuse_ml.get(chunk.index))
+                )
                 if vec is None:
                     missing.append(_DenseItem(rel, gen, pid, chunk.embed_text))
                 else:
@@ -582,17 +752,23 @@ class Indexer:
             rel = card.path
             _, sha, size, mtime = cards[rel]
             missing = dense_items[rel]
-            state.files[rel] = FileState(size, mtime, sha, len(chunks), dense=not missing)
+            lang, ml = langs[rel]
+            state.files[rel] = FileState(
+                size, mtime, sha, len(chunks), dense=not missing, lang=lang, ml=ml
+            )
             self._forget_dense(rel)
             if missing:
                 self._dense_left[rel] = len(missing)
             report.cards_changed.append(card)
         report.indexed += len(to_chunk)
+        self._languages = None
         state.pending = []
         save_state(self.index_dir, state)
         return [it for items in dense_items.values() for it in items]
 
-    def _old_vectors(self, path: str, chunks: Sequence[Chunk]) -> dict[int, list[float]]:
+    def _old_vectors(
+        self, path: str, chunks: Sequence[Chunk], using: str = DENSE
+    ) -> dict[int, list[float]]:
         """Dense vectors of the card's stored chunks, by new chunk index, for the chunks whose
         embedded text (title and heading prefix included) is exactly the text embedded before.
 
@@ -603,7 +779,7 @@ class Indexer:
             return {}
         ids = [point_id(path, i) for i in range(old.chunks)]
         stored: dict[str, list[float]] = {}
-        for _, payload, vec in self.store.retrieve(ids, with_dense=True):
+        for _, payload, vec in self.store.retrieve(ids, with_dense=True, using=using):
             if vec is not None and payload.get("embed_hash"):
                 stored[str(payload["embed_hash"])] = list(vec)
         out: dict[int, list[float]] = {}
@@ -622,6 +798,51 @@ class Indexer:
         todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
         if not todo:
             return
+        items = self._missing_items(todo, DENSE)
+        if items:
+            self._dense_jobs.append(self._sorted_job(items, self.embedder))
+
+    def _queue_missing_ml(self) -> bool:
+        """Queue the chunks of the cards in the multilingual scope that lack their vector, a
+        slice of cards per lock hold (reading and chunking thousands of cards must not hold up
+        an edit's sync). Creates the store's vector on first use. False: nothing to do."""
+        emb = self.ml_embedder
+        if emb is None:
+            return False
+        with self._lock:
+            queued = set(self._ml_left)
+            todo = [
+                p
+                for p, f in self.state.files.items()
+                if not f.ml and p not in queued and self.in_ml_scope(f)
+            ]
+            if not todo:
+                return False
+            if self.state.ml_model != emb.model_id:
+                if not self.store.ensure_vector(DENSE_ML, emb.dim):
+                    self.ml_off_reason = "the Qdrant server collection has no multilingual vector"
+                    log.warning("multilingual search is off: %s", self.ml_off_reason)
+                    return False
+                self.state.ml_model = emb.model_id
+                save_state(self.index_dir, self.state)
+        items: list[_DenseItem] = []
+        for start in range(0, len(todo), ML_QUEUE_CARDS):
+            with self._lock:
+                if self._closed:
+                    return False
+                part = [p for p in todo[start : start + ML_QUEUE_CARDS] if p in self.state.files]
+                items.extend(self._missing_items(part, DENSE_ML))
+        if not items:
+            return False
+        job = self._sorted_job(items, emb)  # the multilingual tokenizer: outside the lock
+        with self._lock:
+            self._ml_jobs.append(job)
+        return True
+
+    def _missing_items(self, todo: list[str], using: str) -> list[_DenseItem]:
+        """The chunks of these cards without their ``using`` vector (read, parsed and chunked
+        again: the same chunks as stored), counted in the matching ``_left`` map."""
+        left_by_path = self._dense_left if using == DENSE else self._ml_left
         cards = []
         for rel in todo:
             res = read_note(self.vault / rel, self.settings.max_file_bytes)
@@ -639,49 +860,54 @@ class Indexer:
             chunk_cards(cards, self.embedder.count_tokens, self.settings.chunk_tokens),
             strict=True,
         ):
-            if len(chunks) != self.state.files[card.path].chunks:
+            f = self.state.files[card.path]
+            if len(chunks) != f.chunks:
                 self.state.pending.append(card.path)  # changed under us; next sync redoes it
                 continue
             # chunks that got their vector before an interruption keep it (same embedded text)
-            have = self._points_with_vectors(card.path, chunks)
+            have = self._points_with_vectors(card.path, chunks, using)
             missing = [c for c in chunks if c.index not in have]
             if not missing:
-                self.state.files[card.path].dense = True
+                if using == DENSE:
+                    f.dense = True
+                else:
+                    f.ml = True
                 continue
             gen = self._generation.get(card.path, 0)
-            self._dense_left[card.path] = len(missing)
+            left_by_path[card.path] = len(missing)
             items.extend(
                 _DenseItem(card.path, gen, point_id(card.path, c.index), c.embed_text)
                 for c in missing
             )
-        if items:
-            self._dense_jobs.append(self._sorted_job(items))
+        return items
 
-    def _points_with_vectors(self, path: str, chunks: Sequence[Chunk]) -> set[int]:
-        """Indexes of the card's chunks whose own point already holds the vector of exactly
-        their embedded text (embedded before an interruption)."""
+    def _points_with_vectors(
+        self, path: str, chunks: Sequence[Chunk], using: str = DENSE
+    ) -> set[int]:
+        """Indexes of the card's chunks whose own point already holds the ``using`` vector of
+        exactly their embedded text (embedded before an interruption)."""
         want = {point_id(path, c.index): (c.index, text_hash(c.embed_text)) for c in chunks}
         out: set[int] = set()
-        for pid, payload, vec in self.store.retrieve(list(want), with_dense=True):
+        for pid, payload, vec in self.store.retrieve(list(want), with_dense=True, using=using):
             index, h = want[pid]
             if vec is not None and payload.get("embed_hash") == h:
                 out.add(index)
         return out
 
-    def _sorted_job(self, items: list[_DenseItem]) -> deque[_DenseItem]:
-        max_len = self.embedder.max_length
-        for it, n in zip(items, self.embedder.count_tokens([it.text for it in items]), strict=True):
+    def _sorted_job(self, items: list[_DenseItem], embedder: Embedder) -> deque[_DenseItem]:
+        max_len = embedder.max_length
+        for it, n in zip(items, embedder.count_tokens([it.text for it in items]), strict=True):
             it.tokens = min(n + 2, max_len)
         return deque(sorted(items, key=lambda it: it.tokens))
 
-    def _next_dense_batch(self) -> list[_DenseItem]:
+    def _next_batch(self, jobs: deque[deque[_DenseItem]], embedder: Embedder) -> list[_DenseItem]:
         """Exactly one model batch: the embedder's limits (texts, padded tokens) applied to the
         queue, so the model never gets fragments of a batch."""
         batch: list[_DenseItem] = []
-        size = self.embedder.batch_size
-        budget = self.embedder.max_batch_tokens
-        while self._dense_jobs:
-            job = self._dense_jobs[0]
+        size = embedder.batch_size
+        budget = embedder.max_batch_tokens
+        while jobs:
+            job = jobs[0]
             while job:
                 it = job[0]
                 if (
@@ -693,22 +919,26 @@ class Indexer:
                 if batch and (len(batch) >= size or (len(batch) + 1) * it.tokens > budget):
                     return batch
                 batch.append(job.popleft())
-            self._dense_jobs.popleft()
+            jobs.popleft()
             if batch:
                 return batch  # do not mix jobs (an edit's job and the bulk) in one batch
         return batch
 
     def _forget_dense(self, path: str) -> None:
         self._dense_left.pop(path, None)  # queued items of older generations are skipped
+        self._ml_left.pop(path, None)
 
-    def _commit_dense(self, finished: set[str]) -> None:
+    def _commit_dense(self, finished: set[str], using: str = DENSE) -> None:
         if not finished:
             return
         self.store.flush()
         for p in finished:
             f = self.state.files.get(p)
             if f is not None:
-                f.dense = True
+                if using == DENSE:
+                    f.dense = True
+                else:
+                    f.ml = True
         save_state(self.index_dir, self.state)
 
 

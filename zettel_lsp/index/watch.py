@@ -148,3 +148,10 @@ class VaultWatcher:
                     self.on_embedded(done)
                 except Exception:
                     log.exception("on_embedded callback failed")
+            # then the multilingual phase, until it is done or new work (an edit) arrives
+            try:
+                self.indexer.embed_multilingual(
+                    should_stop=lambda: self._stop.is_set() or self._work.is_set()
+                )
+            except Exception:
+                log.exception("multilingual embedding failed; search keeps working")

@@ -1,4 +1,5 @@
-"""Is a text English? The one question the multilingual routing asks (issue #17).
+"""Which language is a text in? English or not is the question the multilingual routing asks
+(issue #17); which language, the question the lexical legs ask (their stemmer and tokenizer).
 
 The English model reads English; anything else goes to the multilingual one. So the decision is
 binary, and it must be right on a three-word query as on a card:
@@ -24,7 +25,6 @@ data file and call all 52 English, all 6 Russian and all 52 translated Russian q
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Final
 
 LATIN: Final = "latin"
@@ -48,56 +48,140 @@ _FRENCH = (
     "le la les un une des du et est sont pas pour dans avec sur que qui ce cette ces au aux par "
     "plus ou mais comme il elle nous vous ils elles être avoir fait"
 )
-_SPANISH_PORTUGUESE = (
-    "el los las y es son para con por una unos unas del al lo como más pero su sus se muy "
-    "también está están é são não com uma os as um ao dos das pelo pela"
+_SPANISH = (
+    "el los las es son para con por una unos unas del al lo como más pero su sus se muy "
+    "también está están que"
 )
+_PORTUGUESE = "é são não com uma os as um ao dos das pelo pela para por que se mais também"
 _ITALIAN = "il gli di che è sono per con una della delle degli nel nella non come anche più ma"
 _DUTCH = "het een van en is zijn niet met voor op te dat die ook maar als bij naar dan"
-OTHER_WORDS: Final = (
-    frozenset(" ".join((_GERMAN, _FRENCH, _SPANISH_PORTUGUESE, _ITALIAN, _DUTCH)).split())
-    - ENGLISH_WORDS
-)
-_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
-_FOREIGN_LETTERS = frozenset("äöüßàâæçéèêëîïôœùûÿñáíóúãõåøìòąćęłńśźżčďěňřšťůž")
+# language code -> its function words that are not also common English words
+FUNCTION_WORDS: Final = {
+    code: frozenset(words.split()) - ENGLISH_WORDS
+    for code, words in (
+        ("de", _GERMAN),
+        ("fr", _FRENCH),
+        ("es", _SPANISH),
+        ("pt", _PORTUGUESE),
+        ("it", _ITALIAN),
+        ("nl", _DUTCH),
+    )
+}
+OTHER_WORDS: Final = frozenset().union(*FUNCTION_WORDS.values())
+# letters English does not write, and the language they point to when function words are silent
+_LETTER_LANGUAGE: Final = {
+    **dict.fromkeys("äöüß", "de"),
+    **dict.fromkeys("àâæçéèêëîïôœùûÿ", "fr"),
+    **dict.fromkeys("ñáíóú", "es"),
+    **dict.fromkeys("ãõ", "pt"),
+    **dict.fromkeys("ìò", "it"),
+    **dict.fromkeys("åø", "da"),
+    **dict.fromkeys("ąćęłńśźż", "pl"),
+    **dict.fromkeys("čďěňřšťů", "cs"),
+}
+_FOREIGN_LETTERS = frozenset(_LETTER_LANGUAGE)
 MAX_LETTER_EVIDENCE = 3
-SAMPLE_CHARS = 4000  # a card's language is read from its first characters
+SAMPLE_CHARS = 1500  # a card's language is read from its first characters (of prose)
+
+EN: Final = "en"
+# Scripts other than Latin, by code point range, and the language each stands for. Han without
+# kana is Chinese; any kana makes Japanese (Japanese text mixes both). Cyrillic is read as
+# Russian, the Cyrillic language the multilingual model knows.
+_SCRIPTS: Final = (
+    ("ja", re.compile("[\u3040-\u30ff\u31f0-\u31ff]")),
+    ("zh", re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")),
+    ("ko", re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")),
+    ("ru", re.compile("[\u0400-\u052f]")),
+    ("el", re.compile("[\u0370-\u03ff\u1f00-\u1fff]")),
+    ("ar", re.compile("[\u0600-\u06ff\u0750-\u077f]")),
+    ("he", re.compile("[\u0590-\u05ff]")),
+    ("th", re.compile("[\u0e00-\u0e7f]")),
+    ("hi", re.compile("[\u0900-\u097f]")),
+)
+_LATIN_RUN = re.compile("[A-Za-z\u00c0-\u024f\u1e00-\u1eff]+")
+# letters of the scripts above and the others between Greek and Latin Extended Additional
+_OTHER_RUN = re.compile(
+    "[\u0370-\u1dff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff"
+    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
+)
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+# languages written without spaces between words: their text needs a word segmenter
+SEGMENTED: Final = frozenset({"zh", "ja", "ko", "th"})
+HAS_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 def script_of(text: str) -> str:
     """``latin`` when most letters are Latin, ``other`` when most are not, ``none`` without
     letters."""
-    latin = other = 0
-    for ch in text[:SAMPLE_CHARS]:
-        if not ch.isalpha():
-            continue
-        if ch.isascii() or "LATIN" in unicodedata.name(ch, ""):
-            latin += 1
-        else:
-            other += 1
+    sample = text[:SAMPLE_CHARS]
+    latin = sum(map(len, _LATIN_RUN.findall(sample)))
+    other = 0 if sample.isascii() else sum(map(len, _OTHER_RUN.findall(sample)))
     if latin == other == 0:
         return NONE
     return LATIN if latin >= other else OTHER
 
 
+def language_of(text: str) -> str:
+    """The language of ``text`` as an ISO 639-1 code (see the module): the language of its
+    script when most letters are not Latin (``xx`` for a script not listed); for Latin text,
+    ``en`` unless another language's function words (and letters) clearly outnumber the
+    English ones, then that language. No evidence: ``en``.
+
+    A card's language is read while the vault is indexed, so the words are found and counted
+    by C code (a regular expression, set lookups through ``map``), not a Python loop."""
+    sample = text[:SAMPLE_CHARS]
+    script = script_of(sample)
+    if script == NONE:
+        return EN
+    if script == OTHER:
+        counts = [(len(rx.findall(sample)), code) for code, rx in _SCRIPTS]
+        if counts[0][0] and counts[1][0]:  # kana beside Han: Japanese
+            return "ja"
+        n, code = max(counts, key=lambda c: c[0])
+        return code if n else "xx"
+    words = _LATIN_RUN.findall(sample.casefold())
+    others = [w for w in words if w in OTHER_WORDS]
+    letters: list[str] = []  # one per word with a letter English does not write, up to 3
+    if not sample.isascii():
+        for word in words:
+            if len(letters) >= MAX_LETTER_EVIDENCE:
+                break
+            if not word.isascii():
+                hit = next((c for c in word if c in _FOREIGN_LETTERS), None)
+                if hit is not None:
+                    letters.append(_LETTER_LANGUAGE[hit])
+    other = len(others) + len(letters)
+    # "clearly outnumber": more than the English words, and at least two of them
+    if other < 2 or other <= sum(map(ENGLISH_WORDS.__contains__, words)):
+        return EN
+    votes = dict.fromkeys(FUNCTION_WORDS, 0)
+    for word in others:
+        for code, vocabulary in FUNCTION_WORDS.items():
+            if word in vocabulary:
+                votes[code] += 1
+    for code in letters:
+        votes[code] = votes.get(code, 0) + 1
+    return max(votes, key=lambda c: votes[c])
+
+
+def prose_of(text: str, masked: list[tuple[int, int]]) -> str:
+    """The first :data:`SAMPLE_CHARS` characters of ``text`` that are prose: without the
+    ``masked`` spans (frontmatter, code, comments; sorted) and URLs, which are no language."""
+    parts: list[str] = []
+    size = 0
+    pos = 0
+    for start, end in [*masked, (len(text), len(text))]:
+        if start > pos:
+            part = text[pos:start]
+            parts.append(part)
+            size += len(part)
+            if size >= SAMPLE_CHARS:
+                break
+        pos = max(pos, end)
+    return _URL.sub(" ", "".join(parts)[:SAMPLE_CHARS])
+
+
 def is_english(text: str) -> bool:
     """Whether ``text`` is English (see the module): False for a non-Latin script or for Latin
     text whose function words are another language's; True otherwise, no evidence included."""
-    script = script_of(text)
-    if script == OTHER:
-        return False
-    if script == NONE:
-        return True
-    english = other = 0
-    letters = 0
-    for m in _WORD.finditer(text[:SAMPLE_CHARS]):
-        word = m.group(0).casefold()
-        if word in ENGLISH_WORDS:
-            english += 1
-        elif word in OTHER_WORDS:
-            other += 1
-        if letters < MAX_LETTER_EVIDENCE and any(c in _FOREIGN_LETTERS for c in word):
-            letters += 1
-    other += letters
-    # "clearly outnumber": more than the English words, and at least two of them
-    return not (other >= 2 and other > english)
+    return language_of(text) == EN

@@ -3,10 +3,29 @@ server and benchmarks.
 
 Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
 - ``dense``: the query's embedding against chunk vectors (skipped while no vector exists yet);
+- ``dense_ml``: see *languages* below;
 - ``bm25``: Edge's BM25 on the sparse vectors;
 - ``keyword``: exact phrase, then all content words, on the full-text index (catches what
   stemming normalises away), ranked by BM25 among the matches;
 - ``title``: titles and aliases (see :mod:`zettel_lsp.search.titles`).
+
+**Languages** (issue #17; docs/multilingual.md). The query's language is read the way a card's is
+(:func:`zettel_lsp.notes.language.language_of`), and one rule routes it:
+
+- *Not English:* the ``dense`` leg searches the multilingual vectors (``dense_ml``) with the
+  multilingual model's embedding of the query, over every card that has them; until any card
+  has them (the multilingual phase is still running), the English model's leg answers as
+  before. The vault is told (``Multilingual.on_foreign_query``): every card gets such vectors.
+- *English:* the ``dense`` leg is the English model's, as always; when non-English cards have
+  multilingual vectors (a mixed vault), each card is read by the model that reads its
+  language: ``dense`` searches the English cards only, and a ``dense_ml`` leg the non-English
+  ones, with the multilingual model's embedding of the query, weighted as ``dense``.
+- *Lexical legs:* BM25 and the keyword leg read the query in each language of the vault and in
+  its own (each card's terms are stemmed in its language); a Chinese, Japanese or Korean query
+  searches the keyword field whose tokenizer segments such text.
+
+One fusion ranks whatever legs ran. An English query on an English vault runs exactly the legs
+it ran before languages were told apart.
 
 **One ranking, whatever the limit.** The first ``k`` results never depend on how many were asked
 for: ``search(limit=a) == search(limit=b)[:a]`` for every ``a < b`` (a property test checks it).
@@ -28,7 +47,9 @@ from typing import Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedders import Embedder, EmbedderError
+from zettel_lsp.index.store import DENSE_ML
 from zettel_lsp.index.store_api import ChunkPayload, Hit, VectorStore, point_id, text_hash
+from zettel_lsp.notes.language import EN, language_of
 from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse, fuse_convex
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
@@ -41,6 +62,7 @@ QUERY_CACHE_SIZE = 256
 # Chosen by leave-one-collection-out over obsidian-help, CACM, CISI, HotpotQA-100 and MuSiQue-100
 # (benchmarks/tune.py; the held-out figures are in docs/evaluation.md).
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, "title": 0.5}
+ML_KEY = "\x00ml\x00"  # prefix of a query's multilingual embedding in a Vectors mapping
 DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "convex"
 FUSIONS = ("rrf", "convex")
@@ -93,6 +115,25 @@ def _always() -> bool:
     return True
 
 
+def _english_only() -> tuple[str, ...]:
+    return (EN,)
+
+
+@dataclass(frozen=True, slots=True)
+class Multilingual:
+    """What the owning vault tells the engine about the multilingual leg (see the module)."""
+
+    embedder: Embedder
+    query_ready: Callable[[], bool]  # the model is loaded and some card has its vectors
+    foreign_ready: Callable[[], bool]  # some non-English card has multilingual vectors
+    on_foreign_query: Callable[[], None]  # a query was not English
+
+
+def ml_key(text: str) -> str:
+    """The key of a query's multilingual embedding in a :data:`Vectors` mapping."""
+    return ML_KEY + text
+
+
 class SearchEngine:
     """Ranking over one index and graph.
 
@@ -109,9 +150,15 @@ class SearchEngine:
         graph: LinkGraph,
         *,
         dense_ready: Callable[[], bool] = _always,
+        multilingual: Multilingual | None = None,
+        languages: Callable[[], Sequence[str]] = _english_only,
     ) -> None:
+        """``languages``: the vault's languages, for the lexical legs (English alone by
+        default); ``multilingual``: the multilingual leg, None where there is none."""
         self.store = store
         self.embedder = embedder
+        self.multilingual = multilingual
+        self._languages = languages
         self.graph = graph
         self.titles = title_index(graph)
         self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
@@ -176,14 +223,23 @@ class SearchEngine:
         (an ``ollama:`` model while Ollama is down) leaves its query out and logs, or raises
         :class:`EmbedderError` when ``opts.dense_fallback`` is False."""
         out: dict[str, list[float]] = {}
-        if "dense" not in opts.legs or not self.dense_available:
+        if "dense" not in opts.legs:
             return out
+        ml = self.multilingual
         for t in texts:
             query = t if isinstance(t, Query) else parse_query(t)
-            if query.empty or query.text in out:
+            if query.empty or query.text in out or ml_key(query.text) in out:
                 continue
+            english = language_of(query.text) == EN
+            if not english and ml is not None:
+                ml.on_foreign_query()
+            wants_ml = ml is not None and (ml.foreign_ready() if english else ml.query_ready())
+            wants_english = self.dense_available and (english or not wants_ml)
             try:
-                out[query.text] = self.query_vector(query.text)
+                if wants_english:
+                    out[query.text] = self.query_vector(query.text)
+                if wants_ml and ml is not None:
+                    out[ml_key(query.text)] = self.query_vector(query.text, ml.embedder)
             except EmbedderError as exc:
                 if not opts.dense_fallback:
                     raise
@@ -239,18 +295,28 @@ class SearchEngine:
         given (no model call), else embeds the query now."""
         n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
+        english = language_of(query.text) == EN
+        langs = self.query_languages(query.text)
         for leg in opts.legs:
             if leg == "dense":
-                if self.dense_available:
-                    if vectors is None:
-                        vectors = self.query_vectors([query], opts)
-                    vec = vectors.get(query.text)
-                    if vec is not None:
-                        legs[leg] = _hits(self.store.dense_search(vec, n))
+                if vectors is None:
+                    vectors = self.query_vectors([query], opts)
+                vec = vectors.get(query.text)
+                vec_ml = vectors.get(ml_key(query.text))
+                if not english and vec_ml is not None:
+                    legs[leg] = _hits(self.store.dense_search(vec_ml, n, using=DENSE_ML))
+                elif vec is not None:
+                    # beside the multilingual leg, the English model reads the English cards
+                    only = EN if english and vec_ml is not None else None
+                    legs[leg] = _hits(self.store.dense_search(vec, n, only_lang=only))
+                if english and vec_ml is not None:
+                    legs["dense_ml"] = _hits(
+                        self.store.dense_search(vec_ml, n, using=DENSE_ML, skip_lang=EN)
+                    )
             elif leg == "bm25":
-                legs[leg] = _hits(self.store.bm25_search(query.text, n))
+                legs[leg] = _hits(self.store.bm25_search(query.text, n, langs=langs))
             elif leg == "keyword":
-                legs[leg] = self._keyword(query, n)
+                legs[leg] = self._keyword(query, n, langs)
             elif leg == "title":
                 chunks = self.first_chunks([m.path for m in matches])
                 legs[leg] = [LegHit(m.path, chunks[m.path]) for m in matches if m.path in chunks]
@@ -258,23 +324,33 @@ class SearchEngine:
                 raise ValueError(f"unknown leg {leg!r}; choose from {', '.join(ALL_LEGS)}")
         return legs
 
-    def _keyword(self, query: Query, n: int) -> list[LegHit]:
+    def query_languages(self, text: str) -> tuple[str, ...]:
+        """The languages the lexical legs read ``text`` in: the vault's, and the query's own."""
+        return tuple(dict.fromkeys([*self._languages(), language_of(text)]))
+
+    def _keyword(self, query: Query, n: int, langs: Sequence[str] = (EN,)) -> list[LegHit]:
         hits: list[Hit] = []
         if len(query.words) >= 2:
-            hits.extend(self.store.keyword_search(query.text, n, phrase=True))
+            hits.extend(self.store.keyword_search(query.text, n, phrase=True, langs=langs))
         seen = {h.id for h in hits}
-        hits.extend(h for h in self.store.keyword_search(query.keyword_text, n) if h.id not in seen)
+        hits.extend(
+            h
+            for h in self.store.keyword_search(query.keyword_text, n, langs=langs)
+            if h.id not in seen
+        )
         return _hits(hits[:n])
 
-    def query_vector(self, text: str) -> list[float]:
-        """The query's embedding; the last few are cached (editors re-send a query as the user
-        types, and hovers repeat)."""
+    def query_vector(self, text: str, embedder: Embedder | None = None) -> list[float]:
+        """The query's embedding by ``embedder`` (the English model by default); the last few
+        are cached (editors re-send a query as the user types, and hovers repeat)."""
+        model = embedder or self.embedder
+        key = text if model is self.embedder else ml_key(text)
         with self._cache_lock:
-            vec = self._query_cache.pop(text, None)
+            vec = self._query_cache.pop(key, None)
         if vec is None:
-            vec = self.embedder.embed_query(text).tolist()  # the model call: no lock held
+            vec = model.embed_query(text).tolist()  # the model call: no lock held
         with self._cache_lock:
-            self._query_cache[text] = vec
+            self._query_cache[key] = vec
             while len(self._query_cache) > QUERY_CACHE_SIZE:
                 self._query_cache.pop(next(iter(self._query_cache)))
         return vec
@@ -338,6 +414,8 @@ def fuse_legs(
 ) -> list[CardResult]:
     """The fusion ``opts`` names, with ``weights`` (default: ``opts.weights``) per leg."""
     w = weights if weights is not None else (opts.weights or None)
+    if "dense_ml" in legs and w is not None and "dense_ml" not in w:
+        w = {**w, "dense_ml": w.get("dense", 1.0)}  # the multilingual leg weighs as dense
     if opts.fusion == "convex":
         return fuse_convex(legs, weights=w)
     if opts.fusion == "rrf":

@@ -125,6 +125,7 @@ class VaultService:
         self._op: Operation | None = None
         self._last_report = 0.0
         self._warm: threading.Thread | None = None
+        self._ml_loading = threading.Lock()  # one multilingual model load at a time
         # bumped (inside the lock) whenever ``graph`` is replaced or changed
         self.graph_version = 0
         self._listeners: dict[str, GraphListener] = {}
@@ -347,6 +348,7 @@ class VaultService:
             self.phase = Phase.SYNCING
 
         self.write(opened)
+        vault.on_foreign_query = lambda: self._foreign_query(vault)
         self._warm = threading.Thread(target=self._load_model, args=(vault,), daemon=True)
         self._warm.start()
         report = vault.sync()
@@ -399,6 +401,7 @@ class VaultService:
         else:
             vault.embed_pending(should_stop=self._stop.is_set)
             self._embedded(0)
+            vault.embed_multilingual(should_stop=self._stop.is_set)
 
     def _embedded(self, count: int) -> None:
         """The embedder ran dry (called from the watcher's embed thread)."""
@@ -422,6 +425,28 @@ class VaultService:
             vault.load_model()
         except Exception as exc:  # noqa: BLE001 - lexical search still works
             log.warning("the embedding model did not load (%s); search stays lexical", exc)
+        if vault.ml_status()[0]:  # the index has multilingual vectors: queries will need it
+            self._load_ml_model(vault)
+
+    def _load_ml_model(self, vault: Vault) -> None:
+        if not self._ml_loading.acquire(blocking=False):
+            return  # another thread is loading it
+        try:
+            vault.load_ml_model()
+        except Exception as exc:  # noqa: BLE001 - the other legs still work
+            log.warning("the multilingual model did not load (%s); searching without it", exc)
+        finally:
+            self._ml_loading.release()
+
+    def _foreign_query(self, vault: Vault) -> None:
+        """A search was not in English (``auto``): load the multilingual model and embed every
+        card with it, in the background; searches answer with what is ready meanwhile."""
+        if self._stop.is_set():
+            return
+        log.info("a search is not in English: the multilingual phase covers every card")
+        threading.Thread(target=self._load_ml_model, args=(vault,), daemon=True).start()
+        if self._watcher is not None:
+            self._watcher.wake_embedder()
 
     def _fail(self, phase: Phase, reason: str) -> None:
         """No index: keep answering from the graph and a text scan, and tell the user."""
@@ -516,11 +541,25 @@ class VaultService:
             self.dense_progress = (p.done, p.total)  # one tuple, replaced whole
         now = time.monotonic()
         final = p.total and p.done >= p.total
+        if p.phase == "multilingual":
+            # its own operation: it runs after "ready", in the background
+            if self._op is None and not final:
+                self._op = self._operation(
+                    f"Multilingual search for {self.root.name}", "embedding with the second model"
+                )
+            if final and self.vault is not None and not self.vault.indexer.ml_todo:
+                self._end_op(f"{self.root.name}: multilingual search ready")
+                return
         if not final and now - self._last_report < REPORT_EVERY_SECONDS:
             return
         self._last_report = now
         pct = int(100 * p.done / p.total) if p.total else None
-        label = {"scan": "scanned", "lexical": "indexed", "dense": "embedded"}.get(p.phase, p.phase)
+        label = {
+            "scan": "scanned",
+            "lexical": "indexed",
+            "dense": "embedded",
+            "multilingual": "embedded (multilingual)",
+        }.get(p.phase, p.phase)
         self._report(f"{label} {p.done}/{p.total}" + (f" ({p.detail})" if p.detail else ""), pct)
 
     def _report(self, message: str, percentage: int | None = None) -> None:

@@ -40,6 +40,7 @@ class ServerSettings:
     debounce_ms: int = _DEFAULTS["debounce_ms"]
     title_source: TitleSource = _DEFAULTS["title_source"]  # which name is a card's title
     follow_external_symlinks: bool = _DEFAULTS["follow_external_symlinks"]
+    multilingual: str = _DEFAULTS["multilingual"]  # auto, on, off (issue #17)
     # answers (take effect at once)
     legs: tuple[str, ...] = _DEFAULTS["legs"]
     graph: bool = _DEFAULTS["graph"]
@@ -67,6 +68,7 @@ class ServerSettings:
             qdrant_api_key=self.qdrant_api_key,
             title_source=self.title_source,
             follow_external_symlinks=self.follow_external_symlinks,
+            multilingual=self.multilingual,
             # only an 'ollama:' model talks to Ollama: other vaults do not re-open when the
             # Ollama settings change
             ollama=(

@@ -204,6 +204,11 @@ class UseEmbedder(Embedder):
         self._blas: Any = None  # threadpoolctl.ThreadpoolController, None without it
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (a call would not wait for it to load)."""
+        return self._model is not None
+
+    @property
     def model_id(self) -> str:
         return f"{USE_MODEL}-v3@{_PACKAGE}-{self.package_version}:max{self.max_length}"
 

@@ -52,6 +52,23 @@ function M.format_status(result)
       s(v.cards), s(v.chunks), s(v.cards_embedded), s(v.chunks_waiting_for_vectors),
       s(v.cards_in_graph)))
     table.insert(lines, string.format("  model %s, backend %s", s(v.model), s(v.backend)))
+    if type(v.legs_ready) == "table" then
+      table.insert(lines, "  search legs ready: " .. table.concat(v.legs_ready, ", "))
+    end
+    if type(v.languages) == "table" and not vim.tbl_isempty(v.languages) then
+      local langs = {}
+      for code, n in pairs(v.languages) do
+        table.insert(langs, string.format("%s %s", code, s(n)))
+      end
+      table.sort(langs)
+      table.insert(lines, "  languages: " .. table.concat(langs, ", "))
+    end
+    if v.multilingual_scope and v.multilingual_scope ~= vim.NIL then
+      table.insert(lines, string.format(
+        "  multilingual: %s, %s cards embedded, %s waiting",
+        s(v.multilingual_scope), s(v.cards_embedded_multilingual),
+        s(v.cards_waiting_for_multilingual)))
+    end
     table.insert(lines, "  index dir " .. s(v.index_dir))
     if v.note and v.note ~= vim.NIL and v.note ~= "" then
       table.insert(lines, "  note: " .. tostring(v.note))

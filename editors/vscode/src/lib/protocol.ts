@@ -77,6 +77,14 @@ export interface VaultStatus {
   index_dir?: string;
   backend?: string;
   skipped?: Record<string, string>;
+  // Search legs ready and the multilingual phase (issue #17):
+  legs_ready?: string[];
+  languages?: Record<string, number>;
+  multilingual?: string;
+  multilingual_scope?: string;
+  cards_embedded_multilingual?: number;
+  cards_waiting_for_multilingual?: number;
+  multilingual_off_reason?: string;
 }
 
 /** `zettel.status {ollama: true}`: whether Ollama answers, and whether it has the models. */
@@ -310,6 +318,25 @@ export function parseVaultStatus(value: unknown): VaultStatus | undefined {
     out.skipped = Object.fromEntries(
       Object.entries(value.skipped).map(([k, v]) => [k, String(v)]),
     );
+  }
+  if (Array.isArray(value.legs_ready)) {
+    out.legs_ready = value.legs_ready.filter((l): l is string => typeof l === "string");
+  }
+  if (isObject(value.languages)) {
+    out.languages = Object.fromEntries(
+      Object.entries(value.languages)
+        .filter(([, n]) => typeof n === "number")
+        .map(([k, n]) => [k, n as number]),
+    );
+  }
+  if (typeof value.multilingual === "string") out.multilingual = value.multilingual;
+  if (typeof value.multilingual_scope === "string") out.multilingual_scope = value.multilingual_scope;
+  const mlDone = optNum(value.cards_embedded_multilingual);
+  if (mlDone !== undefined) out.cards_embedded_multilingual = mlDone;
+  const mlWaiting = optNum(value.cards_waiting_for_multilingual);
+  if (mlWaiting !== undefined) out.cards_waiting_for_multilingual = mlWaiting;
+  if (typeof value.multilingual_off_reason === "string") {
+    out.multilingual_off_reason = value.multilingual_off_reason;
   }
   return out;
 }

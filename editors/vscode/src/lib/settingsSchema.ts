@@ -24,6 +24,7 @@ export const CORE_KEYS = [
   "debounceMs",
   "titleSource",
   "followExternalSymlinks",
+  "multilingual",
   "legs",
   "graph",
   "graphStrength",
@@ -70,6 +71,7 @@ export const INDEX_KEY_LIST = [
   "debounceMs",
   "titleSource",
   "followExternalSymlinks",
+  "multilingual",
 ] as const;
 
 type Key = (typeof CORE_KEYS)[number] | (typeof LLM_KEYS)[number];
@@ -88,6 +90,7 @@ export const SCHEMA: Readonly<Record<Key, { client: ClientKind; default: unknown
   debounceMs: { client: "value", default: 500 },
   titleSource: { client: "value", default: "auto" },
   followExternalSymlinks: { client: "value", default: false },
+  multilingual: { client: "value", default: "auto" },
   legs: { client: "non-empty-list", default: ["dense", "bm25", "keyword", "title"] },
   graph: { client: "value", default: true },
   graphStrength: { client: "value", default: 1 },

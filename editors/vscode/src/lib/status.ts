@@ -138,6 +138,19 @@ export function vaultDetails(v: VaultStatus): string[] {
     `cards: ${cardsOf(v)}${v.chunks !== undefined ? `, chunks: ${v.chunks}` : ""}`,
   ];
   if (v.cards_embedded !== undefined) out.push(`cards with vectors: ${v.cards_embedded}`);
+  if (v.legs_ready?.length) out.push(`search legs ready: ${v.legs_ready.join(", ")}`);
+  if (v.languages && Object.keys(v.languages).length) {
+    const langs = Object.entries(v.languages).map(([code, n]) => `${code} ${n}`);
+    out.push(`languages: ${langs.join(", ")}`);
+  }
+  if (v.multilingual_scope) {
+    const waiting = v.cards_waiting_for_multilingual
+      ? `, ${v.cards_waiting_for_multilingual} cards waiting`
+      : "";
+    const done = v.cards_embedded_multilingual ?? 0;
+    const reason = v.multilingual_off_reason ? ` (${v.multilingual_off_reason})` : "";
+    out.push(`multilingual: ${v.multilingual_scope}${reason}, ${done} cards embedded${waiting}`);
+  }
   if (v.model) out.push(`model: ${v.model}`);
   if (v.backend) out.push(`backend: ${v.backend}`);
   if (v.index_dir) out.push(`index: ${v.index_dir}`);

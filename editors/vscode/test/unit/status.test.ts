@@ -99,6 +99,21 @@ describe("phaseText / vaultLine / vaultDetails", () => {
       "skipped files: 1",
       "problems: 1",
     ]);
+    const ml = vaultDetails(
+      vault({
+        legs_ready: ["bm25", "keyword", "title", "dense", "dense_ml"],
+        languages: { en: 40, de: 5 },
+        multilingual_scope: "all cards",
+        cards_embedded_multilingual: 30,
+        cards_waiting_for_multilingual: 15,
+      }),
+    );
+    assert.deepEqual(ml.slice(3, 7), [
+      "cards with vectors: 45",
+      "search legs ready: bm25, keyword, title, dense, dense_ml",
+      "languages: en 40, de 5",
+      "multilingual: all cards, 30 cards embedded, 15 cards waiting",
+    ]);
   });
 });
 
@@ -116,6 +131,26 @@ describe("parseStatus", () => {
     assertLike(s?.vaults[0], { root: "/n", phase: "embedding", cards: 3, problems: ["p"] });
     assert.equal(parseStatus(null), undefined);
     assert.equal(parseStatus({ vaults: [{ root: "/x", phase: "new-phase" }] })?.vaults[0]?.phase, "starting");
+    const ml = parseStatus({
+      vaults: [
+        {
+          root: "/m",
+          phase: "ready",
+          legs_ready: ["bm25", 3, "dense_ml"],
+          languages: { de: 8, ru: "x" },
+          multilingual_scope: "non-English cards",
+          cards_embedded_multilingual: 8,
+          cards_waiting_for_multilingual: 0,
+        },
+      ],
+    });
+    assertLike(ml?.vaults[0], {
+      legs_ready: ["bm25", "dense_ml"],
+      languages: { de: 8 },
+      multilingual_scope: "non-English cards",
+      cards_embedded_multilingual: 8,
+      cards_waiting_for_multilingual: 0,
+    });
   });
 });
 

@@ -1,0 +1,111 @@
+"""The multilingual phase of the indexer (issue #17): which cards it covers under each setting,
+that an English vault never loads the model until a query is not English, that the choice is
+remembered, and that the multilingual vectors survive renames and restarts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLE_VAULT
+from zettel_lsp.index.store import DENSE_ML
+from zettel_lsp.index.store_api import point_id
+from zettel_lsp.index.sync import Indexer, IndexSettings, StoreError
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """The English example vault plus two German cards (too few for ``auto`` to start)."""
+    dst = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, dst)
+    (dst / "Sauerteig.md").write_text(
+        "# Sauerteig\n\nDer Sauerteig ist eine Mischung aus Mehl und Wasser, in der Hefen und "
+        "Milchsäurebakterien leben. Er wird für das Brot verwendet und muss gefüttert werden.\n",
+        encoding="utf-8",
+    )
+    (dst / "Roggen.md").write_text(
+        "# Roggen\n\nDas Roggenbrot ist dunkel und wird mit dem [[Sauerteig]] gebacken, weil "
+        "Roggen ohne Säure nicht gut aufgeht.\n",
+        encoding="utf-8",
+    )
+    return dst
+
+
+def open_indexer(vault: Path, cache_dir: Path, mode: str = "auto") -> Indexer:
+    return Indexer(
+        vault, vault.parent / "index", IndexSettings(multilingual=mode), cache_dir=cache_dir
+    )
+
+
+def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir: Path) -> None:
+    with open_indexer(vault, cache_dir) as ix:
+        ix.sync()
+        ix.embed_pending()
+        assert ix.languages()["de"] == 2 and ix.languages()["en"] > 20
+        assert not ix.ml_foreign_vault()
+        assert ix.embed_multilingual() == 0
+        assert ix.ml_embedder is not None and not ix.ml_embedder.loaded  # type: ignore[attr-defined]
+        assert ix.state.ml_model == ""
+        # a query in German: every card, remembered
+        assert ix.want_ml_all() is True
+        assert ix.want_ml_all() is False
+        chunks = sum(f.chunks for f in ix.state.files.values())
+        assert ix.embed_multilingual() == chunks
+        assert all(f.ml for f in ix.state.files.values())
+        assert ix.ml_cards == (len(ix.state.files), 2)
+    with open_indexer(vault, cache_dir) as ix:
+        assert ix.state.ml_all
+        ix.sync()
+        assert ix.embed_multilingual() == 0  # nothing left: the vectors are in the shard
+        got = ix.store.retrieve([point_id("Sauerteig.md", 0)], with_dense=True, using=DENSE_ML)
+        assert got and got[0][2] is not None and len(got[0][2]) == 512
+
+
+def test_on_embeds_every_card_and_a_rename_keeps_the_vectors(vault: Path, cache_dir: Path) -> None:
+    with open_indexer(vault, cache_dir, "on") as ix:
+        ix.sync()
+        ix.embed_pending()
+        assert ix.embed_multilingual() > 0
+        before = ix.store.retrieve([point_id("Roggen.md", 0)], with_dense=True, using=DENSE_ML)
+        (vault / "Roggen.md").rename(vault / "Roggenbrot.md")
+        report = ix.sync()
+        assert report.renamed == 1
+        f = ix.state.files["Roggenbrot.md"]
+        assert f.lang == "de"
+        # the title is part of the embedded text: a new title means new vectors
+        assert not f.ml
+        ix.embed_pending()
+        assert ix.embed_multilingual() == f.chunks
+        (vault / "sub").mkdir()
+        (vault / "Roggenbrot.md").rename(vault / "sub" / "Roggenbrot.md")
+        ix.sync()
+        moved = ix.state.files["sub/Roggenbrot.md"]
+        assert moved.ml  # same title, same text: every vector reused
+        assert before  # the first vectors existed
+
+
+def test_off_never_embeds_and_the_english_legs_are_unchanged(vault: Path, cache_dir: Path) -> None:
+    with open_indexer(vault, cache_dir, "off") as ix:
+        ix.sync()
+        ix.embed_pending()
+        assert ix.ml_embedder is None
+        assert ix.want_ml_all() is False
+        assert ix.embed_multilingual() == 0
+        assert ix.ml_todo == 0
+
+
+def test_a_wrong_setting_is_refused(vault: Path, cache_dir: Path) -> None:
+    with pytest.raises(StoreError, match="multilingual must be one of auto, on, off"):
+        open_indexer(vault, cache_dir, "sometimes")
+
+
+def test_the_multilingual_phase_yields_to_english_work(vault: Path, cache_dir: Path) -> None:
+    with open_indexer(vault, cache_dir, "on") as ix:
+        ix.sync()
+        # the English queue is full: the multilingual phase does not start
+        assert ix.dense_pending > 0
+        assert ix.embed_multilingual() == 0
+        ix.embed_pending()
+        assert ix.embed_multilingual() > 0
