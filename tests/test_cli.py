@@ -74,7 +74,16 @@ def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
     assert (s["cards"], s["indexed"], s["unchanged"], s["deleted"]) == (45, 45, 0, 0)
     assert s["embedded"] == s["chunks"] > 45 and s["model_tokens"] > 0
     assert s["model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
-    assert set(s["seconds"]) == {"lexical_ready", "dense", "model", "total"}
+    assert set(s["seconds"]) == {
+        "lexical_ready",
+        "dense",
+        "multilingual",
+        "model",
+        "multilingual_model",
+        "total",
+    }
+    # an English vault: the multilingual phase does not start (``auto``, no query yet)
+    assert s["languages"] == {"en": 45} and s["embedded_multilingual"] == 0
     assert first.stderr == ""  # no progress bar when stderr is not a terminal
     (example_vault / "baking" / "Crumb.md").unlink()
     second = json.loads(run(*args).stdout)
@@ -113,13 +122,15 @@ def test_search_json_finds_the_card_about_the_query(example_vault: Path, tmp_pat
 
 
 def test_a_russian_search_finds_english_cards(example_vault: Path, tmp_path: Path) -> None:
-    # the English example vault, a query in Russian: ``auto`` embeds every card with the
-    # multilingual model first (once; the index keeps it), then the dense leg uses it
-    args = ["search", str(example_vault), "дать муке и воде постоять перед замесом", "--json"]
+    # English cards (the example vault's baking folder), a query in Russian: ``auto`` embeds
+    # every card with the multilingual model first (once; the index keeps it), then the dense
+    # leg uses it
+    baking = example_vault / "baking"
+    args = ["search", str(baking), "дать муке и воде постоять перед замесом", "--json"]
     args += ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
     out = run(*args, "--limit", "5")
     assert out.returncode == 0, out.stderr
-    assert "baking/Autolyse.md" in [r["path"] for r in json.loads(out.stdout)]
+    assert "Autolyse.md" in [r["path"] for r in json.loads(out.stdout)]
     off = run(*args, "--limit", "5", "--multilingual", "off")
     assert off.returncode == 0, off.stderr
     state = json.loads((tmp_path / "idx" / "state.json").read_text(encoding="utf-8"))
