@@ -657,13 +657,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def _multilingual_for(vault: Vault, queries: Sequence[str]) -> None:
     """Before searching: if a query is not English, every card gets its multilingual vector
-    (once; the index keeps them) and the model loads, as the server does in the background."""
+    (once; the index keeps them) and the model loads, as the server does in the background.
+    The progress shows on the vault's own progress line."""
     if any(not is_english(q) for q in queries if q.strip()):
-        progress = TerminalProgress()
         try:
             vault.ensure_multilingual()
         finally:
-            progress.finish()
+            if isinstance(vault.indexer.progress, TerminalProgress):
+                vault.indexer.progress.finish()
 
 
 def _search(

@@ -258,7 +258,7 @@ class Vault:
             self.indexer.embedder,
             graph,
             dense_ready=lambda: self.dense_ready,
-            languages=lambda: tuple(self.indexer.languages()),
+            languages=self.indexer.main_languages,
             multilingual=(
                 Multilingual(
                     ml,

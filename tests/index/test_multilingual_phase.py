@@ -48,6 +48,7 @@ def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir
         ix.sync()
         ix.embed_pending()
         assert ix.languages() == {"en": len(ENGLISH), "de": 2}
+        assert ix.main_languages() == ("en", "de")  # 2 of 8 cards: above 2%
         assert not ix.ml_foreign_vault()
         assert ix.embed_multilingual() == 0
         assert ix.ml_embedder is not None and not ix.ml_embedder.loaded  # type: ignore[attr-defined]

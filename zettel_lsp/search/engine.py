@@ -20,9 +20,9 @@ Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
   multilingual vectors (a mixed vault), each card is read by the model that reads its
   language: ``dense`` searches the English cards only, and a ``dense_ml`` leg the non-English
   ones, with the multilingual model's embedding of the query, weighted as ``dense``.
-- *Lexical legs:* BM25 and the keyword leg read the query in each language of the vault and in
-  its own (each card's terms are stemmed in its language); a Chinese, Japanese or Korean query
-  searches the keyword field whose tokenizer segments such text.
+- *Lexical legs:* BM25 and the keyword leg read the query in each main language of the vault
+  (2% of its cards) and in its own (each card's terms are stemmed in its language); a Chinese,
+  Japanese or Korean query searches the keyword field whose tokenizer segments such text.
 
 One fusion ranks whatever legs ran. An English query on an English vault runs exactly the legs
 it ran before languages were told apart.
@@ -153,7 +153,7 @@ class SearchEngine:
         multilingual: Multilingual | None = None,
         languages: Callable[[], Sequence[str]] = _english_only,
     ) -> None:
-        """``languages``: the vault's languages, for the lexical legs (English alone by
+        """``languages``: the vault's main languages, for the lexical legs (English alone by
         default); ``multilingual``: the multilingual leg, None where there is none."""
         self.store = store
         self.embedder = embedder
@@ -295,8 +295,9 @@ class SearchEngine:
         given (no model call), else embeds the query now."""
         n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
-        english = language_of(query.text) == EN
-        langs = self.query_languages(query.text)
+        lang = language_of(query.text)
+        english = lang == EN
+        langs = self._lexical_languages(lang)
         for leg in opts.legs:
             if leg == "dense":
                 if vectors is None:
@@ -325,8 +326,12 @@ class SearchEngine:
         return legs
 
     def query_languages(self, text: str) -> tuple[str, ...]:
-        """The languages the lexical legs read ``text`` in: the vault's, and the query's own."""
-        return tuple(dict.fromkeys([*self._languages(), language_of(text)]))
+        """The languages the lexical legs read ``text`` in: the vault's main ones, and the
+        query's own."""
+        return self._lexical_languages(language_of(text))
+
+    def _lexical_languages(self, lang: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self._languages(), lang]))
 
     def _keyword(self, query: Query, n: int, langs: Sequence[str] = (EN,)) -> list[LegHit]:
         hits: list[Hit] = []
