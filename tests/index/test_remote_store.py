@@ -10,6 +10,7 @@ import pytest
 
 from tests.conftest import EXAMPLE_VAULT
 from tests.index.conftest import assert_index_matches_folder
+from zettel_lsp.index.remote_store import collection_name
 from zettel_lsp.index.store_api import IndexLockedError
 from zettel_lsp.index.sync import Indexer, IndexSettings
 
@@ -21,7 +22,12 @@ pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:U
 def remote(tmp_path: Path, cache_dir: Path):
     vault = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, vault)
-    ix = Indexer(vault, tmp_path / "idx", IndexSettings(qdrant_url=":memory:"), cache_dir=cache_dir)
+    ix = Indexer(
+        vault,
+        tmp_path / "idx",
+        IndexSettings(qdrant_url=":memory:", multilingual="off"),
+        cache_dir=cache_dir,
+    )
     try:
         yield vault, ix
     finally:
@@ -53,7 +59,12 @@ def test_remote_index_follows_the_folder(remote, tmp_path: Path, cache_dir: Path
 
     # the state belongs to this writer: a second local process is refused
     with pytest.raises(IndexLockedError):
-        Indexer(vault, tmp_path / "idx", IndexSettings(qdrant_url=":memory:"), cache_dir=cache_dir)
+        Indexer(
+            vault,
+            tmp_path / "idx",
+            IndexSettings(qdrant_url=":memory:", multilingual="off"),
+            cache_dir=cache_dir,
+        )
 
 
 def test_dense_reset_keeps_lexical_points(remote) -> None:
@@ -63,3 +74,18 @@ def test_dense_reset_keeps_lexical_points(remote) -> None:
     assert ix.store.reset_dense(ix.embedder.dim) is True
     assert ix.store.dense_search(ix.embedder.embed_query("levain"), 5) == []
     assert ix.store.bm25_search("levain", 1)[0].path == "baking/Levain.md"
+
+
+def test_collection_carries_the_vault_identity(remote) -> None:
+    """The collection is named after the index folder and records whose index it is."""
+    vault, ix = remote
+    assert ix.store.collection == collection_name(ix.index_dir)
+    assert ix.store.collection.startswith("zettel-")
+    identity, size, has_bm25 = ix.store.stored_identity()
+    assert identity is not None and (size, has_bm25) == (ix.embedder.dim, True)
+    assert (identity.vault, identity.model, identity.dim) == (
+        str(vault.resolve()),
+        ix.embedder.model_id,
+        ix.embedder.dim,
+    )
+    assert identity.chunker == ix.state.chunker and identity.schema == 1

@@ -1,23 +1,52 @@
 """The same index schema in a Qdrant server collection, through ``qdrant-client``: for vaults
-that outgrow one machine or are shared by a team (setting ``qdrant_url``, optional API key).
+that outgrow one machine or are shared by a team (setting ``qdrantUrl``, ``qdrant_url`` in
+``IndexSettings``; optional API key). Users' guide: ``docs/remote.md``.
 
 Points, vectors (``dense`` cosine, ``bm25`` sparse with IDF), payload and payload indexes match
 the embedded store exactly; BM25 sparse vectors come from the same encoder. The one difference:
 a server collection cannot gain a named vector after it is created, so the multilingual vector
 (``dense_ml``, issue #17) is not kept here yet and that leg stays off (:meth:`ensure_vector`).
-One writer per
-collection: the local state file (which files are indexed) lives with the writer. Calls are
-serialised with a lock (the client's in-process mode, used by the tests, is not thread-safe).
+
+**Identity.** The collection's metadata (key ``zettel_lsp``) names what it holds: the vault, the
+model and its vector size, the chunker, the schema version and the writer's host. Opening checks
+it: a collection holding another model's vectors (or vectors of another size) is refused with a
+:class:`StoreError` naming both models, unless the local state says this very writer stored that
+model there (the user changed the model setting: :meth:`reset_dense` then re-embeds in place, or
+recreates the writer's own collection when the size changed). A shared collection is never
+deleted because of a setting on one machine.
+
+**Failures.** Every request goes through :meth:`RemoteStore._call`: a client timeout
+(:data:`TIMEOUT_S`), then up to :data:`ATTEMPTS` attempts with exponential back-off on transient
+errors (connection refused or reset, timeouts, HTTP 429 and 5xx), then a :class:`StoreError`
+with the URL and what to do. Writes are idempotent (point ids are derived from path and chunk
+index, :func:`~zettel_lsp.index.store_api.point_id`), so a retried batch that the server had
+already applied changes nothing. Upserts and vector updates go in batches of at most
+:data:`BATCH_POINTS` points. The indexer saves its state only after a write returned, so a
+write that fails for good leaves its cards *pending* and the next start redoes them.
+
+One writer per collection: the local state file (which files are indexed) lives with the
+writer. Calls are serialised with a lock (the client's in-process mode, used by the tests, is
+not thread-safe); back-off waits happen outside it.
 """
 
 from __future__ import annotations
 
+import logging
+import re
+import socket
 import threading
-from collections.abc import Iterable, Sequence
-from typing import Any
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
 
+import httpx
 from qdrant_client import QdrantClient
 from qdrant_client import models as m
+from qdrant_client.common.client_exceptions import ResourceExhaustedResponse
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from zettel_lsp.index.store import BM25, DENSE, Bm25Encoder, keyword_field
 from zettel_lsp.index.store_api import (
@@ -30,14 +59,131 @@ from zettel_lsp.index.store_api import (
     Hit,
     StoreError,
     as_payload,
+    point_id,
     record_tuples,
 )
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SCHEMA_VERSION = 1  # bump when the collection's vectors, payload or indexes change
+IDENTITY_KEY = "zettel_lsp"  # the collection metadata key holding the VaultIdentity
+BATCH_POINTS = 256  # points per upsert or vector update request
+TIMEOUT_S = 15  # seconds per request (qdrant-client rounds up to whole seconds)
+ATTEMPTS = 4  # tries per request on transient errors
+BACKOFF_S = 0.5  # the first wait between tries; doubled each time
+BACKOFF_MAX_S = 8.0
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+DOCKER_RUN = 'docker run -p 6333:6333 -v "$PWD/qdrant_storage:/qdrant/storage" qdrant/qdrant'
+
+
+@dataclass(frozen=True, slots=True)
+class VaultIdentity:
+    """What a collection holds and for whom: stored in its metadata, checked on open."""
+
+    vault: str  # the vault's absolute path on the writer's machine
+    model: str  # the embedding model id of the ``dense`` vectors
+    dim: int  # their size
+    chunker: str  # the chunker id (version, budget, title rule)
+    schema: int = SCHEMA_VERSION
+    host: str = ""  # the writer's host name (for the messages)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> VaultIdentity | None:
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(
+                vault=str(data["vault"]),
+                model=str(data["model"]),
+                dim=int(data["dim"]),
+                chunker=str(data.get("chunker", "")),
+                schema=int(data.get("schema", 0)),
+                host=str(data.get("host", "")),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
+
+def this_host() -> str:
+    try:
+        return socket.gethostname()
+    except OSError:
+        return ""
 
 
 def _path_filter(paths: Iterable[str] | None) -> m.Filter | None:
     if paths is None:
         return None
     return m.Filter(must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=list(paths)))])
+
+
+def _transient(exc: BaseException) -> bool:
+    """Worth another try: the server did not answer, answered too late, or said 'later'."""
+    if isinstance(exc, ResourceExhaustedResponse):
+        return True
+    if isinstance(exc, UnexpectedResponse):
+        return exc.status_code in RETRY_STATUS
+    if isinstance(exc, ResponseHandlingException):
+        return isinstance(exc.source, httpx.TransportError)
+    return isinstance(exc, httpx.TransportError | ConnectionError | TimeoutError)
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line reason for an error of the client (its own messages span lines)."""
+    if isinstance(exc, ResponseHandlingException):
+        src = exc.source
+        if isinstance(src, httpx.ConnectError):
+            return f"connection failed ({src})"
+        if isinstance(src, httpx.TimeoutException):
+            return f"no answer within {TIMEOUT_S} s ({type(src).__name__})"
+        return f"{type(src).__name__}: {src}"
+    if isinstance(exc, UnexpectedResponse):
+        try:
+            data = exc.structured()
+        except ValueError:
+            data = None
+        status = data.get("status") if isinstance(data, dict) else None
+        if isinstance(status, dict):
+            detail = str(status.get("error", ""))
+        else:
+            detail = " ".join(exc.content[:200].decode("utf-8", "replace").split())
+        return f"HTTP {exc.status_code} {exc.reason_phrase}" + (f": {detail}" if detail else "")
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _unreachable(where: str, cause: BaseException | None) -> str:
+    """The message for a server that cannot be used at all (at start, or for an export)."""
+    if isinstance(cause, UnexpectedResponse) and cause.status_code in (401, 403):
+        return (
+            f"the Qdrant server at {where} refused the request ({_describe(cause)}); check the "
+            "qdrantApiKey setting"
+        )
+    if cause is not None and not _transient(cause):
+        return f"the Qdrant server at {where} failed: {_describe(cause)}"
+    reason = _describe(cause) if cause is not None else "no answer"
+    return (
+        f"cannot reach the Qdrant server at {where} ({reason}; {ATTEMPTS} attempts). Start "
+        f"one (e.g. `{DOCKER_RUN}`), check the qdrantUrl setting (and qdrantApiKey), or "
+        "leave qdrantUrl empty to use the embedded index"
+    )
+
+
+def collection_name(index_dir: Path) -> str:
+    """The collection of the vault whose index folder is ``index_dir``: ``zettel-`` and the
+    folder's name (by default ``<vault name>-<hash of its path>``), so it follows from the
+    vault and is the same at every start."""
+    return "zettel-" + (re.sub(r"[^A-Za-z0-9._-]+", "-", index_dir.name).strip("-") or "vault")
+
+
+def _wait_before(attempt: int, exc: BaseException) -> float:
+    if isinstance(exc, ResourceExhaustedResponse) and exc.retry_after_s > 0:
+        return float(min(float(exc.retry_after_s), BACKOFF_MAX_S))
+    return min(BACKOFF_S * 2.0 ** (attempt - 1), BACKOFF_MAX_S)
 
 
 class RemoteStore:
@@ -49,55 +195,205 @@ class RemoteStore:
         bm25_avg_len: float,
         *,
         location: str = "",
+        identity: VaultIdentity | None = None,
+        previous_model: str | None = None,
     ) -> None:
+        """Open (or create) ``collection``. With ``identity``: create it with that identity, or
+        check an existing one against it (see the module's docstring); ``previous_model`` is
+        the model this writer's own state says it stored there (None: no such state)."""
         self._client = client
         self.collection = collection
-        self.dim = dim
+        self.dim = identity.dim if identity is not None else dim
+        self.identity = identity
         self._where = location or collection
         self._bm25 = Bm25Encoder(bm25_avg_len)
         self._lock = threading.Lock()
         try:
-            if not client.collection_exists(collection):
-                self._create(dim)
-        except Exception as exc:
-            raise StoreError(
-                f"cannot reach the Qdrant server at {self._where}: {exc}. Check the qdrant_url "
-                "setting (and qdrant_api_key), or leave qdrant_url empty to use the embedded index"
-            ) from exc
+            exists = self._call(
+                "check the collection", lambda: client.collection_exists(collection)
+            )
+        except StoreError as exc:
+            raise StoreError(_unreachable(self._where, exc.__cause__)) from exc.__cause__
+        if not exists:
+            self._create(self.dim)
+        else:
+            self._check(previous_model)
 
     @classmethod
     def connect(
-        cls, url: str, api_key: str | None, collection: str, dim: int, bm25_avg_len: float
+        cls,
+        url: str,
+        api_key: str | None,
+        collection: str,
+        dim: int,
+        bm25_avg_len: float,
+        *,
+        identity: VaultIdentity | None = None,
+        previous_model: str | None = None,
     ) -> RemoteStore:
         client = (
             QdrantClient(location=url)
             if url == ":memory:"
-            else QdrantClient(url=url, api_key=api_key)
+            else QdrantClient(
+                url=url, api_key=api_key, timeout=TIMEOUT_S, check_compatibility=False
+            )
         )
-        return cls(client, collection, dim, bm25_avg_len, location=url)
+        try:
+            return cls(
+                client,
+                collection,
+                dim,
+                bm25_avg_len,
+                location=url,
+                identity=identity,
+                previous_model=previous_model,
+            )
+        except BaseException:
+            client.close()
+            raise
+
+    # ------------------------------------------------------------------ requests
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        """``fn()`` under the lock, tried again on transient errors (back-off outside the
+        lock); a :class:`StoreError` saying what failed where, with the cause chained."""
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                with self._lock:
+                    return fn()
+            except StoreError:
+                raise
+            except Exception as exc:
+                if not _transient(exc) or attempt >= ATTEMPTS:
+                    tries = f" after {attempt} attempts" if attempt > 1 else ""
+                    raise StoreError(
+                        f"the Qdrant server at {self._where} failed to {what} "
+                        f"(collection {self.collection}){tries}: {_describe(exc)}"
+                    ) from exc
+                wait = _wait_before(attempt, exc)
+                log.warning(
+                    "Qdrant at %s: %s failed (%s); try %d of %d in %.1f s",
+                    self._where,
+                    what,
+                    _describe(exc),
+                    attempt + 1,
+                    ATTEMPTS,
+                    wait,
+                )
+                time.sleep(wait)
+
+    def _write(self, what: str, fn: Callable[[], T]) -> T:
+        """A write: as :meth:`_call`, with the message saying that nothing is lost."""
+        try:
+            return self._call(what, fn)
+        except StoreError as exc:
+            raise StoreError(
+                f"{exc}. What was not written is redone at the next start (nothing is lost); "
+                "check that the server is running and reachable"
+            ) from exc.__cause__
+
+    # ------------------------------------------------------------------ identity
 
     def _create(self, dim: int) -> None:
-        self._client.create_collection(
-            self.collection,
-            vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
-            sparse_vectors_config={BM25: m.SparseVectorParams(modifier=m.Modifier.IDF)},
-        )
+        meta = {IDENTITY_KEY: self.identity.to_json()} if self.identity is not None else None
+
+        def create() -> None:
+            # a retry after a timed-out create finds the collection made: that is success
+            if not self._client.collection_exists(self.collection):
+                self._client.create_collection(
+                    self.collection,
+                    vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.COSINE)},
+                    sparse_vectors_config={BM25: m.SparseVectorParams(modifier=m.Modifier.IDF)},
+                    metadata=meta,
+                )
+
+        self._call("create the collection", create)
         for keyword in (PATH_FIELD, LANG_FIELD):
-            self._client.create_payload_index(self.collection, keyword, m.PayloadSchemaType.KEYWORD)
+            self._call(
+                f"index the payload field {keyword}",
+                partial(
+                    self._client.create_payload_index,
+                    self.collection,
+                    keyword,
+                    m.PayloadSchemaType.KEYWORD,
+                ),
+            )
         for name, tokenizer in (
             (TEXT_FIELD, m.TokenizerType.WORD),
             (CJK_FIELD, m.TokenizerType.MULTILINGUAL),
         ):
-            self._client.create_payload_index(
-                self.collection,
-                name,
-                m.TextIndexParams(
-                    type=m.TextIndexType.TEXT,
-                    tokenizer=tokenizer,
-                    lowercase=True,
-                    phrase_matching=True,
-                ),
+            params = m.TextIndexParams(
+                type=m.TextIndexType.TEXT,
+                tokenizer=tokenizer,
+                lowercase=True,
+                phrase_matching=True,
             )
+            self._call(
+                f"index the payload field {name}",
+                partial(self._client.create_payload_index, self.collection, name, params),
+            )
+        self.dim = dim
+
+    def stored_identity(self) -> tuple[VaultIdentity | None, int | None, bool]:
+        """(the identity in the collection's metadata, its ``dense`` size, whether it has the
+        ``bm25`` sparse vector)."""
+        info = self._call(
+            "read the collection", lambda: self._client.get_collection(self.collection)
+        )
+        meta = info.config.metadata or {}
+        vectors = info.config.params.vectors
+        size = None
+        if isinstance(vectors, dict) and DENSE in vectors:
+            size = int(vectors[DENSE].size)
+        sparse = info.config.params.sparse_vectors or {}
+        return VaultIdentity.from_json(meta.get(IDENTITY_KEY)), size, BM25 in sparse
+
+    def _check(self, previous_model: str | None) -> None:
+        want = self.identity
+        have, size, has_bm25 = self.stored_identity()
+        where = f"collection {self.collection} on {self._where}"
+        if size is None or not has_bm25:
+            raise StoreError(
+                f"{where} was not made by zettel-lsp (it has no '{DENSE}' and '{BM25}' "
+                "vectors); choose another index folder (the collection is named after it) or "
+                "another server"
+            )
+        if want is None:
+            self.dim = size
+            return
+        if have is not None and have.vault != want.vault:
+            by = f" by {have.host}" if have.host else ""
+            raise StoreError(
+                f"{where} holds the index of the vault {have.vault} (written{by}), not of "
+                f"{want.vault}; one writer per collection: give this vault another index "
+                "folder (the collection is named after it)"
+            )
+        theirs = have.model if have is not None else "an unknown model"
+        if size != want.dim or (have is not None and have.model != want.model):
+            if have is not None and previous_model is not None and have.model == previous_model:
+                # this writer's own collection and model: the indexer re-embeds (reset_dense)
+                self.dim = size
+                return
+            raise StoreError(
+                f"{where} holds vectors of {theirs} (size {size}); this index uses "
+                f"{want.model} (size {want.dim}). Set the model back to {theirs}, or point "
+                "this vault at another collection (another index folder or server); if nobody "
+                f"else needs it, delete the collection (curl -X DELETE "
+                f"{self._where.rstrip('/')}/collections/{self.collection}) and index again"
+            )
+        self.dim = size
+        if have != want:  # no identity yet (older zettel-lsp), or a new chunker: record ours
+            self._set_identity(want)
+
+    def _set_identity(self, identity: VaultIdentity) -> None:
+        self._call(
+            "record the collection's identity",
+            lambda: self._client.update_collection(
+                self.collection, metadata={IDENTITY_KEY: identity.to_json()}
+            ),
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -112,17 +408,35 @@ class RemoteStore:
         self._bm25 = Bm25Encoder(avg_len)
 
     def reset_dense(self, dim: int) -> bool:
-        with self._lock:
-            if dim == self.dim:
-                self._client.delete_vectors(
-                    self.collection, vectors=[DENSE], points=m.FilterSelector(filter=m.Filter())
-                )
-                return True
-            # A server cannot change a vector's size in place: start the collection again.
-            self._client.delete_collection(self.collection)
-            self._create(dim)
-            self.dim = dim
-            return False
+        """Drop every dense vector for a new model (called by the indexer when its own state
+        says the model changed, or when it starts a collection again). Same size: in place,
+        BM25 points kept (True). Another size: a server cannot resize a vector, so this
+        writer's collection (checked on open) is created again, empty (False)."""
+        if dim == self.dim:
+            self._write(
+                "drop the dense vectors",
+                lambda: self._client.delete_vectors(
+                    self.collection,
+                    vectors=[DENSE],
+                    points=m.FilterSelector(filter=m.Filter()),
+                    wait=True,
+                ),
+            )
+            if self.identity is not None:
+                self._set_identity(self.identity)
+            return True
+        log.warning(
+            "recreating the collection %s on %s: its vectors have size %d, the model's %d",
+            self.collection,
+            self._where,
+            self.dim,
+            dim,
+        )
+        self._write(
+            "delete the collection", lambda: self._client.delete_collection(self.collection)
+        )
+        self._create(dim)
+        return False
 
     def ensure_vector(self, name: str, dim: int) -> bool:
         """A collection's named vectors are fixed when it is created: no second one here."""
@@ -141,9 +455,16 @@ class RemoteStore:
             if p.dense is not None:
                 vector[DENSE] = [float(x) for x in p.dense]
             structs.append(m.PointStruct(id=p.id, vector=vector, payload=dict(p.payload)))
-        if structs:
-            with self._lock:
-                self._client.upsert(self.collection, points=structs, wait=True)
+        self.upsert_structs(structs)
+
+    def upsert_structs(self, structs: Sequence[m.PointStruct]) -> None:
+        """Write ready-made points, :data:`BATCH_POINTS` per request (each retried alone)."""
+        for start in range(0, len(structs), BATCH_POINTS):
+            part = list(structs[start : start + BATCH_POINTS])
+            self._write(
+                f"write {len(part)} points",
+                partial(self._client.upsert, self.collection, points=part, wait=True),
+            )
 
     def set_dense(
         self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = DENSE
@@ -154,22 +475,24 @@ class RemoteStore:
             m.PointVectors(id=i, vector={using: [float(x) for x in v]})
             for i, v in zip(ids, vectors, strict=True)
         ]
-        with self._lock:
-            self._client.update_vectors(self.collection, points=batch, wait=True)
+        for start in range(0, len(batch), BATCH_POINTS):
+            part = batch[start : start + BATCH_POINTS]
+            self._write(
+                f"store {len(part)} vectors",
+                partial(self._client.update_vectors, self.collection, points=part, wait=True),
+            )
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         values = list(paths)
-        if values:
-            with self._lock:
-                self._client.delete(
-                    self.collection,
-                    points_selector=m.FilterSelector(
-                        filter=m.Filter(
-                            must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=values))]
-                        )
-                    ),
-                    wait=True,
-                )
+        for start in range(0, len(values), BATCH_POINTS):
+            part = values[start : start + BATCH_POINTS]
+            selector = m.FilterSelector(
+                filter=m.Filter(must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=part))])
+            )
+            self._write(
+                f"delete the points of {len(part)} cards",
+                partial(self._client.delete, self.collection, points_selector=selector, wait=True),
+            )
 
     # ------------------------------------------------------------------ reads
 
@@ -194,15 +517,18 @@ class RemoteStore:
                 if skip_lang is not None
                 else None,
             )
-        with self._lock:
-            res = self._client.query_points(
+        query = [float(x) for x in vector]
+        res = self._call(
+            "search",
+            lambda: self._client.query_points(
                 self.collection,
-                query=[float(x) for x in vector],
+                query=query,
                 using=using,
                 limit=limit,
                 query_filter=flt,
                 with_payload=True,
-            )
+            ),
+        )
         return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
 
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
@@ -219,15 +545,18 @@ class RemoteStore:
         idx, val = self._bm25.query_pairs(text, langs)
         if not idx:
             return []
-        with self._lock:
-            res = self._client.query_points(
+        flt = _path_filter(paths)
+        res = self._call(
+            "search",
+            lambda: self._client.query_points(
                 self.collection,
                 query=m.SparseVector(indices=idx, values=val),
                 using=BM25,
                 limit=limit,
-                query_filter=_path_filter(paths),
+                query_filter=flt,
                 with_payload=True,
-            )
+            ),
+        )
         return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
 
     def keyword_search(
@@ -236,50 +565,130 @@ class RemoteStore:
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
         flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
         idx, val = self._bm25.query_pairs(text, langs)
-        with self._lock:
-            if idx:
-                res = self._client.query_points(
+        if idx:
+            res = self._call(
+                "search",
+                lambda: self._client.query_points(
                     self.collection,
                     query=m.SparseVector(indices=idx, values=val),
                     using=BM25,
                     limit=limit,
                     query_filter=flt,
                     with_payload=True,
-                )
-                return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
-            records, _ = self._client.scroll(
-                self.collection, scroll_filter=flt, limit=limit, with_payload=True
+                ),
             )
+            return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
+        records, _ = self._call(
+            "search",
+            lambda: self._client.scroll(
+                self.collection, scroll_filter=flt, limit=limit, with_payload=True
+            ),
+        )
         return [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
 
     def keyword_count(self, text: str, *, phrase: bool = False) -> int:
         """How many points hold every word of ``text`` (or the phrase): see EdgeStore."""
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
         flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
-        with self._lock:
-            return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
+        res = self._call(
+            "count", lambda: self._client.count(self.collection, count_filter=flt, exact=True)
+        )
+        return int(res.count)
 
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
     ) -> list[tuple[int, ChunkPayload, Any]]:
         if not ids:
             return []
-        with self._lock:
-            records = self._client.retrieve(
+        records = self._call(
+            "read points",
+            lambda: self._client.retrieve(
                 self.collection,
                 list(ids),
                 with_payload=True,
                 with_vectors=[using] if with_dense else False,
-            )
+            ),
+        )
         return record_tuples(records, using if with_dense else None)
 
     def count(self, path: str | None = None) -> int:
         flt = _path_filter([path]) if path is not None else None
-        with self._lock:
-            return int(self._client.count(self.collection, count_filter=flt, exact=True).count)
+        res = self._call(
+            "count", lambda: self._client.count(self.collection, count_filter=flt, exact=True)
+        )
+        return int(res.count)
 
     def paths(self) -> dict[str, int]:
         limit = max(16, self.count() + 1)
-        with self._lock:
-            res = self._client.facet(self.collection, key=PATH_FIELD, limit=limit, exact=True)
-        return {str(h.value): int(h.count) for h in res.hits}
+        res = self._call(
+            "list the cards",
+            lambda: self._client.facet(self.collection, key=PATH_FIELD, limit=limit, exact=True),
+        )
+        return {str(h.value): int(h.count) for h in res.hits if int(h.count) > 0}
+
+
+# ---------------------------------------------------------------------- export (shard -> server)
+
+
+@dataclass(slots=True)
+class ExportReport:
+    cards: int = 0
+    points: int = 0
+    with_dense: int = 0  # points copied with their dense vector
+    removed: int = 0  # cards deleted from the collection (gone from the shard, or changed)
+    ml_left_out: int = 0  # cards whose multilingual vectors were not copied
+
+
+def export_points(
+    source: Any,
+    files: dict[str, int],
+    target: RemoteStore,
+    *,
+    ml_cards: int = 0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExportReport:
+    """Copy every point of ``files`` (card path -> chunks, from the state) out of ``source``
+    (the embedded store) into ``target``: payload, ``dense`` vector where there is one, and the
+    ``bm25`` sparse vector exactly as the shard's encoder made it (the server's encoder is the
+    same, :class:`Bm25Encoder`). Idempotent and resumable: point ids are the same on both sides,
+    so running it again rewrites the same points; cards the collection holds that the shard
+    does not (or with another number of chunks) are deleted first. ``progress(done, total)``
+    is called per batch of points."""
+    report = ExportReport(cards=len(files), ml_left_out=ml_cards)
+    there = target.paths()
+    stale = [p for p, n in there.items() if files.get(p) != n]
+    if stale:
+        target.delete_paths(stale)
+        report.removed = sum(1 for p in stale if p not in files)
+    total = sum(files.values())
+    batch_ids: list[int] = []
+
+    def flush() -> None:
+        if not batch_ids:
+            return
+        dense = {pid: vec for pid, _, vec in source.retrieve(batch_ids, with_dense=True)}
+        structs = []
+        for pid, payload, sparse in source.retrieve(batch_ids, with_dense=True, using=BM25):
+            vector: dict[str, Any] = {}
+            if sparse is not None:
+                vector[BM25] = m.SparseVector(
+                    indices=[int(i) for i in sparse.indices],
+                    values=[float(v) for v in sparse.values],
+                )
+            vec = dense.get(pid)
+            if vec is not None:
+                vector[DENSE] = [float(x) for x in vec]
+                report.with_dense += 1
+            structs.append(m.PointStruct(id=pid, vector=vector, payload=dict(payload)))
+        target.upsert_structs(structs)
+        report.points += len(structs)
+        batch_ids.clear()
+        if progress is not None:
+            progress(report.points, total)
+
+    for path in sorted(files):
+        batch_ids.extend(point_id(path, i) for i in range(files[path]))
+        if len(batch_ids) >= BATCH_POINTS:
+            flush()
+    flush()
+    return report

@@ -292,14 +292,34 @@ class Indexer:
                 EdgeStore.destroy(self.index_dir)
                 (self.index_dir / STATE_FILE).unlink(missing_ok=True)
                 return EdgeStore(self.index_dir, dim, 100.0)
-        from zettel_lsp.index.remote_store import RemoteStore
+        from zettel_lsp.index.remote_store import (
+            RemoteStore,
+            VaultIdentity,
+            collection_name,
+            this_host,
+        )
 
+        # The collection records whose index it is; the model this writer's own state says it
+        # stored there may differ from the current one (a model change: re-embedded in place)
+        own = load_state(self.index_dir)
+        if own is not None and (
+            own.vault != str(self.vault) or own.backend != self.settings.backend
+        ):
+            own = None
         return RemoteStore.connect(
             self.settings.qdrant_url,
             self.settings.qdrant_api_key,
-            "zettel-" + self.index_dir.name,
+            collection_name(self.index_dir),
             dim,
             100.0,
+            identity=VaultIdentity(
+                str(self.vault),
+                self.embedder.model_id,
+                self.embedder.dim,
+                self._chunker_id,
+                host=this_host(),
+            ),
+            previous_model=own.model if own is not None else None,
         )
 
     # ------------------------------------------------------------------ public
