@@ -340,8 +340,7 @@ def linked_now(graph: LinkGraph, card: Card, skip_offset: int | None = None) -> 
 
 
 def _degree(graph: LinkGraph, path: str) -> int:
-    g = graph.graph
-    return len(g.succ[path]) + len(g.pred[path]) if path in g else 0
+    return graph.degree(path)
 
 
 def graph_leg(graph: LinkGraph, here: str, linked: set[str]) -> dict[str, float]:

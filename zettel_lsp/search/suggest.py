@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
-from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
+from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.resolver import strip_md
 from zettel_lsp.index.chunker import Chunk, chunk_card
 from zettel_lsp.index.store_api import ChunkPayload
@@ -175,20 +175,9 @@ def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> Men
 
 
 def _link_counts(graph: LinkGraph, target: str) -> tuple[int, int]:
-    """``len(graph.backlinks(target))`` and ``len(graph.mentioned_by(target))`` in one pass,
-    unsorted: a common word is named by hundreds of cards, and this runs per mentioned card."""
-    if target not in graph.graph:
-        return 0, 0
-    linked = named = 0
-    link, embed, mention = EdgeKind.LINK, EdgeKind.EMBED, EdgeKind.MENTION
-    for src, data in graph.graph.pred[target].items():
-        if src == target:
-            continue
-        if data.get(link) or data.get(embed):
-            linked += 1
-        elif data.get(mention):
-            named += 1
-    return linked, named
+    """``len(graph.backlinks(target))`` and ``len(graph.mentioned_by(target))``
+    (:meth:`LinkGraph.link_counts`)."""
+    return graph.link_counts(target)
 
 
 def _case(text: str, names: Sequence[str]) -> int:
