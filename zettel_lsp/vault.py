@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.mention_cache import load_mentions, save_mentions
 from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.card_cache import cached_cards
@@ -248,7 +249,19 @@ class Vault:
                 title_source=self.settings.title_source,
                 follow_external_symlinks=self.settings.follow_external_symlinks,
             )
-        graph = LinkGraph.build(cards)
+        if not state.files:
+            graph = LinkGraph.build(cards)
+            return graph, self._engine(graph), problems
+        # the index is current: the last run's mentions are reused where they still hold
+        folder = self.indexer.index_dir
+        graph = LinkGraph.build(cards, mentions=load_mentions(folder))
+        if graph.mentions_found:
+            save_mentions(folder, graph.mention_cache())
+        log.info(
+            "mentions for the graph: %d cards searched, %d reused",
+            graph.mentions_found,
+            len(graph.cards) - graph.mentions_found,
+        )
         return graph, self._engine(graph), problems
 
     def _engine(self, graph: LinkGraph) -> SearchEngine:

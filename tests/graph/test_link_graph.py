@@ -224,3 +224,63 @@ def test_touches_agrees_with_neighbours_on_both_sides() -> None:
     assert g.touches("Hub.md", {"c3.md"}) and g.touches("c3.md", {"Hub.md"})
     assert not g.touches("Hub.md", {"y.md"})  # a mention is no link
     assert g.touches("Hub.md", {"y.md"}, kinds=(EdgeKind.MENTION,))
+
+
+# ---------------------------------------------------------------- mentions kept between runs
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS, OPS)
+def test_a_rebuild_with_the_last_runs_mentions_equals_a_fresh_one(
+    first: list[tuple[str, str, str, str]], then: list[tuple[str, str, str, str]]
+) -> None:
+    """Cards written, edited, renamed and deleted between two runs: the second run's graph,
+    built with the first run's mentions, is the graph built from scratch."""
+
+    def apply(state: dict[str, str], ops: list[tuple[str, str, str, str]]) -> None:
+        for op, name, other, text in ops:
+            path, other_path = f"{name}.md", f"{other}.md"
+            if op == "upsert":
+                state[path] = text
+            elif op == "remove":
+                state.pop(path, None)
+            elif op == "rename" and path in state and other_path not in state:
+                state[other_path] = state.pop(path)
+
+    state: dict[str, str] = {}
+    apply(state, first)
+    cache = LinkGraph.build(cards(state)).mention_cache()
+    apply(state, then)
+    again = LinkGraph.build(cards(state), mentions=cache)
+    assert snapshot(again) == snapshot(LinkGraph.build(cards(state)))
+    assert again.mentions_found <= len(state)
+
+
+def test_mentions_are_searched_again_only_where_they_can_change() -> None:
+    g = LinkGraph.build(cards(VAULT))
+    assert g.mentions_found == len(VAULT)
+    cache = g.mention_cache()
+    same = LinkGraph.build(cards(VAULT), mentions=cache)
+    assert same.mentions_found == 0
+    assert snapshot(same) == snapshot(g)
+    # a new card whose title "Lonely" is named in one card: that card and the new one only
+    spec = VAULT | {"Postings.md": "Lists of documents.", "Lonely.md": "No postings here."}
+    again = LinkGraph.build(cards(spec), mentions=cache)
+    assert again.mentions_found == 3  # Postings.md (new), Lonely.md (edited), Inverted index.md
+    assert snapshot(again) == snapshot(LinkGraph.build(cards(spec)))
+    # another minimum length or format: nothing reused
+    assert LinkGraph.build(cards(VAULT), mentions=cache, mention_min_length=4).mentions_found == 5
+
+
+def test_mention_cache_file_round_trip_and_damage(tmp_path) -> None:
+    from zettel_lsp.graph.mention_cache import MENTION_FILE, load_mentions, save_mentions
+
+    assert load_mentions(tmp_path) is None
+    g = LinkGraph.build(cards(VAULT))
+    save_mentions(tmp_path, g.mention_cache())
+    loaded = load_mentions(tmp_path)
+    assert loaded is not None
+    assert snapshot(LinkGraph.build(cards(VAULT), mentions=loaded)) == snapshot(g)
+    assert not list(tmp_path.glob(".mentions-*"))
+    (tmp_path / MENTION_FILE).write_bytes(b"not a pickle")
+    assert load_mentions(tmp_path) is None  # damaged: searched again, no error

@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT, SHARED
+from tests.graph.test_link_graph import snapshot
 from tests.index.conftest import assert_index_matches_folder
+from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.state import load_state
 from zettel_lsp.index.store_api import IndexLockedError, point_id
@@ -25,6 +27,7 @@ from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.card_cache import save_cache
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
+from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.server.service import Phase, VaultService
 from zettel_lsp.server.settings import ServerSettings
 from zettel_lsp.vault import Vault
@@ -336,3 +339,25 @@ def test_an_index_folder_that_is_or_holds_the_vault_or_a_users_folder_is_refused
     assert sorted(p.name for p in users.iterdir()) == ["todo.txt"]
     with open_indexer(vault, vault / ".zettel-index", cache_dir) as ix:  # inside is allowed
         assert ix.sync().indexed == 46
+
+
+def test_a_vault_reopened_reuses_its_mentions(tmp_path: Path, cache_dir: Path) -> None:
+    """Real index folder: the second start searches only the card edited in between, and its
+    graph is the one built from scratch."""
+    vault, idx = tmp_path / "vault", tmp_path / "idx"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:
+        v.open(embed=False)
+        n = len(v.graph.cards)
+        assert v.graph.mentions_found == n
+    assert (idx / "mentions.pickle").is_file()
+    with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:
+        v.open(embed=False)
+        assert v.graph.mentions_found == 0
+    with (vault / "baking" / "Levain.md").open("a", encoding="utf-8") as fh:
+        fh.write("\nNow about autolyse too.\n")  # the same titles and aliases
+    with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:
+        v.open(embed=False)
+        assert v.graph.mentions_found == 1
+        fresh = LinkGraph.build(load_vault(vault)[0])
+        assert snapshot(v.graph) == snapshot(fresh)

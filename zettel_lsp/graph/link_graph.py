@@ -16,9 +16,10 @@ the :class:`UnlinkedMention` objects when asked. The ``mention`` kind is still a
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -71,6 +72,28 @@ class UnlinkedMention:
     text: str  # as written in the source
 
 
+MENTION_FORMAT = "mentions-1"  # bump when what the mention pass finds changes
+# a card's mentions: start/end pairs, and the card each one names
+Mentions = tuple["array[int]", tuple[str, ...]]
+# a card's mentions as kept between runs: (digest of its text, start/end pairs, targets)
+CachedMentions = tuple[str, "array[int]", tuple[str, ...]]
+_NO_MENTIONS: Mentions = (array("i"), ())
+
+
+@dataclass(slots=True)
+class MentionCache:
+    """A graph's mentions, to reuse in the next :meth:`LinkGraph.build` (see there)."""
+
+    format: str
+    min_length: int
+    phrases: dict[str, tuple[str, ...]]  # what the mention matcher looked for, and owners
+    cards: dict[str, CachedMentions]
+
+
+def text_digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 class LinkGraph:
     """Cards, their resolved links and mentions; incremental."""
 
@@ -79,21 +102,28 @@ class LinkGraph:
         self.graph: nx.DiGraph[str] = nx.DiGraph()
         self._resolver = Resolver()
         self._links: dict[str, list[ResolvedLink]] = {}
-        # card -> (start, end, target number, ...) of its mentions; numbers index _names
-        self._mentions: dict[str, array[int]] = {}
+        # card -> its mentions: (start, end, start, end, ...), and each one's target
+        self._mentions: dict[str, Mentions] = {}
         self._named_by: dict[str, dict[str, int]] = {}  # target -> {source: mentions}
-        self._names: list[str] = []  # target number -> card path
-        self._number: dict[str, int] = {}  # card path -> target number
         self._by_key: dict[str, set[str]] = {}  # link name key -> cards holding such a link
         self._mention_min_length = mention_min_length
         self._matcher: MentionMatcher | None = None
+        self.mentions_found = 0  # cards whose mentions build() searched (not reused)
 
     # ------------------------------------------------------------------ building
 
     @classmethod
     def build(
-        cls, cards: Iterable[Card], *, mention_min_length: int = DEFAULT_MIN_LENGTH
+        cls,
+        cards: Iterable[Card],
+        *,
+        mention_min_length: int = DEFAULT_MIN_LENGTH,
+        mentions: MentionCache | None = None,
     ) -> LinkGraph:
+        """The graph of ``cards``. ``mentions`` (from :meth:`mention_cache` of an earlier
+        graph, e.g. the last run's) spares the mention pass for every card whose text is the
+        same and holds none of the titles or aliases that changed since: the result is the
+        same as without it."""
         g = cls(mention_min_length=mention_min_length)
         for card in cards:
             g.cards[card.path] = card
@@ -102,9 +132,49 @@ class LinkGraph:
         for path in g.cards:
             g._resolve_links(path)
         g._matcher = g._build_matcher()
-        for path in g.cards:
-            g._find_mentions(path)
+        reusable = g._reusable(mentions)
+        for path, card in g.cards.items():
+            entry = reusable(path, card)
+            if entry is None:
+                g._find_mentions(path)
+                g.mentions_found += 1
+            else:
+                g._store_mentions(path, entry)
         return g
+
+    def mention_cache(self) -> MentionCache:
+        """What :meth:`build` needs to reuse this graph's mentions (see there)."""
+        cards: dict[str, CachedMentions] = {}
+        for path, card in self.cards.items():
+            spans, targets = self._mentions.get(path, _NO_MENTIONS)
+            cards[path] = (text_digest(card.text), spans, targets)
+        return MentionCache(
+            MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
+        )
+
+    def _reusable(self, cache: MentionCache | None) -> Callable[[str, Card], CachedMentions | None]:
+        """Per card, its cached mentions if they are still what the mention pass would find."""
+        if (
+            cache is None
+            or cache.format != MENTION_FORMAT
+            or cache.min_length != self._mention_min_length
+        ):
+            return lambda path, card: None
+        now = self._matcher_now().phrases()
+        changed = {
+            p for p in now.keys() | cache.phrases.keys() if now.get(p) != cache.phrases.get(p)
+        }
+        probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
+
+        def reusable(path: str, card: Card) -> CachedMentions | None:
+            entry = cache.cards.get(path)
+            if entry is None or entry[0] != text_digest(card.text):
+                return None
+            if len(probe) and probe.find(card.text):
+                return None  # it names a title that came, went or changed owners
+            return entry
+
+        return reusable
 
     def upsert(self, card: Card) -> None:
         """Add a new card or replace the card at the same path."""
@@ -147,23 +217,18 @@ class LinkGraph:
 
     def mentions_of(self, path: str) -> list[UnlinkedMention]:
         """Unlinked mentions of other cards in the card at ``path``."""
-        found = self._mentions.get(path)
-        if not found:
-            return []
-        text, names = self.cards[path].text, self._names
+        spans, targets = self._mentions.get(path, _NO_MENTIONS)
+        text = self.cards[path].text if targets else ""
         return [
             UnlinkedMention(
-                path, names[found[i + 2]], found[i], found[i + 1], text[found[i] : found[i + 1]]
+                path, t, spans[2 * i], spans[2 * i + 1], text[spans[2 * i] : spans[2 * i + 1]]
             )
-            for i in range(0, len(found), 3)
+            for i, t in enumerate(targets)
         ]
 
     def mention_targets(self, path: str) -> set[str]:
         """The cards the card at ``path`` mentions (without building the mentions)."""
-        found = self._mentions.get(path)
-        if not found:
-            return set()
-        return {self._names[found[i]] for i in range(2, len(found), 3)}
+        return set(self._mentions.get(path, _NO_MENTIONS)[1])
 
     def mention_sources(self, path: str) -> dict[str, int]:
         """Cards that mention ``path``'s title or an alias, with how many times (linking to it
@@ -436,12 +501,27 @@ class LinkGraph:
         found = self.find_mentions_in(card)
         if not found:
             return
-        packed = array("i")
+        spans = array("i")
         for m in found:
-            packed.extend((m.start, m.end, self._target_number(m.target)))
-        self._mentions[path] = packed
-        for dst, n in Counter(m.target for m in found).items():
-            self._named_by.setdefault(dst, {})[path] = n
+            spans.append(m.start)
+            spans.append(m.end)
+        self._store_mentions(path, ("", spans, tuple(m.target for m in found)))
+
+    def _store_mentions(self, path: str, entry: CachedMentions) -> None:
+        _, spans, targets = entry
+        if not targets:
+            return
+        self._mentions[path] = (spans, targets)
+        counts: dict[str, int] = {}
+        for dst in targets:
+            counts[dst] = counts.get(dst, 0) + 1
+        named_by = self._named_by
+        for dst, n in counts.items():
+            sources = named_by.get(dst)
+            if sources is None:
+                named_by[dst] = {path: n}
+            else:
+                sources[path] = n
 
     def _drop_mentions(self, path: str) -> None:
         for dst in self.mention_targets(path):
@@ -451,13 +531,6 @@ class LinkGraph:
                 if not sources:
                     del self._named_by[dst]
         self._mentions.pop(path, None)
-
-    def _target_number(self, path: str) -> int:
-        n = self._number.get(path)
-        if n is None:
-            n = self._number[path] = len(self._names)
-            self._names.append(path)
-        return n
 
     def _to_mentions(self, card: Card, found: list[Mention]) -> list[UnlinkedMention]:
         out: list[UnlinkedMention] = []

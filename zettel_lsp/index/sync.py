@@ -1012,7 +1012,9 @@ class _FolderLock:
 
 
 # What an index folder holds; a folder holding anything else is not one (and is never written).
-_INDEX_ENTRIES = frozenset({LOCK_FILE, STATE_FILE, "shard", "owner.json", "cards.pickle"})
+_INDEX_ENTRIES = frozenset(
+    {LOCK_FILE, STATE_FILE, "shard", "owner.json", "cards.pickle", "mentions.pickle"}
+)
 
 
 def _check_index_folder(folder: Path, vault: Path) -> None:
@@ -1035,7 +1037,7 @@ def _check_index_folder(folder: Path, vault: Path) -> None:
         n
         for n in names
         if n not in _INDEX_ENTRIES
-        and not (n.startswith((".state-", ".cards-")) or n.startswith(MARKER))
+        and not (n.startswith((".state-", ".cards-", ".mentions-")) or n.startswith(MARKER))
     )
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")

@@ -107,14 +107,19 @@ class MentionMatcher:
                 continue  # too short to be a deliberate mention, or a bare number
             owners.setdefault(norm, set()).add(key)
         self._size = len(owners)
+        self._owners = {norm: tuple(sorted(keys)) for norm, keys in owners.items()}
         self._automaton = ahocorasick.Automaton()
-        for norm, keys in owners.items():
-            self._automaton.add_word(norm, (norm, tuple(sorted(keys))))
+        for norm, sorted_keys in self._owners.items():
+            self._automaton.add_word(norm, (norm, sorted_keys))
         if owners:
             self._automaton.make_automaton()
 
     def __len__(self) -> int:
         return self._size
+
+    def phrases(self) -> dict[str, tuple[str, ...]]:
+        """Every phrase it finds (normalised), with its owners. Do not change the result."""
+        return self._owners
 
     def find(self, text: str, excluded: Sequence[tuple[int, int]] = ()) -> list[Mention]:
         """Whole-word, case-insensitive, longest-leftmost, non-overlapping mentions in ``text``."""
