@@ -487,3 +487,34 @@ def test_follow_external_symlinks_setting_reaches_the_indexer(tmp_path: Path) ->
     assert _index_settings(args).follow_external_symlinks is True
     args = build_parser().parse_args(["index", str(tmp_path)])
     assert _index_settings(args).follow_external_symlinks is False
+
+
+def test_saving_a_note_many_times_keeps_its_bm25_weight(tmp_path: Path, cache_dir: Path) -> None:
+    """Issue #18: each save of a note re-indexes it. Its points are overwritten in place; were
+    they deleted and written again, the shard would count the deleted copies in its document
+    frequencies (until reloaded) and the note's own rare words would score less at every save.
+    Also a note that shrinks keeps no points past its new chunks."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    note = vault / "Draft.md"
+    long_text = "\n\n".join(
+        f"## Part {i}\n" + "Sourdough words repeat here. " * 60 for i in range(4)
+    )
+    note.write_text(f"# Draft\nThe zyzzyva beetle.\n\n{long_text}\n", encoding="utf-8")
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        ix.sync()
+        fresh = ix.store.bm25_search("zyzzyva", 1)
+        assert fresh and fresh[0].path == "Draft.md"
+        assert ix.store.count("Draft.md") > 1
+        for i in range(30):  # the editor saves as the user types
+            note.write_text(f"# Draft\nThe zyzzyva beetle, take {i}.\n", encoding="utf-8")
+            ix.sync()
+        again = ix.store.bm25_search("zyzzyva", 1)
+        assert ix.store.count("Draft.md") == 1  # the shorter note left no stale chunk
+        assert_index_matches_folder(ix, dense=False)
+    # a fresh index of the same folder scores it the same (the saves left no trace)
+    with open_indexer(vault, tmp_path / "idx2", cache_dir) as ix2:
+        ix2.sync()
+        ref = ix2.store.bm25_search("zyzzyva", 1)
+    assert again[0].path == ref[0].path == "Draft.md"
+    assert again[0].score == pytest.approx(ref[0].score, rel=0.02)

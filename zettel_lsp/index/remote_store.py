@@ -494,6 +494,20 @@ class RemoteStore:
                 partial(self._client.delete, self.collection, points_selector=selector, wait=True),
             )
 
+    def delete_ids(self, ids: Sequence[int]) -> None:
+        values = list(ids)
+        for start in range(0, len(values), BATCH_POINTS):
+            part = values[start : start + BATCH_POINTS]
+            self._write(
+                f"delete {len(part)} points",
+                partial(
+                    self._client.delete,
+                    self.collection,
+                    points_selector=m.PointIdsList(points=list(part)),
+                    wait=True,
+                ),
+            )
+
     # ------------------------------------------------------------------ reads
 
     def dense_search(

@@ -327,6 +327,14 @@ class EdgeStore:
         with self._write_lock:
             self._shard.update(UpdateOperation.delete_points_by_filter(flt))
 
+    def delete_ids(self, ids: Sequence[int]) -> None:
+        """Delete these points. A point to be replaced is better overwritten by an upsert of
+        its id than deleted first: the shard's BM25 counts deleted points in its document
+        frequencies until it is reloaded (see :meth:`Indexer._write_batch`)."""
+        if ids:
+            with self._write_lock:
+                self._shard.update(UpdateOperation.delete_points(list(ids)))
+
     # ------------------------------------------------------------------ reads
 
     def dense_search(
