@@ -2,7 +2,7 @@
 
     python benchmarks/lsp_latency.py VAULT [--json] [--client vscode|neovim] [--runs 3]
         [--queries GOLDEN.json] [--hover-samples 200] [--action-samples 200] [--seed 0]
-        [--index-dir DIR] [--cache-dir DIR] [--server CMD]
+        [--index-dir DIR] [--cache-dir DIR] [--server CMD] [--startup-only] [--ready-timeout S]
 
 Starts ``python -m zettel_lsp`` as a subprocess, sends ``initialize`` with a real editor's client
 capabilities (pytest-lsp's VS Code or Neovim set) and VAULT as the one workspace folder, then
@@ -11,6 +11,9 @@ capabilities (pytest-lsp's VS Code or Neovim set) and VAULT as the one workspace
 - first answer: ``workspace/symbol`` with the first golden query, re-sent as soon as the previous
   answer arrives (20 ms apart), until one is non-empty; also the first answer of any kind;
 - index ready: ``zettel.status`` polled every 50 ms until every vault's phase is ``ready``.
+
+(``--startup-only`` stops here, also when the index is not ready within ``--ready-timeout``:
+the start-up of a server that resumes an interrupted index, for ``benchmarks/scale.py``.)
 
 Once ready, every request is sent alone and timed from send to parsed response:
 
@@ -350,8 +353,12 @@ class Bench:
         return list(result or [])
 
 
-async def start_up(bench: Bench, query: str) -> dict[str, Any]:
-    """Right after ``initialized``: time to the first (non-empty) answer and to index ready."""
+async def start_up(
+    bench: Bench, query: str, ready_timeout: float = READY_TIMEOUT, strict: bool = True
+) -> dict[str, Any]:
+    """Right after ``initialized``: time to the first (non-empty) answer and to index ready.
+    Not ready after ``ready_timeout`` s: an error if ``strict``, else ``index_ready_ms`` is None
+    (the phases seen so far stay) once the first answer has come."""
     t0 = time.perf_counter()
     out: dict[str, Any] = {"phases_ms": {}}
 
@@ -368,7 +375,7 @@ async def start_up(bench: Bench, query: str) -> dict[str, Any]:
                 out["first_answer_ms"] = since()
                 out["first_answer_attempts"] = attempts
                 return
-            if "index_ready_ms" in out:
+            if out.get("index_ready_ms") is not None:
                 after_ready += 1
                 if after_ready > 3:  # the query finds nothing even with the index ready
                     out["first_answer_ms"] = None
@@ -387,11 +394,17 @@ async def start_up(bench: Bench, query: str) -> dict[str, Any]:
                 return
             if vaults and all(v.get("phase") in ("read-only", "failed") for v in vaults):
                 raise RuntimeError(f"the server cannot use the index: {vaults}")
-            if time.perf_counter() - t0 > READY_TIMEOUT:
-                raise RuntimeError(f"not ready after {READY_TIMEOUT} s: {st}")
+            if time.perf_counter() - t0 > ready_timeout:
+                if strict:
+                    raise RuntimeError(f"not ready after {ready_timeout} s: {st}")
+                out["index_ready_ms"] = None
+                out["status"] = st
+                return
             await asyncio.sleep(STATUS_POLL)
 
-    await asyncio.wait_for(asyncio.gather(first_answer(), ready()), READY_TIMEOUT)
+    await asyncio.wait_for(
+        asyncio.gather(first_answer(), ready()), max(ready_timeout, READY_TIMEOUT) + 60
+    )
     return out
 
 
@@ -834,7 +847,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         bench.encoding = str(result.capabilities.position_encoding or bench.encoding)
         bench.server_caps = result.capabilities
         client.initialized(types.InitializedParams())
-        started = await start_up(bench, queries[0])
+        started = await start_up(
+            bench, queries[0], args.ready_timeout, strict=not args.startup_only
+        )
         started["spawn_to_initialize_result_ms"] = round(spawn_to_init, 1)
         status = started.pop("status")
         out["startup"] = started
@@ -842,6 +857,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         first_vault = (status.get("vaults") or [{}])[0]
         out["index"] = {k: first_vault.get(k) for k in INDEX_KEYS}
 
+        if args.startup_only:
+            out["methods"] = {}
+            out["targets"] = targets(out)
+            out["server_messages"] = [m.message for m in client.messages]
+            return out
         watch = CpuWatch(server.pid if server is not None else None)
         watch.start()
         await bench_symbols(bench, queries, args.runs, args.warmup)
@@ -942,7 +962,7 @@ def print_table(out: dict[str, Any]) -> None:
         f"start-up: spawn -> initialize result {s['spawn_to_initialize_result_ms']:.0f} ms; "
         f"after initialized: first response {s.get('first_response_ms', 0):.0f} ms, "
         f"first answer {s.get('first_answer_ms', 0):.0f} ms, "
-        f"index ready {s.get('index_ready_ms', 0):.0f} ms"
+        f"index ready {s.get('index_ready_ms') or 0:.0f} ms"
     )
     phases = ", ".join(f"{k} {v:.0f}" for k, v in s["phases_ms"].items())
     print(f"phases first seen (ms): {phases}")
@@ -972,7 +992,8 @@ def print_table(out: dict[str, Any]) -> None:
         f"<= {first['limit_ms']:.0f}  {'pass' if first['pass'] else 'FAIL'}"
     )
     print()
-    print(f"hover: {out['hover_answers']}; codeAction: {out['code_actions']}")
+    if "hover_answers" in out:
+        print(f"hover: {out['hover_answers']}; codeAction: {out['code_actions']}")
     print(f"editing: {out.get('editing')}")
     if out.get("server_messages"):
         print("server messages: " + " | ".join(out["server_messages"]))
@@ -1018,6 +1039,18 @@ def main() -> int:
     ap.add_argument("--warmup", type=int, default=3, help="untimed requests per method first")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--server", help="server command (default: this Python -m zettel_lsp)")
+    ap.add_argument(
+        "--startup-only",
+        action="store_true",
+        help="measure start-up only (first answer, index ready), then shut down; not ready "
+        "within --ready-timeout: index_ready_ms is null instead of an error",
+    )
+    ap.add_argument(
+        "--ready-timeout",
+        type=float,
+        default=READY_TIMEOUT,
+        help="seconds to wait for index ready (default %(default)s)",
+    )
     args = ap.parse_args()
     if not args.vault.is_dir():
         ap.error(f"{args.vault} is not a folder")
