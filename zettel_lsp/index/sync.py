@@ -76,7 +76,9 @@ MULTILINGUAL_MODES = ("auto", "on", "off")
 # ``auto`` embeds the non-English cards when they are at least this many and this share
 AUTO_CARDS = 20
 AUTO_SHARE = 0.02
-ML_QUEUE_CARDS = 256  # cards read and chunked per lock hold when the multilingual queue fills
+ML_QUEUE_CARDS = (
+    256  # cards read and chunked per lock hold when a dense or multilingual queue fills
+)
 LANGUAGE_VERSION = 1  # bump when payload fields or BM25 per language change: re-chunks all
 
 
@@ -235,6 +237,9 @@ class Indexer:
             raise
         self._generation: dict[str, int] = {}
         self._dense_jobs: deque[deque[_DenseItem]] = deque()
+        # cards without vectors that a full sync found but no job holds yet: queued by the
+        # next embed_pending (the embedding thread), not by the sync (see _queue_missing_dense)
+        self._unqueued = False
         self._dense_left: dict[str, int] = {}
         self._ml_jobs: deque[deque[_DenseItem]] = deque()
         self._ml_left: dict[str, int] = {}
@@ -349,7 +354,15 @@ class Indexer:
 
     @property
     def dense_pending(self) -> int:
-        return sum(len(job) for job in self._dense_jobs)
+        """Chunks waiting for vectors: queued, and (until the embedding thread queues them)
+        those of the cards a sync found without vectors."""
+        queued = sum(len(job) for job in list(self._dense_jobs))
+        if not self._unqueued:
+            return queued
+        left = self._dense_left
+        return queued + sum(
+            f.chunks for p, f in list(self.state.files.items()) if not f.dense and p not in left
+        )
 
     @property
     def ml_pending(self) -> int:
@@ -360,16 +373,17 @@ class Indexer:
 
     def languages(self) -> dict[str, int]:
         """The vault's languages with their numbers of cards, most cards first. Read on every
-        search: the cached value is returned without the lock (a sync may hold it)."""
+        search and status, never under the lock: a sync holds it for minutes in a large
+        vault's lexical phase, and a search then must answer with what is indexed (issue
+        #18: a status request waiting here held up every request of the server)."""
         langs = self._languages
         if langs is not None:
             return langs
-        with self._lock:
-            counts: dict[str, int] = {}
-            for f in self.state.files.values():
-                counts[f.lang] = counts.get(f.lang, 0) + 1
-            langs = self._languages = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
-            return langs
+        counts: dict[str, int] = {}
+        for f in list(self.state.files.values()):  # a copy made at once, under the GIL
+            counts[f.lang] = counts.get(f.lang, 0) + 1
+        langs = self._languages = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+        return langs
 
     def main_languages(self) -> tuple[str, ...]:
         """The languages of at least :data:`AUTO_SHARE` of the cards: those a query is also
@@ -448,6 +462,8 @@ class Indexer:
         """
         with self._lock:
             report = self._sync(None if paths is None else set(paths))
+        if paths is None:
+            self._unqueued = True
         if not keep_cards:
             report.cards_changed = []
         return report
@@ -458,6 +474,9 @@ class Indexer:
         """Embed queued chunks until the queue is empty (or time/stop says so). Returns count.
 
         The model runs outside the lock, so a sync (an edit) never waits for a batch."""
+        if self._unqueued:
+            self._unqueued = False
+            self._queue_missing_dense()
         return self._embed_jobs(
             self.embedder, DENSE, self._dense_jobs, self._dense_left, max_seconds, should_stop
         )
@@ -472,7 +491,7 @@ class Indexer:
             return 0
         done = 0
         started = time.monotonic()
-        while not self._dense_jobs:
+        while not (self._dense_jobs or self._unqueued):
             if should_stop is not None and should_stop():
                 break
             if max_seconds is not None and time.monotonic() - started > max_seconds:
@@ -482,7 +501,11 @@ class Indexer:
             left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
 
             def stop() -> bool:
-                return bool(self._dense_jobs) or (should_stop is not None and should_stop())
+                return (
+                    bool(self._dense_jobs)
+                    or self._unqueued
+                    or (should_stop is not None and should_stop())
+                )
 
             done += self._embed_jobs(
                 self.ml_embedder, DENSE_ML, self._ml_jobs, self._ml_left, left, stop
@@ -717,8 +740,6 @@ class Indexer:
         report.seconds["total"] = round(time.perf_counter() - t0, 3)
         for problem in scan.problems:
             log.warning("%s", problem)
-        if scope is None:
-            self._queue_missing_dense()
         return report
 
     def _parse(self, rel: str, res: ReadResult) -> Card:
@@ -859,14 +880,32 @@ class Indexer:
 
     def _queue_missing_dense(self) -> None:
         """After a full reconcile: queue every card whose vectors are not all there (an
-        interrupted run, a model change), as one length-sorted bulk job."""
-        queued = set(self._dense_left)
-        todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
+        interrupted run, a model change), as one length-sorted bulk job. Read and chunked
+        again a slice of cards per lock hold, and counted outside it: after an interrupted
+        first index these are most of the vault, and a search or an edit's sync must not
+        wait for them all (issue #18: the first answer took 7 s after such a start)."""
+        with self._lock:
+            queued = set(self._dense_left)
+            todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
         if not todo:
             return
-        items = self._missing_items(todo, DENSE)
+        items: list[_DenseItem] = []
+        for start in range(0, len(todo), ML_QUEUE_CARDS):
+            with self._lock:
+                if self._closed:
+                    return
+                part = [
+                    p
+                    for p in todo[start : start + ML_QUEUE_CARDS]
+                    if p in self.state.files
+                    and not self.state.files[p].dense
+                    and p not in self._dense_left
+                ]
+                items.extend(self._missing_items(part, DENSE))
         if items:
-            self._dense_jobs.append(self._sorted_job(items, self.embedder))
+            job = self._sorted_job(items, self.embedder)  # the tokenizer: outside the lock
+            with self._lock:
+                self._dense_jobs.append(job)
 
     def _queue_missing_ml(self) -> bool:
         """Queue the chunks of the cards in the multilingual scope that lack their vector, a
