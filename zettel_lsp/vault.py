@@ -249,13 +249,10 @@ class Vault:
                 title_source=self.settings.title_source,
                 follow_external_symlinks=self.settings.follow_external_symlinks,
             )
-        if not state.files:
-            graph = LinkGraph.build(cards)
-            return graph, self._engine(graph), problems
         # the index is current: the last run's mentions are reused where they still hold
-        folder = self.indexer.index_dir
-        graph = LinkGraph.build(cards, mentions=load_mentions(folder))
-        if graph.mentions_found:
+        folder = self.indexer.index_dir if state.files else None
+        graph = LinkGraph.build(cards, mentions=load_mentions(folder) if folder else None)
+        if folder is not None and graph.mentions_found:
             save_mentions(folder, graph.mention_cache())
         log.info(
             "mentions for the graph: %d cards searched, %d reused",

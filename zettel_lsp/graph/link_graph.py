@@ -109,6 +109,7 @@ class LinkGraph:
         self._mention_min_length = mention_min_length
         self._matcher: MentionMatcher | None = None
         self.mentions_found = 0  # cards whose mentions build() searched (not reused)
+        self._digests: dict[str, str] = {}  # card -> text digest, as build() read it
 
     # ------------------------------------------------------------------ building
 
@@ -147,7 +148,10 @@ class LinkGraph:
         cards: dict[str, CachedMentions] = {}
         for path, card in self.cards.items():
             spans, targets = self._mentions.get(path, _NO_MENTIONS)
-            cards[path] = (text_digest(card.text), spans, targets)
+            digest = self._digests.get(path)
+            if digest is None:
+                digest = self._digests[path] = text_digest(card.text)
+            cards[path] = (digest, spans, targets)
         return MentionCache(
             MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
         )
@@ -168,7 +172,8 @@ class LinkGraph:
 
         def reusable(path: str, card: Card) -> CachedMentions | None:
             entry = cache.cards.get(path)
-            if entry is None or entry[0] != text_digest(card.text):
+            digest = self._digests[path] = text_digest(card.text)
+            if entry is None or entry[0] != digest:
                 return None
             if len(probe) and probe.find(card.text):
                 return None  # it names a title that came, went or changed owners
@@ -184,6 +189,7 @@ class LinkGraph:
         if old is not None:
             self._resolver.remove(old)
         self.cards[card.path] = card
+        self._digests.pop(card.path, None)
         self.graph.add_node(card.path)
         self._resolver.add(card)
         self._resolve_links(card.path)
@@ -195,6 +201,7 @@ class LinkGraph:
         card = self.cards.pop(path, None)
         if card is None:
             return None
+        self._digests.pop(path, None)
         self._resolver.remove(card)
         self._clear_outgoing(path)
         self._drop_mentions(path)

@@ -483,28 +483,28 @@ class RemoteStore:
             )
 
     def delete_paths(self, paths: Iterable[str]) -> None:
-        values = list(paths)
-        for start in range(0, len(values), BATCH_POINTS):
-            part = values[start : start + BATCH_POINTS]
-            selector = m.FilterSelector(
+        self._delete_in_batches(
+            list(paths),
+            "the points of {n} cards",
+            lambda part: m.FilterSelector(
                 filter=m.Filter(must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=part))])
-            )
-            self._write(
-                f"delete the points of {len(part)} cards",
-                partial(self._client.delete, self.collection, points_selector=selector, wait=True),
-            )
+            ),
+        )
 
     def delete_ids(self, ids: Sequence[int]) -> None:
-        values = list(ids)
+        self._delete_in_batches(
+            list(ids), "{n} points", lambda part: m.PointIdsList(points=list(part))
+        )
+
+    def _delete_in_batches(
+        self, values: list[Any], what: str, selector: Callable[[list[Any]], Any]
+    ) -> None:
         for start in range(0, len(values), BATCH_POINTS):
             part = values[start : start + BATCH_POINTS]
             self._write(
-                f"delete {len(part)} points",
+                "delete " + what.format(n=len(part)),
                 partial(
-                    self._client.delete,
-                    self.collection,
-                    points_selector=m.PointIdsList(points=list(part)),
-                    wait=True,
+                    self._client.delete, self.collection, points_selector=selector(part), wait=True
                 ),
             )
 

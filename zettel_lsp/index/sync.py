@@ -889,19 +889,9 @@ class Indexer:
             todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
         if not todo:
             return
-        items: list[_DenseItem] = []
-        for start in range(0, len(todo), ML_QUEUE_CARDS):
-            with self._lock:
-                if self._closed:
-                    return
-                part = [
-                    p
-                    for p in todo[start : start + ML_QUEUE_CARDS]
-                    if p in self.state.files
-                    and not self.state.files[p].dense
-                    and p not in self._dense_left
-                ]
-                items.extend(self._missing_items(part, DENSE))
+        items = self._missing_in_slices(
+            todo, DENSE, lambda p: not self.state.files[p].dense and p not in self._dense_left
+        )
         if items:
             job = self._sorted_job(items, self.embedder)  # the tokenizer: outside the lock
             with self._lock:
@@ -930,19 +920,32 @@ class Indexer:
                     return False
                 self.state.ml_model = emb.model_id
                 save_state(self.index_dir, self.state)
-        items: list[_DenseItem] = []
-        for start in range(0, len(todo), ML_QUEUE_CARDS):
-            with self._lock:
-                if self._closed:
-                    return False
-                part = [p for p in todo[start : start + ML_QUEUE_CARDS] if p in self.state.files]
-                items.extend(self._missing_items(part, DENSE_ML))
+        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True)
         if not items:
             return False
         job = self._sorted_job(items, emb)  # the multilingual tokenizer: outside the lock
         with self._lock:
             self._ml_jobs.append(job)
         return True
+
+    def _missing_in_slices(
+        self, todo: list[str], using: str, still: Callable[[str], bool]
+    ) -> list[_DenseItem]:
+        """:meth:`_missing_items` of the cards of ``todo`` still indexed (and ``still`` wanted),
+        :data:`ML_QUEUE_CARDS` per lock hold: reading and chunking thousands of cards must not
+        hold up a search or an edit's sync. Nothing once the indexer is closed."""
+        items: list[_DenseItem] = []
+        for start in range(0, len(todo), ML_QUEUE_CARDS):
+            with self._lock:
+                if self._closed:
+                    return []
+                part = [
+                    p
+                    for p in todo[start : start + ML_QUEUE_CARDS]
+                    if p in self.state.files and still(p)
+                ]
+                items.extend(self._missing_items(part, using))
+        return items
 
     def _missing_items(self, todo: list[str], using: str) -> list[_DenseItem]:
         """The chunks of these cards without their ``using`` vector (read, parsed and chunked

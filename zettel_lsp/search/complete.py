@@ -339,17 +339,13 @@ def linked_now(graph: LinkGraph, card: Card, skip_offset: int | None = None) -> 
     return out
 
 
-def _degree(graph: LinkGraph, path: str) -> int:
-    return graph.degree(path)
-
-
 def graph_leg(graph: LinkGraph, here: str, linked: set[str]) -> dict[str, float]:
     """Graph proximity: each card reached in two hops scores the Adamic-Adar sum of the cards
     between (1 / log(2 + their degree)); a card linking to ``here`` that ``here`` does not link
     to yet gets one more. Hubs (more than :data:`HUB_DEGREE` links) are not expanded, and at
     most :data:`FIRST_HOP_CAP` cards are (the least linked first: they say the most)."""
     backs = set(graph.backlinks(here))
-    first = sorted((_degree(graph, n), n) for n in (linked | backs) - {here})
+    first = sorted((graph.degree(n), n) for n in (linked | backs) - {here})
     scores: dict[str, float] = {}
     for deg, n in first[:FIRST_HOP_CAP]:
         if deg > HUB_DEGREE:

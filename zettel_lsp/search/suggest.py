@@ -163,7 +163,7 @@ def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> Men
     names = [card.title, stem, *card.aliases]
     strong = {normalise(card.title), normalise(stem)} | fm_aliases
     longest = max(texts, key=len)
-    linked_by, named_by = _link_counts(graph, target)
+    linked_by, named_by = graph.link_counts(target)
     return MentionEvidence(
         linked_by=linked_by,
         named_by=named_by,
@@ -172,12 +172,6 @@ def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> Men
         case=max(_case(text, names) for text in texts),
         heading_alias=not any(normalise(t) in strong for t in texts),
     )
-
-
-def _link_counts(graph: LinkGraph, target: str) -> tuple[int, int]:
-    """``len(graph.backlinks(target))`` and ``len(graph.mentioned_by(target))``
-    (:meth:`LinkGraph.link_counts`)."""
-    return graph.link_counts(target)
 
 
 def _case(text: str, names: Sequence[str]) -> int:
