@@ -210,6 +210,11 @@ def test_any_sequence_of_updates_equals_a_rebuild(ops: list[tuple[str, str, str,
             state[other_path] = state.pop(path)
             g.rename(path, parse_card(other_path, state[other_path]))
         assert snapshot(g) == snapshot(LinkGraph.build(cards(state)))
+        for p, card in g.cards.items():
+            # the stored mentions stand in for a search of the same text (issue #18) ...
+            assert g.find_mentions_in(card) == g._scan_mentions(card), p
+            # ... and the counts walk the linkers only: the same as the two lists
+            assert g.link_counts(p) == (len(g.backlinks(p)), len(g.mentioned_by(p))), p
 
 
 def test_touches_agrees_with_neighbours_on_both_sides() -> None:

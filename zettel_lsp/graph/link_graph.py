@@ -245,15 +245,18 @@ class LinkGraph:
     def link_counts(self, path: str) -> tuple[int, int]:
         """``len(backlinks(path))`` and ``len(mentioned_by(path))`` without sorting: a common
         word is named by hundreds of cards, and this runs per mentioned card."""
-        linked = 0
-        if path in self.graph:
-            link, embed = EdgeKind.LINK, EdgeKind.EMBED
-            pred = self.graph.pred[path]
-            linked = sum(
-                1 for src, d in pred.items() if src != path and (d.get(link) or d.get(embed))
-            )
-        named = sum(1 for src in self._named_by.get(path, ()) if not self._links_to(src, path))
-        return linked, named
+        named_by = self._named_by.get(path, {})
+        if path not in self.graph:
+            return 0, len(named_by)
+        link, embed = EdgeKind.LINK, EdgeKind.EMBED
+        linkers = [
+            src
+            for src, d in self.graph.pred[path].items()
+            if src != path and (d.get(link) or d.get(embed))
+        ]
+        # the cards that name it minus those of them that link it: a walk over the linkers,
+        # not over the namers (a common word is named by thousands of cards, linked by few)
+        return len(linkers), len(named_by) - sum(1 for src in linkers if src in named_by)
 
     def degree(self, path: str) -> int:
         """Distinct cards ``path`` links, embeds or mentions, plus distinct cards that do so to
@@ -411,7 +414,15 @@ class LinkGraph:
         return sorted(((p, c) for p, c in counts.items() if c), key=lambda x: (-x[1], x[0]))[:n]
 
     def find_mentions_in(self, card: Card) -> list[UnlinkedMention]:
-        """Unlinked mentions in any card text (e.g. an editor's unsaved version), not stored."""
+        """Unlinked mentions in any card text (e.g. an editor's unsaved version), not stored.
+        The stored ones when it is the text of the card in the graph (kept current on every
+        change, :meth:`_refresh_mentions`): a 1 MB note takes a second to search again."""
+        known = self.cards.get(card.path)
+        if known is not None and known.text == card.text:
+            return self.mentions_of(card.path)
+        return self._scan_mentions(card)
+
+    def _scan_mentions(self, card: Card) -> list[UnlinkedMention]:
         matcher = self._matcher_now()
         return self._to_mentions(card, matcher.find(card.text, unlinkable(card)))
 
@@ -505,7 +516,7 @@ class LinkGraph:
     def _find_mentions(self, path: str) -> None:
         card = self.cards[path]
         self._drop_mentions(path)
-        found = self.find_mentions_in(card)
+        found = self._scan_mentions(card)
         if not found:
             return
         spans = array("i")

@@ -72,9 +72,12 @@ def mention_suggestions(graph: LinkGraph, card: Card) -> list[MentionSuggestion]
     headings = heading_line_spans(card.text)
     starts = [s for s, _ in headings]
     out = []
+    names: dict[str, str] = {}  # a card named a thousand times is resolved once
     for m in graph.find_mentions_in(card):
         target = graph.cards[m.target]
-        name = link_name(graph, m.target, card.path)
+        name = names.get(m.target)
+        if name is None:
+            name = names[m.target] = link_name(graph, m.target, card.path)
         replacement = f"[[{name}]]" if m.text == name else f"[[{name}|{m.text}]]"
         i = bisect_right(starts, m.start) - 1
         out.append(
@@ -169,7 +172,7 @@ def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> Men
         named_by=named_by,
         words=len(longest.split()),
         chars=len(longest),
-        case=max(_case(text, names) for text in texts),
+        case=max(_case(text, names) for text in set(texts)),
         heading_alias=not any(normalise(t) in strong for t in texts),
     )
 
