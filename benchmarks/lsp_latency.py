@@ -856,6 +856,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         out["position_encoding"] = bench.encoding
         first_vault = (status.get("vaults") or [{}])[0]
         out["index"] = {k: first_vault.get(k) for k in INDEX_KEYS}
+        # the server's own account of its start-up steps (seconds, in order), when ready
+        out["startup"]["steps_s"] = first_vault.get("startup_seconds")
 
         if args.startup_only:
             out["methods"] = {}

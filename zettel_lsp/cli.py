@@ -1205,6 +1205,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
             verified = verify(indexer, None if args.sample < 0 else args.sample)
             summary["verify"] = verified.to_json()
+        if not args.watch and not args.export_to:
+            summary["compacted"] = _compact_after_index(indexer)
+            summary["seconds"]["total"] = round(time.perf_counter() - t0, 3)
         if args.json:
             print(json.dumps(summary, ensure_ascii=False, indent=2))
         else:
@@ -1219,6 +1222,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                 f"{time.perf_counter() - t0:.1f} s\n"
                 f"  index: {indexer.index_dir}"
             )
+            if summary.get("compacted"):
+                print(f"  compacted the index in {summary['compacted']['seconds']:.1f} s")
             for path, reason in sorted(report.skipped.items())[:20]:
                 print(f"  skipped {path}: {reason}")
             if verified is not None:
@@ -1232,6 +1237,24 @@ def cmd_index(args: argparse.Namespace) -> int:
         if args.watch:
             _watch_forever(indexer, progress)
     return EXIT_OK
+
+
+def _compact_after_index(indexer: Indexer) -> dict[str, Any] | None:
+    """Close the index and compact it when enough was written (index/compact.py): what a
+    server would otherwise do in the background after its session. None when not needed."""
+    from zettel_lsp.index.compact import compact, uncompacted
+
+    indexer.close()  # saves the state with its count of uncompacted points; closing is idempotent
+    points = uncompacted(indexer.index_dir)
+    if not points:
+        return None
+    print(
+        f"zettel-lsp: compacting the index ({points:,} points written since the last "
+        "compaction; the next start opens it faster)",
+        file=sys.stderr,
+    )
+    result = compact(indexer.index_dir)
+    return {"points": result.points, "seconds": round(result.seconds, 3)}
 
 
 def _export_index(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zettel_lsp.gc_pause import paused_gc
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.mention_cache import load_mentions, save_mentions
 from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
@@ -230,7 +231,12 @@ class Vault:
 
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine (the current ones untouched): every card the index knows,
-        from the card cache where path and text are unchanged, else read and parsed now."""
+        from the card cache where path and text are unchanged, else read and parsed now. The
+        garbage collector pauses meanwhile (see :mod:`zettel_lsp.gc_pause`)."""
+        with paused_gc():
+            return self._load_graph()
+
+    def _load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         state = self.indexer.state
         if state.files:  # the index is current (after a sync): parse only what the cache lacks
             cards, problems = cached_cards(

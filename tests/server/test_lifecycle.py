@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,8 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.server.conftest import wait_ready
 from zettel_lsp import __version__
+from zettel_lsp.index.compact import COMPACT_AFTER_ENV, COMPACT_LOG
+from zettel_lsp.index.state import load_state
 from zettel_lsp.index.sync import Indexer
 
 
@@ -69,3 +74,54 @@ async def test_shutdown_closes_the_index(
     ) as ix:
         assert set(ix.state.files) == {"Note.md"}
         assert ix.state.dense_done == 1
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "zettel_lsp"],
+        server_env={**os.environ, COMPACT_AFTER_ENV: "1"},  # compact after any write
+    ),
+)
+async def compacting(lsp_client: LanguageClient, tmp_path: Path, server_cache: Path):
+    (tmp_path / "Note.md").write_text("# Note\n\nA thought worth keeping.\n")
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="vault")],
+            initialization_options={
+                "cacheDir": str(server_cache),
+                "indexDir": str(tmp_path.parent / f"{tmp_path.name}-index"),
+            },
+        )
+    )
+    yield
+    lsp_client.exit(None)
+
+
+async def test_shutdown_leaves_the_index_compacting_in_the_background(
+    compacting: LanguageClient, tmp_path: Path
+) -> None:
+    """Issue #18: the server closes its index, then a detached process compacts it (where no
+    editor waits); the shutdown answer does not wait for it."""
+    index_dir = tmp_path.parent / f"{tmp_path.name}-index"
+    await wait_ready(compacting)
+    state = load_state(index_dir)
+    assert state is not None and state.uncompacted > 0
+    await compacting.shutdown_async(None)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = load_state(index_dir)
+        log = index_dir / COMPACT_LOG
+        if state is not None and state.uncompacted == 0 and "compacted" in _text(log):
+            break
+        await asyncio.sleep(0.1)
+    assert state is not None and state.uncompacted == 0
+    assert "compacted" in (index_dir / COMPACT_LOG).read_text()
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""

@@ -48,6 +48,9 @@ class IndexState:
     skipped: dict[str, str] = field(default_factory=dict)  # path -> reason (binary, too large...)
     ml_model: str = ""  # the model of the multilingual vectors stored ("": none yet)
     ml_all: bool = False  # every card gets multilingual vectors (a query was not English)
+    # points written to the shard (upserts, vector updates, deletes) since it was last compacted
+    # (index/compact.py): a large appendable segment makes every later start slow
+    uncompacted: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -62,6 +65,7 @@ class IndexState:
             "skipped": dict(sorted(self.skipped.items())),
             "ml_model": self.ml_model,
             "ml_all": self.ml_all,
+            "uncompacted": self.uncompacted,
             "files": {p: _file_json(f) for p, f in self.files.items()},
         }
 
@@ -81,6 +85,12 @@ class IndexState:
             skipped=dict(data.get("skipped", {})),
             ml_model=str(data.get("ml_model", "")),
             ml_all=bool(data.get("ml_all", False)),
+            # a state from before compaction existed: every point was written since
+            uncompacted=int(
+                data["uncompacted"]
+                if "uncompacted" in data
+                else sum(int(f.get("chunks", 0)) for f in data.get("files", {}).values())
+            ),
         )
 
     @property

@@ -51,6 +51,7 @@ from qdrant_edge import (
     QueryBatchRequest,
     QueryRequest,
     ScrollRequest,
+    SearchParams,
     SparseVector,
     TextIndexParams,
     TokenizerType,
@@ -78,6 +79,10 @@ DENSE = "dense"
 DENSE_ML = "dense_ml"  # the multilingual model's vectors (issue #17)
 BM25 = "bm25"
 SHARD_DIR = "shard"
+# Dense search is exact up to this many points (linear: 4.1 ms at 45k points on 2 cores), then
+# uses the HNSW graph that compaction builds, with this beam (measured, index/compact.py)
+EXACT_DENSE_POINTS = 100_000
+HNSW_EF = 256
 _OWNER_FILE = "owner.json"
 
 # Snowball stemmers (and stopwords) of Edge's BM25, by language code (notes/language.py)
@@ -180,6 +185,8 @@ class EdgeStore:
         self._bm25 = Bm25Encoder(bm25_avg_len)
         self._write_lock = threading.Lock()
         self._shard = self._open(folder / SHARD_DIR, dim)
+        # points so far (upserts add to it, never minus deletes: a bound for _dense_params)
+        self._points = int(self._shard.info().points_count)
         self._write_owner()
 
     # ------------------------------------------------------------------ lifecycle
@@ -307,6 +314,7 @@ class EdgeStore:
             batch.append(Point(id=p.id, vector=vector, payload=dict(p.payload)))
         with self._write_lock:
             self._shard.update(UpdateOperation.upsert_points(batch))
+            self._points += len(batch)
 
     def set_dense(
         self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = DENSE
@@ -359,18 +367,29 @@ class EdgeStore:
             if skip_lang is not None:
                 not_lang.append(FieldCondition(key=LANG_FIELD, match=MatchValue(value=skip_lang)))
             flt = Filter(must=must or None, must_not=not_lang or None)
-        return self._query(query, limit, flt)
+        return self._query(query, limit, flt, self._dense_params())
+
+    def _dense_params(self) -> SearchParams:
+        """Exact dense search while the shard is small enough for it to be fast, so that a
+        compacted shard (whose segments have HNSW graphs, index/compact.py) gives the answers
+        of the uncompacted one; past :data:`EXACT_DENSE_POINTS`, the HNSW graph with a wide
+        beam (recall@30 0.989 against exact at 45k points, 2.3 ms against 4.1 ms)."""
+        if self._points <= EXACT_DENSE_POINTS:
+            return SearchParams(exact=True)
+        return SearchParams(hnsw_ef=HNSW_EF)
 
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         """One dense search per vector as one batch (a single pass over the segments; the
         related-card legs query every passage of a card)."""
         if not vectors:
             return []
+        params = self._dense_params()
         reqs = [
             QueryRequest(
                 limit=limit,
                 query=Query.Nearest(list(map(float, v)), using=DENSE),
                 with_payload=True,
+                params=params,
             )
             for v in vectors
         ]
@@ -415,8 +434,10 @@ class EdgeStore:
         flt = Filter(must=[FieldCondition(key=keyword_field(text), match=match)])
         return int(self._shard.count(CountRequest(exact=True, filter=flt)))
 
-    def _query(self, query: Any, limit: int, flt: Filter | None) -> list[Hit]:
-        req = QueryRequest(limit=limit, query=query, filter=flt, with_payload=True)
+    def _query(
+        self, query: Any, limit: int, flt: Filter | None, params: SearchParams | None = None
+    ) -> list[Hit]:
+        req = QueryRequest(limit=limit, query=query, filter=flt, with_payload=True, params=params)
         return [
             Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in self._shard.query(req)
         ]

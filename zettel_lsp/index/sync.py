@@ -21,7 +21,6 @@ crash at any moment leads to redone work, never to phantom or missing cards.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
 import os
@@ -37,13 +36,14 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
+from zettel_lsp.index.compact import COMPACT_LOG
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
+from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
 from zettel_lsp.index.state import STATE_FILE, FileState, IndexState, load_state, save_state
 from zettel_lsp.index.store import DENSE, DENSE_ML, EdgeStore
 from zettel_lsp.index.store_api import (
     ChunkPoint,
-    IndexLockedError,
     StoreError,
     VectorStore,
     chunk_payload,
@@ -68,7 +68,6 @@ from zettel_lsp.workdir import MARKER, overlap
 
 log = logging.getLogger(__name__)
 
-LOCK_FILE = "lock"  # beside the shard: held (flock) by the one process using the folder
 LEXICAL_BATCH_FILES = 1024  # cards per shard write and flush
 LEXICAL_SAVE_SECONDS = 10.0  # how often the lexical phase records finished cards (see sync)
 DENSE_SAVE_SECONDS = 5.0  # how often the dense phase flushes and records finished cards
@@ -229,7 +228,7 @@ class Indexer:
         # process (even one started in the same instant on a fresh folder) fails here with
         # IndexLockedError and never mistakes a shard being created for a damaged one.
         _check_index_folder(self.index_dir, self.vault)
-        self._folder_lock = _FolderLock(self.index_dir)
+        self._folder_lock = FolderLock(self.index_dir)
         try:
             self._open(dim)
         except BaseException:
@@ -553,6 +552,7 @@ class Indexer:
                 self.store.set_dense(
                     [batch[i].point for i in live], [vectors[i] for i in live], using=using
                 )
+                self.state.uncompacted += len(live)
                 for i in live:
                     path = batch[i].path
                     left = left_by_path.get(path, 0) - 1
@@ -811,18 +811,22 @@ class Indexer:
 
         removed = [p for p in batch if p in gone] + [renames[p] for p in batch if p in renames]
         replaced = {p for p in batch if p in cards and p in state.files and p not in uncertain}
-        self.store.delete_paths([p for p in batch if p in cards and p not in replaced] + removed)
-        self.store.delete_ids(
-            [
-                point_id(card.path, i)
-                for card, chunks in zip(to_chunk, chunked, strict=True)
-                if card.path in replaced
-                for i in range(len(chunks), state.files[card.path].chunks)
-            ]
-        )
+        deleted = [p for p in batch if p in cards and p not in replaced] + removed
+        surplus = [
+            point_id(card.path, i)
+            for card, chunks in zip(to_chunk, chunked, strict=True)
+            if card.path in replaced
+            for i in range(len(chunks), state.files[card.path].chunks)
+        ]
+        self.store.delete_paths(deleted)
+        self.store.delete_ids(surplus)
         for start in range(0, len(points), 256):
             self.store.upsert(points[start : start + 256])
         self.store.flush()
+        files = state.files
+        state.uncompacted += (
+            len(points) + len(surplus) + sum(files[p].chunks for p in deleted if p in files)
+        )
 
         for p in removed:
             state.files.pop(p, None)
@@ -1050,46 +1054,17 @@ class Indexer:
         save_state(self.index_dir, self.state)
 
 
-class _FolderLock:
-    """An exclusive, non-blocking lock on ``<folder>/lock`` (released when the process dies),
-    holding the owner's pid for the message a second process gets."""
-
-    def __init__(self, folder: Path) -> None:
-        import fcntl
-
-        folder.mkdir(parents=True, exist_ok=True)
-        self._fh = (folder / LOCK_FILE).open("a+", encoding="utf-8")
-        try:
-            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            self._fh.seek(0)
-            pid = self._fh.read(32).strip()
-            self._fh.close()
-            who = f" (pid {pid})" if pid.isdigit() else ""
-            raise IndexLockedError(
-                f"index folder {folder} is in use by another zettel-lsp{who}; close the other "
-                "editor window or pass a different --index-dir"
-            ) from exc
-        with contextlib.suppress(OSError):
-            self._fh.seek(0)
-            self._fh.truncate()
-            self._fh.write(str(os.getpid()))
-            self._fh.flush()
-        self._released = False
-
-    def release(self) -> None:
-        if self._released:
-            return
-        self._released = True
-        with contextlib.suppress(OSError):
-            self._fh.seek(0)
-            self._fh.truncate()
-        self._fh.close()
-
-
 # What an index folder holds; a folder holding anything else is not one (and is never written).
 _INDEX_ENTRIES = frozenset(
-    {LOCK_FILE, STATE_FILE, "shard", "owner.json", "cards.pickle", "mentions.pickle"}
+    {
+        LOCK_FILE,
+        STATE_FILE,
+        "shard",
+        "owner.json",
+        "cards.pickle",
+        "mentions.pickle",
+        COMPACT_LOG,
+    }
 )
 
 

@@ -54,7 +54,7 @@ def serve_stdio() -> None:
         log.removeHandler(handler)
         server.cancel_all()
         server.requests.shutdown(wait=False, cancel_futures=True)
-        server.stop_vaults()
+        server.stop_vaults(compact=True)
         server.vault_tasks.shutdown(wait=False, cancel_futures=True)
     if code:
         raise SystemExit(code)

@@ -190,7 +190,9 @@ class ZettelLanguageServer(LanguageServer):
         with contextlib.suppress(RuntimeError):  # shutting down
             self.requests.submit(run)
 
-    def stop_vaults(self, roots: list[Path] | None = None) -> None:
+    def stop_vaults(self, roots: list[Path] | None = None, *, compact: bool = False) -> None:
+        """Close the vaults of ``roots`` (all by default); ``compact``: they are closed for
+        good, so their indexes may be compacted in the background (index/compact.py)."""
         with self._services_lock:
             if roots is None:
                 stopping, self.services = self.services, []
@@ -199,7 +201,7 @@ class ZettelLanguageServer(LanguageServer):
                 stopping = [s for s in self.services if s.root in want]
                 self.services = [s for s in self.services if s.root not in want]
         for s in stopping:
-            s.close()
+            s.close(compact=compact)
 
     def service_for(self, path: Path) -> VaultService | None:
         """The vault holding ``path`` (the innermost one if folders nest)."""

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.compact import spawn_compactor
 from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import Progress, SyncReport
@@ -117,6 +118,8 @@ class VaultService:
         self.problems: list[str] = []
         self.reason = ""  # why read-only / failed
         self.dense_progress: tuple[int, int] = (0, 0)
+        # seconds of each start-up step, in order (zettel.status; docs/performance.md)
+        self.startup_seconds: dict[str, float] = {}
         self.graph_ready = threading.Event()
         self.done = threading.Event()  # start-up finished (ready, read-only or failed)
         self._stop = threading.Event()
@@ -167,14 +170,18 @@ class VaultService:
         )
         self._thread.start()
 
-    def close(self) -> None:
-        """Stop watching and embedding, flush and close the index. Safe to call twice."""
+    def close(self, *, compact: bool = False) -> None:
+        """Stop watching and embedding, flush and close the index. Safe to call twice. With
+        ``compact`` (the vault is closed for good: shutdown, folder removed), start compacting
+        the index in a detached process when enough was written (index/compact.py)."""
         self._stop.set()
         if self._watcher is not None:
             self._watcher.stop()
         vault = self.write(self._detach_closed)
         if vault is not None:
             vault.close()  # waits for a running index batch; a later one sees the store closed
+            if compact:
+                spawn_compactor(vault.indexer.index_dir)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=10)
         self._end_op("closed")
@@ -277,6 +284,7 @@ class VaultService:
                 "note": self.status_note(),
                 "cards_in_graph": len(self.graph.cards),
                 "problems": self.problems[:50],
+                "startup_seconds": dict(self.startup_seconds),
             }
             if self.vault is not None:
                 out.update(self.vault.status())
@@ -322,8 +330,15 @@ class VaultService:
 
         self.write(change)
 
+    def _step(self, name: str, t0: float) -> float:
+        """Record start-up step ``name`` as taking from ``t0`` until now; returns now."""
+        now = time.perf_counter()
+        self.startup_seconds[name] = round(now - t0, 3)
+        return now
+
     def _start_up(self) -> None:
         s = self.settings
+        t = time.perf_counter()
         try:
             vault = Vault(
                 self.root,
@@ -348,10 +363,12 @@ class VaultService:
             self.phase = Phase.SYNCING
 
         self.write(opened)
+        t = self._step("open", t)
         vault.on_foreign_query = lambda: self._foreign_query(vault)
         self._warm = threading.Thread(target=self._load_model, args=(vault,), daemon=True)
         self._warm.start()
         report = vault.sync()
+        t = self._step("sync", t)
         self._report(f"{report.cards} cards ({report.summary()}); building the link graph")
         if self._stop.is_set():
             return
@@ -365,9 +382,11 @@ class VaultService:
             self.graph_version += 1
 
         self.write(built)
+        t = self._step("graph", t)
         heap.settle(f"{self.root.name}: graph built", full=True)
         self.graph_ready.set()
         self._graph_changed()
+        t = self._step("settle", t)
         if self._stop.is_set():
             return
         if s.watch:
@@ -375,14 +394,21 @@ class VaultService:
             self._watcher.on_embedded = self._embedded
             self._watcher.start()
             self._watcher.ready.wait(5)
+            t = self._step("watch", t)
             # what changed while the graph was parsed (the watcher was not looking yet)
             self._apply(vault.sync(keep_cards=True))
-        self._embedding_phase(vault)
+            t = self._step("resync", t)
+        self._embedding_phase(vault, t)
 
-    def _embedding_phase(self, vault: Vault) -> None:
+    def _embedding_phase(self, vault: Vault, t: float | None = None) -> None:
+        """``t``: when the start-up's previous step ended (None: not a start-up)."""
         if self._warm is not None:
             self._report("loading the embedding model")
             self._warm.join()  # "ready" means the dense leg answers too
+        if t is not None:
+            self._step("model (waited for)", t)
+            steps = ", ".join(f"{k} {v:.1f} s" for k, v in self.startup_seconds.items())
+            log.info("start-up of %s: %s", self.root.name, steps)
         pending = vault.dense_pending
 
         def next_phase() -> None:

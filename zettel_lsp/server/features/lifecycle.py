@@ -7,6 +7,7 @@ so a settings change and a folder change arriving together cannot interleave.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def on_folders(ls: ZettelLanguageServer, params: types.DidChangeWorkspaceFolders
     added = [Path(p).resolve() for f in params.event.added if (p := to_fs_path(f.uri))]
 
     def change() -> None:
-        ls.stop_vaults(removed)
+        ls.stop_vaults(removed, compact=True)
         ls.start_vaults(added)
 
     ls.in_order(change)
@@ -70,7 +71,8 @@ async def on_shutdown(ls: ZettelLanguageServer, *args: Any) -> None:
     # the event loop: a vault still starting may be waiting for the client's answer to a
     # progress request.
     ls.cancel_all()
-    await asyncio.get_running_loop().run_in_executor(ls.vault_tasks, ls.stop_vaults)
+    stop = functools.partial(ls.stop_vaults, compact=True)
+    await asyncio.get_running_loop().run_in_executor(ls.vault_tasks, stop)
     ls.requests.shutdown(wait=False, cancel_futures=True)
 
 

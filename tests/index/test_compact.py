@@ -1,0 +1,218 @@
+"""Compaction (issue #18): the shard is optimized where no one waits, keeps every point and every
+answer, and never stands in the way of an editor that opens the index."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import copy_indexed
+from tests.index.test_sync import make_big_vault
+from zettel_lsp.index.compact import (
+    COMPACT_AFTER_ENV,
+    COMPACT_AFTER_POINTS,
+    COMPACT_LOG,
+    compact,
+    spawn_compactor,
+    uncompacted,
+)
+from zettel_lsp.index.folder_lock import LOCK_FILE
+from zettel_lsp.index.state import STATE_FILE, load_state, save_state
+from zettel_lsp.index.store_api import IndexLockedError, point_id
+from zettel_lsp.index.sync import Indexer
+
+
+@pytest.fixture
+def example(tmp_path: Path, indexed_example: Path) -> tuple[Path, Path]:
+    copy_indexed(indexed_example, tmp_path / "vault", tmp_path / "index")
+    return tmp_path / "vault", tmp_path / "index"
+
+
+def answers(ix: Indexer, vec: list[float]) -> dict[str, list[object]]:
+    """Each leg's hits, as (point id, rounded score): the dense leg's top 20 (random vectors:
+    no ties), BM25's best for a word only one card has, and the keyword leg's cards for it
+    (the cards share their paragraphs, so longer lists would be full of ties)."""
+    out: dict[str, list[object]] = {
+        "dense": [(h.id, round(h.score, 4)) for h in ix.store.dense_search(vec, 20)]
+    }
+    for serial in ("17", "4321", "6998"):
+        out[f"bm25 {serial}"] = [(h.id, round(h.score, 4)) for h in ix.store.bm25_search(serial, 1)]
+        out[f"keyword {serial}"] = sorted(
+            h.id for h in ix.store.keyword_search(f"Serial {serial}", 5, phrase=True)
+        )
+    return out
+
+
+def test_writes_are_counted_and_a_compaction_resets_the_count(
+    example: tuple[Path, Path], cache_dir: Path
+) -> None:
+    vault, index_dir = example
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        written = ix.state.uncompacted
+        (vault / "New card.md").write_text("# New card\n\nA fresh thought about wikilinks.\n")
+        ix.sync()
+        ix.embed_pending()
+        assert ix.state.uncompacted == written + 2  # one chunk: its point, then its vector
+        (vault / "New card.md").unlink()
+        ix.sync()
+        assert ix.state.uncompacted == written + 3  # and its deletion
+    assert written > 0  # the example index was written and never compacted
+    result = compact(index_dir)
+    assert result.points == written + 3
+    state = load_state(index_dir)
+    assert state is not None and state.uncompacted == 0
+    assert (index_dir / LOCK_FILE).read_text() == ""  # released
+
+
+def test_compaction_keeps_every_point_and_answer(tmp_path: Path, cache_dir: Path) -> None:
+    # 7,000 points with dense vectors: the least that makes Edge's optimizer rewrite the
+    # segment (measured: 3,000 do not). The vectors are random (no model: seconds, not minutes).
+    vault = make_big_vault(tmp_path / "vault", 7000)
+    index_dir = tmp_path / "index"
+    rng = np.random.default_rng(0)
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ix.sync()
+        ids = [point_id(p, 0) for p in ix.state.files]
+        vectors = rng.normal(size=(len(ids), ix.embedder.dim)).astype("float32")
+        for start in range(0, len(ids), 1000):
+            ix.store.set_dense(ids[start : start + 1000], vectors[start : start + 1000].tolist())
+        query = rng.normal(size=ix.embedder.dim).astype("float32").tolist()
+        before = answers(ix, query)
+        points = ix.store.paths()
+    assert all(before.values())
+    result = compact(index_dir)
+    assert result.changed  # the optimizer did rewrite it
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        assert ix.store.paths() == points
+        assert answers(ix, query) == before
+        assert ix.sync().indexed == 0  # the state still matches the shard: nothing to redo
+    assert compact(index_dir).changed is False  # already optimal
+
+
+def test_compaction_is_wanted_past_the_threshold_only(
+    example: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, index_dir = example
+    state = load_state(index_dir)
+    assert state is not None
+    monkeypatch.delenv(COMPACT_AFTER_ENV, raising=False)
+    state.uncompacted = COMPACT_AFTER_POINTS - 1
+    save_state(index_dir, state)
+    assert uncompacted(index_dir) == 0
+    assert spawn_compactor(index_dir) is None
+    state.uncompacted = COMPACT_AFTER_POINTS
+    save_state(index_dir, state)
+    assert uncompacted(index_dir) == COMPACT_AFTER_POINTS
+    monkeypatch.setenv(COMPACT_AFTER_ENV, "10")
+    state.uncompacted = 10
+    save_state(index_dir, state)
+    assert uncompacted(index_dir) == 10
+    state.backend = "qdrant:http://localhost:6333"  # a server optimizes its own segments
+    save_state(index_dir, state)
+    assert uncompacted(index_dir) == 0
+    # a state written before compaction existed: every point counts as written since
+    data = json.loads((index_dir / STATE_FILE).read_text())
+    del data["uncompacted"]
+    data["backend"] = "edge"
+    (index_dir / STATE_FILE).write_text(json.dumps(data))
+    loaded = load_state(index_dir)
+    assert loaded is not None
+    assert loaded.uncompacted == sum(f.chunks for f in loaded.files.values()) > 0
+
+
+def test_the_detached_compactor_compacts_and_logs(
+    example: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, index_dir = example
+    monkeypatch.setenv(COMPACT_AFTER_ENV, "1")
+    proc = spawn_compactor(index_dir)
+    assert proc is not None
+    assert proc.wait(timeout=120) == 0
+    state = load_state(index_dir)
+    assert state is not None and state.uncompacted == 0
+    assert "compacted" in (index_dir / COMPACT_LOG).read_text()
+    assert spawn_compactor(index_dir) is None  # nothing left to do
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from zettel_lsp.index.folder_lock import FolderLock
+    lock = FolderLock(Path(sys.argv[1]), purpose=sys.argv[2])
+    print("held", flush=True)
+    time.sleep(120)
+    """
+)
+
+
+def hold_lock(index_dir: Path, purpose: str) -> subprocess.Popen[str]:
+    """A process that holds the folder's lock as a compactor (``compacting``) or as an indexer."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(index_dir), purpose],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_an_editor_opening_the_index_stops_a_running_compactor(
+    example: tuple[Path, Path], cache_dir: Path
+) -> None:
+    vault, index_dir = example
+    holder = hold_lock(index_dir, "compacting")
+    try:
+        t0 = time.monotonic()
+        with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+            assert ix.state.files
+            assert holder.wait(timeout=5) != 0  # stopped (SIGTERM), not finished
+            assert (index_dir / LOCK_FILE).read_text().strip() == str(os.getpid())
+        assert time.monotonic() - t0 < 60
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_another_indexer_is_never_stopped(example: tuple[Path, Path], cache_dir: Path) -> None:
+    vault, index_dir = example
+    holder = hold_lock(index_dir, "")
+    try:
+        with pytest.raises(IndexLockedError, match=rf"pid {holder.pid}\)"):
+            Indexer(vault, index_dir, cache_dir=cache_dir)
+        assert holder.poll() is None  # still running
+        with pytest.raises(IndexLockedError, match="in use"):
+            compact(index_dir)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_cli_index_compacts_at_the_end(tmp_path: Path, cache_dir: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(5):
+        (vault / f"Note {i}.md").write_text(
+            f"# Note {i}\n\nAbout topic {i} and [[Note {i + 1}]].\n"
+        )
+    cmd = [sys.executable, "-m", "zettel_lsp", "index", str(vault), "--json"]
+    cmd += ["--index-dir", str(tmp_path / "index"), "--cache-dir", str(cache_dir)]
+    env = {**os.environ, COMPACT_AFTER_ENV: "1"}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, timeout=300)
+    summary = json.loads(out.stdout)
+    assert summary["compacted"]["points"] == 10  # 5 chunks written, then their 5 vectors
+    assert "compacting the index" in out.stderr
+    state = load_state(tmp_path / "index")
+    assert state is not None and state.uncompacted == 0
+    # below the threshold (the default): no compaction
+    again = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300)
+    assert json.loads(again.stdout)["compacted"] is None
