@@ -7,8 +7,24 @@ editors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _compact_pickle(cls: type[T]) -> type[T]:
+    """Pickle a frozen slots dataclass as its constructor call: a card cache holds ~13 of these
+    per card, and the state-restoring default looks up the class's fields for every object
+    (1.25 of 7.9 s of a profiled graph load at 25k cards)."""
+    names = tuple(f.name for f in fields(cls))  # type: ignore[arg-type]
+
+    def __reduce__(self: Any) -> tuple[type[T], tuple[Any, ...]]:
+        return cls, tuple([getattr(self, n) for n in names])
+
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign]
+    return cls
 
 
 class LinkKind(StrEnum):
@@ -18,6 +34,7 @@ class LinkKind(StrEnum):
     MARKDOWN_EMBED = "markdown-embed"  # ![alt](path)
 
 
+@_compact_pickle
 @dataclass(frozen=True, slots=True)
 class Position:
     """Zero-based line and code-point column."""
@@ -26,6 +43,7 @@ class Position:
     character: int
 
 
+@_compact_pickle
 @dataclass(frozen=True, slots=True)
 class Span:
     """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends."""
@@ -36,6 +54,7 @@ class Span:
     end_pos: Position
 
 
+@_compact_pickle
 @dataclass(frozen=True, slots=True)
 class Link:
     """One link occurrence in a card, exactly as written.
@@ -77,6 +96,7 @@ class Link:
         return self.target + (f" > {self.subpath}" if self.subpath else "")
 
 
+@_compact_pickle
 @dataclass(frozen=True, slots=True)
 class Heading:
     level: int
@@ -85,12 +105,14 @@ class Heading:
     end_line: int  # last line (inclusive) of its section: before the next heading of <= level
 
 
+@_compact_pickle
 @dataclass(frozen=True, slots=True)
 class Tag:
     name: str  # without '#', e.g. "method/zettelkasten"
     span: Span | None  # None for frontmatter tags
 
 
+@_compact_pickle
 @dataclass(frozen=True, slots=True)
 class BlockId:
     name: str  # without '^'
