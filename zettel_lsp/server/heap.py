@@ -22,14 +22,15 @@ log = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 
 
-def settle(reason: str, *, full: bool = False) -> float:
+def settle(reason: str, *, full: bool = False, collect: bool = True) -> float:
     """Collect garbage and freeze the survivors; ``full`` first unfreezes everything (a full
-    pass over the heap). Returns the milliseconds it took."""
+    pass over the heap); without ``collect``, only freeze. Returns the milliseconds it took."""
     with _LOCK:
         t0 = time.perf_counter()
         if full:
             gc.unfreeze()
-        gc.collect()
+        if collect:
+            gc.collect()
         gc.freeze()
         ms = (time.perf_counter() - t0) * 1000
     log.info(
@@ -39,3 +40,12 @@ def settle(reason: str, *, full: bool = False) -> float:
         ms,
     )
     return ms
+
+
+def settle_graph(reason: str) -> float:
+    """:func:`settle` after a graph was built. The process's first graph is only frozen: a
+    collection right after building one finds no garbage (measured: 0 objects at 25k cards)
+    and walks the whole heap (0.5 s at 25k cards, 3.4 s at 100k). A later graph (the previous
+    one dropped, its objects frozen) unfreezes and collects everything first."""
+    first = gc.get_freeze_count() == 0
+    return settle(reason, full=not first, collect=not first)

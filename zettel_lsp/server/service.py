@@ -383,7 +383,7 @@ class VaultService:
 
         self.write(built)
         t = self._step("graph", t)
-        heap.settle(f"{self.root.name}: graph built", full=True)
+        heap.settle_graph(f"{self.root.name}: graph built")
         self.graph_ready.set()
         self._graph_changed()
         t = self._step("settle", t)
