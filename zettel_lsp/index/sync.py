@@ -441,7 +441,12 @@ class Indexer:
         if not self.ml_available:
             return 0
         files = list(self.state.files.values())
-        return sum(1 for f in files if not f.ml and self.in_ml_scope(f))
+        # in_ml_scope per card, with its vault-wide tests asked once (zettel.status reads this)
+        if self.ml_mode == "on" or self.state.ml_all:
+            return sum(1 for f in files if not f.ml)
+        if not self.ml_foreign_vault():
+            return 0
+        return sum(1 for f in files if not f.ml and f.lang != EN)
 
     def _check_ml_model(self) -> None:
         """The stored multilingual vectors are another model's: drop them."""
