@@ -62,11 +62,32 @@ def nfc_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
             starts.extend(range(i, j))
             ends.extend(range(i + 1, j + 1))
         else:
-            out.append(nfc)
-            starts.extend([i] * len(nfc))
-            ends.extend([j] * len(nfc))
+            for a, b in _clusters(text, i, j, nfc):
+                part = unicodedata.normalize("NFC", text[a:b])
+                out.append(part)
+                if part == text[a:b]:
+                    starts.extend(range(a, b))
+                    ends.extend(range(a + 1, b + 1))
+                else:
+                    starts.extend([a] * len(part))
+                    ends.extend([b] * len(part))
         i = j
     return "".join(out), starts, ends
+
+
+def _clusters(text: str, i: int, j: int, nfc: str) -> list[tuple[int, int]]:
+    """``text[i:j]`` cut before every character that starts a new cluster (not a combining
+    mark, not a Hangul vowel or final jamo), when NFC of the clusters one by one gives ``nfc``
+    (composition stays within a cluster); else the piece whole. So "e" + accent + "\x80" maps
+    the accent to the "e" and the "\x80" to itself (found by a property test)."""
+    cuts = [i]
+    for k in range(i + 1, j):
+        ch = text[k]
+        if not unicodedata.combining(ch) and not 0x1160 <= ord(ch) <= 0x11FF:
+            cuts.append(k)
+    spans = list(zip(cuts, [*cuts[1:], j], strict=True))
+    joined = "".join(unicodedata.normalize("NFC", text[a:b]) for a, b in spans)
+    return spans if joined == nfc else [(i, j)]
 
 
 _CJK_START = 0x2E80  # CJK radicals onwards: scripts written without spaces between words
