@@ -9,6 +9,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_indexed
+
+
+@pytest.fixture
+def indexed_vault(tmp_path: Path, indexed_example: Path) -> Path:
+    """A copy of examples/vault with a copy of its complete index in ``tmp_path / "idx"``, for
+    commands whose first run would otherwise index (and embed) the vault from scratch."""
+    vault = tmp_path / "vault"
+    copy_indexed(indexed_example, vault, tmp_path / "idx")
+    return vault
+
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -100,7 +111,8 @@ def test_index_refuses_a_missing_vault(tmp_path: Path) -> None:
     assert out.returncode == 2 and "does not exist" in out.stderr
 
 
-def test_search_json_finds_the_card_about_the_query(example_vault: Path, tmp_path: Path) -> None:
+def test_search_json_finds_the_card_about_the_query(indexed_vault: Path, tmp_path: Path) -> None:
+    example_vault = indexed_vault
     args = ["search", str(example_vault), "letting flour and water rest before mixing", "--json"]
     args += ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
     out = run(*args, "--limit", "3")
@@ -286,9 +298,10 @@ def run_in(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_suggest_takes_a_card_as_any_path_or_a_name(example_vault: Path, tmp_path: Path) -> None:
+def test_suggest_takes_a_card_as_any_path_or_a_name(indexed_vault: Path, tmp_path: Path) -> None:
     """An absolute path, a path relative to the current folder or to the vault, or a title; a
     near miss gets "did you mean" (issue #14: an absolute path was glued to the vault's)."""
+    example_vault = indexed_vault
     where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
     card = example_vault / "retrieval" / "Vector database.md"
     forms = [

@@ -18,11 +18,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_indexed
 from zettel_lsp.index.state import load_state
 from zettel_lsp.index.store import EdgeStore
 from zettel_lsp.index.store_api import point_id
 
 EXE = [sys.executable, "-m", "zettel_lsp"]
+
+
+@pytest.fixture
+def vault(tmp_path: Path, indexed_example: Path) -> Path:
+    """A copy of examples/vault with a copy of its complete index in ``tmp_path / "idx"``: the
+    commands below start on an index a first run left (what they check is not a cold index)."""
+    dst = tmp_path / "vault"
+    copy_indexed(indexed_example, dst, tmp_path / "idx")
+    return dst
 
 
 def _sigint_default() -> None:
@@ -184,12 +194,12 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_search_suggest_graph_answer_read_only_while_another_process_holds_the_index(
-    example_vault: Path, tmp_path: Path
+    vault: Path, tmp_path: Path
 ) -> None:
     idx, cache = tmp_path / "idx", tmp_path / "cache"
     where = ["--index-dir", str(idx), "--cache-dir", str(cache)]
-    with watching(example_vault, idx, cache) as watcher:
-        found = run("search", str(example_vault), "levain", "--json", *where)
+    with watching(vault, idx, cache) as watcher:
+        found = run("search", str(vault), "levain", "--json", *where)
         assert found.returncode == 0, found.stderr
         lines = found.stderr.strip().splitlines()
         assert len(lines) == 1 and "read-only" in lines[0] and "in use by another" in lines[0]
@@ -198,36 +208,34 @@ def test_search_suggest_graph_answer_read_only_while_another_process_holds_the_i
         assert all(set(r["legs"]) <= {"title", "scan"} for r in rows)
         assert "Traceback" not in found.stderr
 
-        text = run("search", str(example_vault), "levain", *where)
+        text = run("search", str(vault), "levain", *where)
         assert text.returncode == 0 and "Levain" in text.stdout
 
-        sg = run("suggest", str(example_vault), "retrieval/Vector database.md", "--json", *where)
+        sg = run("suggest", str(vault), "retrieval/Vector database.md", "--json", *where)
         assert sg.returncode == 0, sg.stderr
         assert len(sg.stderr.strip().splitlines()) == 1 and "read-only" in sg.stderr
         out = json.loads(sg.stdout)
         assert out["read_only"] is True and out["related"] == []
         assert out["card"] == "retrieval/Vector database.md"
 
-        graph = run("graph", str(example_vault), "--card", "RRF")
+        graph = run("graph", str(vault), "--card", "RRF")
         assert graph.returncode == 0 and "Reciprocal rank fusion" in graph.stdout
 
         # what needs the index itself still says who holds it
-        index = run("index", str(example_vault), *where)
+        index = run("index", str(vault), *where)
         assert index.returncode == 1 and "in use by another zettel-lsp" in index.stderr
         assert watcher.proc.poll() is None
     # once the other process is gone, the full answer is back
-    full = run("search", str(example_vault), "levain", "--json", *where)
+    full = run("search", str(vault), "levain", "--json", *where)
     assert full.returncode == 0 and "read-only" not in full.stderr
     assert any(leg in json.loads(full.stdout)[0]["legs"] for leg in ("dense", "bm25"))
 
 
-def test_watch_output_keeps_each_message_on_its_own_line(
-    example_vault: Path, tmp_path: Path
-) -> None:
-    with watching(example_vault, tmp_path / "idx", tmp_path / "cache") as term:
-        card = example_vault / "baking" / "Levain.md"
+def test_watch_output_keeps_each_message_on_its_own_line(vault: Path, tmp_path: Path) -> None:
+    with watching(vault, tmp_path / "idx", tmp_path / "cache") as term:
+        card = vault / "baking" / "Levain.md"
         card.write_text(card.read_text(encoding="utf-8") + "\nA new line.\n", encoding="utf-8")
-        (example_vault / "New card.md").write_text("# New card\n\nAbout levain.\n")
+        (vault / "New card.md").write_text("# New card\n\nAbout levain.\n")
         term.read_until("updated: ")
         term.drain(3.0)  # the rest of that line, and whatever the watcher's embedder prints
         out = term.output
@@ -239,12 +247,10 @@ def test_watch_output_keeps_each_message_on_its_own_line(
                 assert shown.startswith(message), repr(line)
 
 
-def test_a_cached_run_shows_no_rate_from_a_near_zero_duration(
-    example_vault: Path, tmp_path: Path
-) -> None:
+def test_a_cached_run_shows_no_rate_from_a_near_zero_duration(vault: Path, tmp_path: Path) -> None:
     """A scan of unchanged files is reported once, at its end, milliseconds in: no rate (it
     read "2,721,000,000/s") and no ETA from that."""
-    args = ("index", str(example_vault), "--index-dir", str(tmp_path / "idx"))
+    args = ("index", str(vault), "--index-dir", str(tmp_path / "idx"))
     args += ("--cache-dir", str(tmp_path / "cache"))
     first = Terminal(*args)
     assert first.finish() == 0, first.output
@@ -271,16 +277,14 @@ def _tgkill(pid: int, tid: int, sig: int) -> None:
     sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64"),
     reason="needs Linux tgkill to aim the signal at one thread",
 )
-def test_watch_stops_on_ctrl_c_delivered_to_another_thread(
-    example_vault: Path, tmp_path: Path
-) -> None:
+def test_watch_stops_on_ctrl_c_delivered_to_another_thread(vault: Path, tmp_path: Path) -> None:
     """A terminal's Ctrl-C goes to the process; the kernel may hand it to any thread that does
     not block it (the watcher's, the model's). Python then runs the handler only when the main
     thread runs again, and `index --watch` slept an hour at a time: it did not stop (seen as
     two hung watchers in a loaded CI run). Aim SIGINT at a non-main thread on purpose."""
     term = Terminal(
         "index",
-        str(example_vault),
+        str(vault),
         "--watch",
         "--index-dir",
         str(tmp_path / "idx"),

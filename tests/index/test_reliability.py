@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_VAULT, SHARED
+from tests.conftest import EXAMPLE_VAULT, SHARED, copy_indexed
 from tests.graph.test_link_graph import snapshot
 from tests.index.conftest import assert_index_matches_folder
 from zettel_lsp.graph.link_graph import LinkGraph
@@ -179,11 +179,13 @@ def test_a_cache_that_cannot_be_written_is_skipped_and_leaves_no_temp_file(
 
 
 def test_a_renamed_card_gets_vectors_for_its_new_title(
-    vault: Path, tmp_path: Path, cache_dir: Path
+    tmp_path: Path, cache_dir: Path, indexed_example: Path
 ) -> None:
+    vault = tmp_path / "vault"
+    copy_indexed(indexed_example, vault, tmp_path / "idx")  # indexed and embedded
     with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
-        ix.sync()
-        ix.embed_pending()
+        r = ix.sync()
+        assert (r.indexed, r.unchanged) == (0, 45) and ix.dense_pending == 0
         (vault / "baking" / "Levain.md").rename(vault / "baking" / "Leaven build.md")
         r = ix.sync()
         assert (r.renamed, r.deleted) == (1, 0)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.index.conftest import assert_index_matches_folder, folder_cards
 from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.state import load_state
@@ -38,6 +38,28 @@ def vault(tmp_path: Path) -> Path:
     dst = tmp_path / "vault"
     shutil.copytree(EXAMPLE_VAULT, dst)
     return dst
+
+
+@pytest.fixture
+def embedded(tmp_path: Path, indexed_example: Path) -> Path:
+    """A copy of examples/vault with a copy of its complete index (lexical and dense) at
+    ``tmp_path / "idx"``: the state the cold index of the test above leaves, without embedding
+    the vault again."""
+    dst = tmp_path / "vault"
+    copy_indexed(indexed_example, dst, tmp_path / "idx")
+    return dst
+
+
+def open_embedded(vault: Path, index_dir: Path, cache_dir: Path) -> Indexer:
+    """The indexer on an index that is up to date with ``vault`` (nothing to sync or embed)."""
+    ix = open_indexer(vault, index_dir, cache_dir)
+    try:
+        r = ix.sync()
+        assert (r.indexed, r.unchanged) == (0, 45) and ix.dense_pending == 0
+    except BaseException:
+        ix.close()
+        raise
+    return ix
 
 
 def test_cold_index_then_warm_start_does_nothing(
@@ -68,11 +90,10 @@ def test_cold_index_then_warm_start_does_nothing(
         assert_index_matches_folder(ix)
 
 
-def test_edit_reembeds_only_changed_chunks(vault: Path, tmp_path: Path, cache_dir: Path) -> None:
+def test_edit_reembeds_only_changed_chunks(embedded: Path, tmp_path: Path, cache_dir: Path) -> None:
+    vault = embedded
     card = vault / "retrieval" / "BM25.md"
-    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
-        ix.sync()
-        ix.embed_pending()
+    with open_embedded(vault, tmp_path / "idx", cache_dir) as ix:
         n_chunks = ix.state.files["retrieval/BM25.md"].chunks
         assert n_chunks > 2
         card.write_text(card.read_text() + "\nA new closing paragraph about zebrafish.\n")
@@ -94,11 +115,10 @@ def test_touch_without_change_is_not_reindexed(
 
 
 def test_move_reuses_vectors_and_rename_reembeds(
-    vault: Path, tmp_path: Path, cache_dir: Path
+    embedded: Path, tmp_path: Path, cache_dir: Path
 ) -> None:
-    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
-        ix.sync()
-        ix.embed_pending()
+    vault = embedded
+    with open_embedded(vault, tmp_path / "idx", cache_dir) as ix:
         chunks = ix.state.files["baking/Levain.md"].chunks
         (vault / "archive").mkdir()
         # a move keeps the title (the file name), so every embedded text is unchanged
@@ -117,10 +137,9 @@ def test_move_reuses_vectors_and_rename_reembeds(
         assert_index_matches_folder(ix)
 
 
-def test_delete_and_create(vault: Path, tmp_path: Path, cache_dir: Path) -> None:
-    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
-        ix.sync()
-        ix.embed_pending()
+def test_delete_and_create(embedded: Path, tmp_path: Path, cache_dir: Path) -> None:
+    vault = embedded
+    with open_embedded(vault, tmp_path / "idx", cache_dir) as ix:
         (vault / "baking" / "Scoring.md").unlink()
         shutil.rmtree(vault / "method")
         (vault / "New card.md").write_text("# New card\nAbout quokkas.\n")
@@ -153,11 +172,10 @@ def test_bad_files_are_skipped_with_a_logged_reason(
 
 
 def test_model_change_reembeds_while_lexical_keeps_working(
-    vault: Path, tmp_path: Path, cache_dir: Path
+    embedded: Path, tmp_path: Path, cache_dir: Path
 ) -> None:
-    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
-        ix.sync()
-        ix.embed_pending()
+    vault = embedded
+    with open_embedded(vault, tmp_path / "idx", cache_dir) as ix:
         old_model = ix.state.model
     # a different truncation length is a different model id: every vector is redone
     with open_indexer(vault, tmp_path / "idx", cache_dir, chunk_tokens=128) as ix:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import copy_indexed
 from zettel_lsp.cli import main
-from zettel_lsp.index.state import load_state, save_state
 from zettel_lsp.index.store_api import ChunkPoint, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.verify import VerifyReport, quick_check, verify, verify_folder
@@ -23,31 +22,16 @@ CARD = "baking/Autolyse.md"
 OTHER = "baking/Gluten.md"
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Path:
+@pytest.fixture
+def indexed(indexed_example: Path) -> Path:
     """examples/vault indexed once (lexical and dense), closed: tests copy it."""
-    root = tmp_path_factory.mktemp("indexed")
-    shutil.copytree(EXAMPLE_VAULT, root / "vault")
-    with Indexer(root / "vault", root / "index", IndexSettings(), cache_dir=cache_dir) as ix:
-        ix.sync()
-        ix.embed_pending()
-    return root
-
-
-def copy_indexed(indexed: Path, dst: Path) -> None:
-    """The indexed vault and its index folder, copied; the state points at the copy."""
-    shutil.copytree(indexed / "vault", dst / "vault")
-    shutil.copytree(indexed / "index", dst / "index")
-    state = load_state(dst / "index")
-    assert state is not None
-    state.vault = str((dst / "vault").resolve())
-    save_state(dst / "index", state)
+    return indexed_example
 
 
 @pytest.fixture
 def ix(indexed: Path, tmp_path: Path, cache_dir: Path) -> Iterator[Indexer]:
     """An open indexer on a private copy of the indexed vault and its index folder."""
-    copy_indexed(indexed, tmp_path)
+    copy_indexed(indexed, tmp_path / "vault", tmp_path / "index")
     with Indexer(tmp_path / "vault", tmp_path / "index", IndexSettings(), cache_dir=cache_dir) as i:
         yield i
 
@@ -195,7 +179,7 @@ def test_verify_folder_leaves_an_index_of_another_vault_alone(
 def test_cli_index_verify_exits_0_on_a_clean_index(
     indexed: Path, tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    copy_indexed(indexed, tmp_path)
+    copy_indexed(indexed, tmp_path / "vault", tmp_path / "index")
     args = ["index", str(tmp_path / "vault"), "--index-dir", str(tmp_path / "index")]
     args += ["--cache-dir", str(cache_dir), "--verify", "--sample", "5", "--json"]
     assert main(args) == 0

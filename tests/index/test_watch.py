@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.index.conftest import assert_index_matches_folder
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.watch import VaultWatcher
@@ -38,11 +39,12 @@ def matches(ix: Indexer) -> bool:
     return True
 
 
-@pytest.fixture
-def running(tmp_path: Path, cache_dir: Path):
-    vault = tmp_path / "vault"
-    shutil.copytree(EXAMPLE_VAULT, vault)
-    ix = Indexer(vault, tmp_path / "idx", IndexSettings(), cache_dir=cache_dir)
+@contextmanager
+def watched(
+    vault: Path, index_dir: Path, cache_dir: Path
+) -> Iterator[tuple[Indexer, VaultWatcher]]:
+    """An indexer on ``vault`` after a (lexical) sync, and a started watcher that embeds."""
+    ix = Indexer(vault, index_dir, IndexSettings(), cache_dir=cache_dir)
     ix.sync()
     watcher = VaultWatcher(ix, debounce_ms=100)
     watcher.start()
@@ -50,10 +52,28 @@ def running(tmp_path: Path, cache_dir: Path):
     assert watcher.ready.wait(5)
     time.sleep(0.3)  # let the OS watch register before files change
     try:
-        yield vault, ix, watcher
+        yield ix, watcher
     finally:
         watcher.stop()
         ix.close()
+
+
+@pytest.fixture
+def running(tmp_path: Path, cache_dir: Path):
+    """A copy of examples/vault never indexed: the watcher's embedder has every card to do."""
+    vault = tmp_path / "vault"
+    shutil.copytree(EXAMPLE_VAULT, vault)
+    with watched(vault, tmp_path / "idx", cache_dir) as (ix, watcher):
+        yield vault, ix, watcher
+
+
+@pytest.fixture
+def running_warm(tmp_path: Path, cache_dir: Path, indexed_example: Path):
+    """The same on a copy of a complete index of the vault: nothing left to embed at start."""
+    vault = tmp_path / "vault"
+    copy_indexed(indexed_example, vault, tmp_path / "idx")
+    with watched(vault, tmp_path / "idx", cache_dir) as (ix, watcher):
+        yield vault, ix, watcher
 
 
 def test_watcher_follows_create_edit_rename_delete(running) -> None:
@@ -80,8 +100,8 @@ def test_watcher_follows_create_edit_rename_delete(running) -> None:
     wait_until(lambda: matches(ix) and "baking/Crumb.md" not in ix.state.files)
 
 
-def test_watcher_handles_folder_moves_and_ignores_dot_folders(running) -> None:
-    vault, ix, _ = running
+def test_watcher_handles_folder_moves_and_ignores_dot_folders(running_warm) -> None:
+    vault, ix, _ = running_warm
     (vault / ".obsidian").mkdir()
     (vault / ".obsidian" / "workspace.md").write_text("not a card")
     shutil.move(str(vault / "baking"), str(vault / "bread"))

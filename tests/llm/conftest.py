@@ -3,14 +3,13 @@ examples/vault (default embedding model) shared by the read-only ask/expand/rera
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import copy_indexed
 from zettel_lsp.llm import LLMSettings, Ollama
 from zettel_lsp.vault import Vault
 
@@ -22,10 +21,13 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def vault(tmp_path_factory: pytest.TempPathFactory, cache_dir: Path) -> Iterator[Vault]:
-    """A real index of a copy of examples/vault. Read-only for the tests that share it."""
+def vault(
+    tmp_path_factory: pytest.TempPathFactory, cache_dir: Path, indexed_example: Path
+) -> Iterator[Vault]:
+    """A real index of a copy of examples/vault (opened on a copy of ``indexed_example``'s
+    index, so nothing is left to embed). Read-only for the tests that share it."""
     root = tmp_path_factory.mktemp("llm-vault") / "vault"
-    shutil.copytree(EXAMPLE_VAULT, root)
+    copy_indexed(indexed_example, root, root.parent / "index")
     v = Vault(root, root.parent / "index", cache_dir=cache_dir)
     v.open()
     yield v

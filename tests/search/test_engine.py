@@ -4,14 +4,14 @@ two fusion functions."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import copy_indexed
 from zettel_lsp.search.engine import DEFAULT_DEPTH, SearchOptions
 from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.query import parse_query
@@ -30,9 +30,10 @@ TALKERS = {
 
 
 @pytest.fixture(scope="module")
-def vault(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vault]:
+def vault(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Iterator[Vault]:
+    # examples/vault with a copy of its index (only the cards added below are new to it)
     root = tmp_path_factory.mktemp("engine") / "vault"
-    shutil.copytree(EXAMPLE_VAULT, root)
+    copy_indexed(indexed_example, root, root.parent / "index")
     (root / "Home.md").write_text(HOME, encoding="utf-8")
     for name, text in TALKERS.items():
         (root / name).write_text(text, encoding="utf-8")

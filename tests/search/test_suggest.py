@@ -8,6 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from tests.conftest import copy_indexed
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search.suggest import (
@@ -66,7 +67,11 @@ def test_linked_targets_follow_the_unsaved_text() -> None:
     }
 
 
-def test_suggest_cli_excludes_linked_cards_and_itself(example_vault: Path, tmp_path: Path) -> None:
+def test_suggest_cli_excludes_linked_cards_and_itself(
+    tmp_path: Path, indexed_example: Path
+) -> None:
+    example_vault = tmp_path / "vault"
+    copy_indexed(indexed_example, example_vault, tmp_path / "idx")  # a first run's index
     card = "retrieval/Vector database.md"
     out = subprocess.run(
         [

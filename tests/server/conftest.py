@@ -1,14 +1,14 @@
 """Server fixtures: the real server over stdio, on a copy of examples/vault, per client kind.
 
-Read-only tests share one vault copy and index folder per session, so after the first start the
-index is warm (each module's server still reconciles, parses the graph and watches the folder).
+Read-only tests share one vault copy and index folder per session, copied from a complete index
+of the vault (``indexed_example``), so every start is warm (each module's server still
+reconciles, parses the graph and watches the folder).
 Tests that change the vault or the index take their own copy (``fresh_vault``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -19,7 +19,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import copy_indexed
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "zettel_lsp"])
 CLIENTS = ["visual_studio_code", "neovim"]
@@ -33,11 +33,12 @@ def server_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def shared_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of examples/vault that read-only tests share (never modified)."""
-    dst = tmp_path_factory.mktemp("shared") / "vault"
-    shutil.copytree(EXAMPLE_VAULT, dst)
-    return dst
+def shared_vault(tmp_path_factory: pytest.TempPathFactory, indexed_example: Path) -> Path:
+    """A copy of examples/vault that read-only tests share (never modified), with a copy of its
+    complete index in the ``index`` folder beside it."""
+    root = tmp_path_factory.mktemp("shared")
+    copy_indexed(indexed_example, root / "vault", root / "index")
+    return root / "vault"
 
 
 @pytest_lsp.fixture(config=SERVER, params=CLIENTS, scope="module")

@@ -5,7 +5,6 @@ the JSON-RPC transport is left out (the stdio tests in this folder cover it)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 from pytest_lsp import client_capabilities
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import copy_indexed
 from zettel_lsp.server.app import COMMANDS, create_server
 from zettel_lsp.server.features import (
     MODULES,
@@ -33,11 +32,11 @@ CARD = "baking/Autolyse.md"
 
 @pytest.fixture(scope="module")
 def ls(
-    tmp_path_factory: pytest.TempPathFactory, server_cache: Path
+    tmp_path_factory: pytest.TempPathFactory, server_cache: Path, indexed_example: Path
 ) -> Iterator[ZettelLanguageServer]:
     root = tmp_path_factory.mktemp("features")
     vault = root / "vault"
-    shutil.copytree(EXAMPLE_VAULT, vault)
+    copy_indexed(indexed_example, vault, root / "index")  # a complete index: a warm start
     server = create_server()
     lifecycle.on_initialize(
         server,

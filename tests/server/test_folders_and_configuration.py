@@ -12,17 +12,43 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.server.conftest import CLIENTS, SERVER, find, open_doc, start_session, status, wait_ready
+from zettel_lsp.index.sync import default_index_dir
+from zettel_lsp.vault import Vault
+
+FOLDERS = ("baking", "retrieval")
+
+
+@pytest.fixture(scope="session")
+def indexed_folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/vault's baking and retrieval folders, each indexed once as a vault of its own
+    (``<root>/<folder>/vault`` and ``<root>/<folder>/index``); tests copy them."""
+    root = tmp_path_factory.mktemp("indexed-folders")
+    cache = tmp_path_factory.mktemp("folders-cache")
+    for name in FOLDERS:
+        shutil.copytree(EXAMPLE_VAULT / name, root / name / "vault")
+        v = Vault(root / name / "vault", root / name / "index", cache_dir=cache)
+        try:
+            v.open()
+        finally:
+            v.close()
+    return root
 
 
 @pytest_lsp.fixture(config=SERVER, params=CLIENTS)
 async def client(
-    request: pytest.FixtureRequest, lsp_client: LanguageClient, tmp_path: Path, server_cache: Path
+    request: pytest.FixtureRequest,
+    lsp_client: LanguageClient,
+    tmp_path: Path,
+    server_cache: Path,
+    indexed_folders: Path,
 ):
+    # two folders, each with a copy of its complete index where the server looks for it (no
+    # indexDir: one index per vault in the cache folder), so the start is warm
     baking, retrieval = tmp_path / "baking", tmp_path / "retrieval"
-    shutil.copytree(EXAMPLE_VAULT / "baking", baking)
-    shutil.copytree(EXAMPLE_VAULT / "retrieval", retrieval)
+    for name, folder in zip(FOLDERS, (baking, retrieval), strict=True):
+        copy_indexed(indexed_folders / name, folder, default_index_dir(folder, server_cache))
     await start_session(
         lsp_client,
         request.param,

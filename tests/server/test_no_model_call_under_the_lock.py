@@ -8,7 +8,6 @@ inside the lock, and everything else waited the full 2 s."""
 from __future__ import annotations
 
 import asyncio
-import shutil
 import statistics
 import sys
 import time
@@ -18,7 +17,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.conftest import EXAMPLE_VAULT
+from tests.conftest import copy_indexed
 from tests.server.conftest import open_doc, options, start_session, wait_ready
 from tests.server.slow_model_server import SLOW_MARK, SLOW_SECONDS
 
@@ -30,9 +29,11 @@ DEBOUNCE_MS = 50
 
 
 @pytest_lsp.fixture(config=SLOW_SERVER)
-async def client(lsp_client: LanguageClient, tmp_path: Path, server_cache: Path):
+async def client(
+    lsp_client: LanguageClient, tmp_path: Path, server_cache: Path, indexed_example: Path
+):
     vault = tmp_path / "vault"
-    shutil.copytree(EXAMPLE_VAULT, vault)
+    copy_indexed(indexed_example, vault, tmp_path / "index")  # a complete index: a warm start
     await start_session(
         lsp_client,
         "visual_studio_code",

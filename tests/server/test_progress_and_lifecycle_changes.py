@@ -1,8 +1,13 @@
-"""Start-up on a fresh vault: $/progress pairs, reindex, live updates, settings, a locked index."""
+"""Start-up on a fresh vault: $/progress pairs, reindex, live updates, settings, a locked index.
+
+Each test has its own copy of examples/vault. The cold start starts without an index; the
+others start from a copy of a complete index of it (``indexed_example``), as a server restarted
+on a vault it indexed before does, since what they check does not depend on a cold start."""
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +17,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
+from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.server.conftest import (
     CLIENTS,
     SERVER,
@@ -22,18 +28,35 @@ from tests.server.conftest import (
 )
 
 
+@pytest.fixture
+def cold() -> None:
+    """Taken by a test that needs the server to start on a vault never indexed."""
+
+
+@pytest.fixture
+def vault(request: pytest.FixtureRequest, tmp_path: Path, indexed_example: Path) -> Path:
+    """A private copy of examples/vault with its index folder beside it (``index``): none for a
+    test taking ``cold``, else a copy of a complete index of the vault."""
+    dst = tmp_path / "vault"
+    if "cold" in request.fixturenames:
+        shutil.copytree(EXAMPLE_VAULT, dst)
+    else:
+        copy_indexed(indexed_example, dst, tmp_path / "index")
+    return dst
+
+
 @pytest_lsp.fixture(config=SERVER, params=CLIENTS)
 async def client(
     request: pytest.FixtureRequest,
     lsp_client: LanguageClient,
-    example_vault: Path,
+    vault: Path,
     server_cache: Path,
 ):
     await start_session(
         lsp_client,
         request.param,
-        example_vault,
-        options(server_cache, example_vault.parent / "index", symbolLimit="ten", bogus=1),
+        vault,
+        options(server_cache, vault.parent / "index", symbolLimit="ten", bogus=1),
     )
     yield
     await lsp_client.shutdown_session()
@@ -52,7 +75,7 @@ def progress_pairs(client: LanguageClient) -> list[list[Any]]:
 
 
 async def test_cold_start_reports_progress_and_answers_early(
-    client: LanguageClient, example_vault: Path
+    cold: None, client: LanguageClient
 ) -> None:
     # answered at once, whatever is ready, and it says whether the answer is final
     early = await search(client, "sourdough starter")
@@ -83,11 +106,9 @@ async def test_invalid_settings_are_shown_and_defaults_used(client: LanguageClie
     assert got is not None and 0 < len(got) <= 20  # the default limit
 
 
-async def test_edits_on_disk_reach_search_and_links(
-    client: LanguageClient, example_vault: Path
-) -> None:
+async def test_edits_on_disk_reach_search_and_links(client: LanguageClient, vault: Path) -> None:
     await wait_ready(client)
-    card = example_vault / "baking" / "Banneton.md"
+    card = vault / "baking" / "Banneton.md"
     card.write_text(
         "# Banneton\n\nA banneton is a cane basket that holds shaped dough during the final "
         "[[Proofing]] and leaves spiral flour rings on the crust.\n",
@@ -100,7 +121,7 @@ async def test_edits_on_disk_reach_search_and_links(
             break
         assert time.monotonic() < deadline, got
         await asyncio.sleep(0.2)
-    proofing = example_vault / "baking" / "Proofing.md"
+    proofing = vault / "baking" / "Proofing.md"
     refs = await client.text_document_references_async(
         types.ReferenceParams(
             text_document=types.TextDocumentIdentifier(uri=proofing.as_uri()),
@@ -134,15 +155,15 @@ async def test_reindex_uses_a_fresh_progress_token(client: LanguageClient) -> No
 
 @pytest.mark.parametrize("kind", CLIENTS)
 async def test_second_server_on_a_locked_index_answers_read_only(
-    kind: str, example_vault: Path, server_cache: Path
+    kind: str, vault: Path, server_cache: Path
 ) -> None:
-    index = example_vault.parent / "index"
+    index = vault.parent / "index"
     first = await SERVER.start()
     second = await SERVER.start()
     try:
-        await start_session(first, kind, example_vault, options(server_cache, index))
+        await start_session(first, kind, vault, options(server_cache, index))
         await wait_ready(first)
-        await start_session(second, kind, example_vault, options(server_cache, index))
+        await start_session(second, kind, vault, options(server_cache, index))
         st = await wait_ready(second, ("read-only",))
         assert "in use by another zettel-lsp" in st["vaults"][0]["note"]
         assert any("read-only" in m.message for m in second.messages)
@@ -150,7 +171,7 @@ async def test_second_server_on_a_locked_index_answers_read_only(
             types.WorkspaceSymbolParams(query="reciprocal rank fusion")
         )
         assert got and got[0].name == "Reciprocal rank fusion"
-        tfidf = example_vault / "retrieval" / "TF-IDF.md"
+        tfidf = vault / "retrieval" / "TF-IDF.md"
         hover = await second.text_document_hover_async(
             types.HoverParams(
                 text_document=types.TextDocumentIdentifier(uri=tfidf.as_uri()),

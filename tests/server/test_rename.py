@@ -12,6 +12,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pytest_lsp import LanguageClient
 
+from tests.conftest import copy_index
 from tests.server.conftest import (
     SERVER,
     client_column,
@@ -226,11 +227,13 @@ async def no_move_client(
     lsp_client: LanguageClient,
     shared_vault: Path,
     server_cache: Path,
+    indexed_example: Path,
 ):
     """A client without the ``rename`` resource operation (Emacs' eglot profile)."""
-    result = await start_session(
-        lsp_client, request.param, shared_vault, options(server_cache, shared_vault.parent / "ix")
-    )
+    ix = shared_vault.parent / "ix"  # an index of its own, copied: a warm start
+    if not ix.exists():
+        copy_index(indexed_example, shared_vault, ix)
+    result = await start_session(lsp_client, request.param, shared_vault, options(server_cache, ix))
     lsp_client.encoding = encoding_of(result)  # type: ignore[attr-defined]
     await wait_ready(lsp_client)
     yield
