@@ -1245,7 +1245,7 @@ def _compact_after_index(indexer: Indexer) -> dict[str, Any] | None:
     from zettel_lsp.index.compact import compact, uncompacted
 
     indexer.close()  # saves the state with its count of uncompacted points; closing is idempotent
-    points = uncompacted(indexer.index_dir)
+    points = uncompacted(indexer.state, indexer.index_dir)
     if not points:
         return None
     print(

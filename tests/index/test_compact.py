@@ -25,7 +25,7 @@ from zettel_lsp.index.compact import (
     uncompacted,
 )
 from zettel_lsp.index.folder_lock import LOCK_FILE
-from zettel_lsp.index.state import STATE_FILE, load_state, save_state
+from zettel_lsp.index.state import STATE_FILE, load_state
 from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer
 
@@ -105,19 +105,17 @@ def test_compaction_is_wanted_past_the_threshold_only(
     assert state is not None
     monkeypatch.delenv(COMPACT_AFTER_ENV, raising=False)
     state.uncompacted = COMPACT_AFTER_POINTS - 1
-    save_state(index_dir, state)
-    assert uncompacted(index_dir) == 0
-    assert spawn_compactor(index_dir) is None
+    assert uncompacted(state, index_dir) == 0
+    assert spawn_compactor(index_dir, state) is None
     state.uncompacted = COMPACT_AFTER_POINTS
-    save_state(index_dir, state)
-    assert uncompacted(index_dir) == COMPACT_AFTER_POINTS
+    assert uncompacted(state, index_dir) == COMPACT_AFTER_POINTS
     monkeypatch.setenv(COMPACT_AFTER_ENV, "10")
     state.uncompacted = 10
-    save_state(index_dir, state)
-    assert uncompacted(index_dir) == 10
+    assert uncompacted(state, index_dir) == 10
+    assert uncompacted(state, index_dir.parent / "no index here") == 0
+    assert uncompacted(None, index_dir) == 0
     state.backend = "qdrant:http://localhost:6333"  # a server optimizes its own segments
-    save_state(index_dir, state)
-    assert uncompacted(index_dir) == 0
+    assert uncompacted(state, index_dir) == 0
     # a state written before compaction existed: every point counts as written since
     data = json.loads((index_dir / STATE_FILE).read_text())
     del data["uncompacted"]
@@ -133,13 +131,13 @@ def test_the_detached_compactor_compacts_and_logs(
 ) -> None:
     _, index_dir = example
     monkeypatch.setenv(COMPACT_AFTER_ENV, "1")
-    proc = spawn_compactor(index_dir)
+    proc = spawn_compactor(index_dir, load_state(index_dir))  # type: ignore[arg-type]
     assert proc is not None
     assert proc.wait(timeout=120) == 0
     state = load_state(index_dir)
     assert state is not None and state.uncompacted == 0
     assert "compacted" in (index_dir / COMPACT_LOG).read_text()
-    assert spawn_compactor(index_dir) is None  # nothing left to do
+    assert spawn_compactor(index_dir, state) is None  # nothing left to do
 
 
 HOLDER = textwrap.dedent(

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zettel_lsp.index.folder_lock import COMPACTING, FolderLock
-from zettel_lsp.index.state import load_state, save_state
+from zettel_lsp.index.state import IndexState, load_state, save_state
 from zettel_lsp.index.store import SHARD_DIR
 from zettel_lsp.index.store_api import IndexLockedError
 
@@ -54,10 +54,10 @@ def compact_after() -> int:
     return COMPACT_AFTER_POINTS
 
 
-def uncompacted(index_dir: Path) -> int:
-    """Points written to the local shard of ``index_dir`` since its last compaction that call
-    for one (:func:`compact_after`), else 0 (also for a remote index, or none)."""
-    state = load_state(index_dir)
+def uncompacted(state: IndexState | None, index_dir: Path) -> int:
+    """Points written to the local shard of ``index_dir`` since its last compaction, as its
+    ``state`` counts them (the indexer's, in memory), when they call for a compaction
+    (:func:`compact_after`), else 0 (also for a remote index, or none)."""
     if state is None or state.backend != "edge" or not (index_dir / SHARD_DIR).is_dir():
         return 0
     n = state.uncompacted
@@ -96,11 +96,12 @@ def compact(index_dir: Path) -> CompactResult:
         lock.release()
 
 
-def spawn_compactor(index_dir: Path) -> subprocess.Popen[bytes] | None:
+def spawn_compactor(index_dir: Path, state: IndexState) -> subprocess.Popen[bytes] | None:
     """Start ``python -m zettel_lsp.index.compact INDEX_DIR`` detached (its own session: the
-    editor's signals to the server's process group do not reach it), when the index calls for
-    it. Its stderr goes to ``INDEX_DIR/compact.log``. Call after the index is closed."""
-    points = uncompacted(index_dir)
+    editor's signals to the server's process group do not reach it), when the index's
+    ``state`` calls for it. Its stderr goes to ``INDEX_DIR/compact.log``. Call after the index
+    is closed (its state saved)."""
+    points = uncompacted(state, index_dir)
     if not points:
         return None
     try:

@@ -75,9 +75,8 @@ MULTILINGUAL_MODES = ("auto", "on", "off")
 # ``auto`` embeds the non-English cards when they are at least this many and this share
 AUTO_CARDS = 20
 AUTO_SHARE = 0.02
-ML_QUEUE_CARDS = (
-    256  # cards read and chunked per lock hold when a dense or multilingual queue fills
-)
+# cards read and chunked per lock hold when a dense or multilingual queue fills
+ML_QUEUE_CARDS = 256
 LANGUAGE_VERSION = 1  # bump when payload fields or BM25 per language change: re-chunks all
 
 
@@ -633,7 +632,7 @@ class Indexer:
         if scope is None:
             known = set(state.files) | pending | set(state.skipped)
             phantoms: set[str] = set()
-            if not self._shard_checked:
+            if first_full:
                 # Points of cards the state does not know (an older state file put back, a
                 # crash between writes the pending list cannot cover): looked for once per
                 # opening. The facet over every point is 0.8 s at 25k cards; later full syncs

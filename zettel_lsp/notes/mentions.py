@@ -62,8 +62,7 @@ def nfc_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
             starts.extend(range(i, j))
             ends.extend(range(i + 1, j + 1))
         else:
-            for a, b in _clusters(text, i, j, nfc):
-                part = unicodedata.normalize("NFC", text[a:b])
+            for a, b, part in _clusters(text, i, j, nfc):
                 out.append(part)
                 if part == text[a:b]:
                     starts.extend(range(a, b))
@@ -75,9 +74,9 @@ def nfc_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
-def _clusters(text: str, i: int, j: int, nfc: str) -> list[tuple[int, int]]:
+def _clusters(text: str, i: int, j: int, nfc: str) -> list[tuple[int, int, str]]:
     """``text[i:j]`` cut before every character that starts a new cluster (not a combining
-    mark, not a Hangul vowel or final jamo), when NFC of the clusters one by one gives ``nfc``
+    mark, not a Hangul vowel or final jamo), each with its NFC, when those joined give ``nfc``
     (composition stays within a cluster); else the piece whole. So "e" + accent + "\x80" maps
     the accent to the "e" and the "\x80" to itself (found by a property test)."""
     cuts = [i]
@@ -85,9 +84,11 @@ def _clusters(text: str, i: int, j: int, nfc: str) -> list[tuple[int, int]]:
         ch = text[k]
         if not unicodedata.combining(ch) and not 0x1160 <= ord(ch) <= 0x11FF:
             cuts.append(k)
-    spans = list(zip(cuts, [*cuts[1:], j], strict=True))
-    joined = "".join(unicodedata.normalize("NFC", text[a:b]) for a, b in spans)
-    return spans if joined == nfc else [(i, j)]
+    parts = [
+        (a, b, unicodedata.normalize("NFC", text[a:b]))
+        for a, b in zip(cuts, [*cuts[1:], j], strict=True)
+    ]
+    return parts if "".join(p for _, _, p in parts) == nfc else [(i, j, nfc)]
 
 
 _CJK_START = 0x2E80  # CJK radicals onwards: scripts written without spaces between words

@@ -181,7 +181,7 @@ class VaultService:
         if vault is not None:
             vault.close()  # waits for a running index batch; a later one sees the store closed
             if compact:
-                spawn_compactor(vault.indexer.index_dir)
+                spawn_compactor(vault.indexer.index_dir, vault.indexer.state)
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout=10)
         self._end_op("closed")
@@ -398,17 +398,19 @@ class VaultService:
             # what changed while the graph was parsed (the watcher was not looking yet)
             self._apply(vault.sync(keep_cards=True))
             t = self._step("resync", t)
-        self._embedding_phase(vault, t)
+        self._wait_for_model()
+        self._step("model (waited for)", t)
+        steps = ", ".join(f"{k} {v:.1f} s" for k, v in self.startup_seconds.items())
+        log.info("start-up of %s: %s", self.root.name, steps)
+        self._embedding_phase(vault)
 
-    def _embedding_phase(self, vault: Vault, t: float | None = None) -> None:
-        """``t``: when the start-up's previous step ended (None: not a start-up)."""
+    def _wait_for_model(self) -> None:
         if self._warm is not None:
             self._report("loading the embedding model")
             self._warm.join()  # "ready" means the dense leg answers too
-        if t is not None:
-            self._step("model (waited for)", t)
-            steps = ", ".join(f"{k} {v:.1f} s" for k, v in self.startup_seconds.items())
-            log.info("start-up of %s: %s", self.root.name, steps)
+
+    def _embedding_phase(self, vault: Vault) -> None:
+        self._wait_for_model()
         pending = vault.dense_pending
 
         def next_phase() -> None:
