@@ -26,6 +26,7 @@ from zettel_lsp.index.compact import (
 )
 from zettel_lsp.index.folder_lock import LOCK_FILE
 from zettel_lsp.index.state import STATE_FILE, load_state
+from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT
 from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer
 
@@ -214,3 +215,94 @@ def test_cli_index_compacts_at_the_end(tmp_path: Path, cache_dir: Path) -> None:
     # below the threshold (the default): no compaction
     again = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300)
     assert json.loads(again.stdout)["compacted"] is None
+
+
+def field_memory(index_dir: Path) -> dict[str, str]:
+    from qdrant_edge import EdgeShard
+
+    shard = EdgeShard.load(str(index_dir / SHARD_DIR))
+    try:
+        schema = shard.info().payload_schema
+        return {name: str(getattr(info.params, "memory", None)) for name, info in schema.items()}
+    finally:
+        shard.close()
+
+
+def vector_memory(index_dir: Path) -> dict[str, object]:
+    """What Edge records for each vector (its own configuration file)."""
+    config = json.loads((index_dir / SHARD_DIR / "edge_config.json").read_text())
+    out = {name: v.get("memory") for name, v in config["vectors"].items()}
+    out.update({name: v.get("memory") for name, v in config["sparse_vectors"].items()})
+    return out
+
+
+def test_a_new_shard_keeps_everything_cold(tmp_path: Path, cache_dir: Path) -> None:
+
+    vault = make_big_vault(tmp_path / "vault", 20)
+    with Indexer(vault, tmp_path / "index", cache_dir=cache_dir) as ix:
+        ix.sync()
+        assert ix.state.store_layout == STORE_LAYOUT
+    assert set(field_memory(tmp_path / "index").values()) == {"Memory.Cold"}
+    assert vector_memory(tmp_path / "index") == {"dense": "cold", "bm25": "cold"}
+    state = load_state(tmp_path / "index")
+    assert state is not None and state.store_layout == STORE_LAYOUT
+    assert uncompacted(state, tmp_path / "index") == 0  # 20 points: nothing due
+
+
+def test_a_shard_in_the_older_layout_is_moved_by_its_next_compaction(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    from qdrant_edge import (
+        EdgeShard,
+        PayloadSchemaType,
+        TextIndexParams,
+        TokenizerType,
+        UpdateOperation,
+    )
+
+    vault = make_big_vault(tmp_path / "vault", 7000)  # enough for the optimizer to rewrite
+    index_dir = tmp_path / "index"
+    rng = np.random.default_rng(1)
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ix.sync()
+        ids = [point_id(p, 0) for p in ix.state.files]
+        vectors = rng.normal(size=(len(ids), ix.embedder.dim)).astype("float32")
+        for start in range(0, len(ids), 1000):
+            ix.store.set_dense(ids[start : start + 1000], vectors[start : start + 1000].tolist())
+        ix.state.store_layout = 1
+        ix.state.uncompacted = 0
+    # what an older version wrote: the text index in memory, the vectors without a placement
+    shard = EdgeShard.load(str(index_dir / SHARD_DIR))
+    shard.update(UpdateOperation.delete_field_index("text"))
+    shard.update(
+        UpdateOperation.create_field_index(
+            "text",
+            TextIndexParams(tokenizer=TokenizerType.Word, lowercase=True, phrase_matching=True),
+        )
+    )
+    shard.update(UpdateOperation.delete_field_index("path"))
+    shard.update(UpdateOperation.create_field_index("path", PayloadSchemaType.Keyword))
+    shard.close()
+    config_file = index_dir / SHARD_DIR / "edge_config.json"
+    config = json.loads(config_file.read_text())
+    for v in [*config["vectors"].values(), *config["sparse_vectors"].values()]:
+        v.pop("memory", None)
+    config_file.write_text(json.dumps(config))
+    memory = field_memory(index_dir)
+    assert memory["text"] != "Memory.Cold" and memory["path"] != "Memory.Cold"
+    query = rng.normal(size=384).astype("float32").tolist()
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        before = answers(ix, query)
+    state = load_state(index_dir)
+    assert state is not None and state.uncompacted == 0
+    assert uncompacted(state, index_dir) == 1  # due: the layout, not the points
+    result = compact(index_dir)
+    assert result.changed
+    assert set(field_memory(index_dir).values()) == {"Memory.Cold"}
+    assert vector_memory(index_dir) == {"dense": "cold", "bm25": "cold"}
+    state = load_state(index_dir)
+    assert state is not None and state.store_layout == STORE_LAYOUT
+    assert uncompacted(state, index_dir) == 0
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        assert answers(ix, query) == before
+        assert ix.sync().indexed == 0

@@ -19,7 +19,9 @@ runs inside the language server, whose event loop would stop answering. It runs:
   stopped one loses nothing.
 
 Both only when at least :func:`compact_after` points were written since the last compaction
-(``IndexState.uncompacted``): a small vault's shard loads fast as it is.
+(``IndexState.uncompacted``): a small vault's shard loads fast as it is; or when the shard was
+written in an older layout (``IndexState.store_layout``, see ``store.STORE_LAYOUT``): the
+compaction moves it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pathlib import Path
 
 from zettel_lsp.index.folder_lock import COMPACTING, FolderLock
 from zettel_lsp.index.state import IndexState, load_state, save_state
-from zettel_lsp.index.store import SHARD_DIR
+from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT, EdgeStore
 from zettel_lsp.index.store_api import IndexLockedError
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,8 @@ def uncompacted(state: IndexState | None, index_dir: Path) -> int:
     if state is None or state.backend != "edge" or not (index_dir / SHARD_DIR).is_dir():
         return 0
     n = state.uncompacted
+    if state.store_layout < STORE_LAYOUT:
+        return max(n, 1)  # an older layout: the next compaction moves it (store.STORE_LAYOUT)
     return n if n > 0 and n >= compact_after() else 0
 
 
@@ -74,14 +78,12 @@ class CompactResult:
 def compact(index_dir: Path) -> CompactResult:
     """Optimize the shard of ``index_dir`` under the folder's lock (:class:`IndexLockedError`
     when another process uses it) and record that nothing is left uncompacted."""
-    from qdrant_edge import EdgeShard
-
     lock = FolderLock(index_dir, purpose=COMPACTING)
     try:
         state = load_state(index_dir)
         points = state.uncompacted if state is not None else 0
         t0 = time.perf_counter()
-        shard = EdgeShard.load(str(index_dir / SHARD_DIR))
+        shard = EdgeStore.load_for_compaction(index_dir / SHARD_DIR)
         try:
             changed = shard.optimize()
             shard.flush()
@@ -90,6 +92,7 @@ def compact(index_dir: Path) -> CompactResult:
         seconds = time.perf_counter() - t0
         if state is not None:
             state.uncompacted = 0
+            state.store_layout = STORE_LAYOUT
             save_state(index_dir, state)
         return CompactResult(points, seconds, changed)
     finally:

@@ -22,6 +22,11 @@ from typing import Any
 
 STATE_FORMAT = 1
 STATE_FILE = "state.json"
+# Written by a clean close, after the last flush and state save, and removed as the index is
+# opened: its absence at the next opening means the last writer may have stopped between a
+# shard write and the state's (a crash, a kill), so the shard may hold points the state does
+# not know, and the first full sync looks for them (a facet over every point: 3.4 s at 100k).
+CLEAN_FILE = "closed-cleanly"
 
 
 @dataclass(slots=True)
@@ -51,6 +56,9 @@ class IndexState:
     # points written to the shard (upserts, vector updates, deletes) since it was last compacted
     # (index/compact.py): a large appendable segment makes every later start slow
     uncompacted: int = 0
+    # how the shard keeps its data (store.STORE_LAYOUT; 1: before it was recorded); an older
+    # layout is moved by the next compaction
+    store_layout: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +74,7 @@ class IndexState:
             "ml_model": self.ml_model,
             "ml_all": self.ml_all,
             "uncompacted": self.uncompacted,
+            "store_layout": self.store_layout,
             "files": {p: _file_json(f) for p, f in self.files.items()},
         }
 
@@ -91,6 +100,7 @@ class IndexState:
                 if "uncompacted" in data
                 else sum(int(f.get("chunks", 0)) for f in data.get("files", {}).values())
             ),
+            store_layout=int(data.get("store_layout", 1)),
         )
 
     @property
@@ -123,6 +133,30 @@ def load_state(folder: Path) -> IndexState | None:
         return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _state_stamp(folder: Path) -> str:
+    st = os.stat(folder / STATE_FILE)
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ino}"
+
+
+def take_clean_mark(folder: Path) -> bool:
+    """Whether the index in ``folder`` was closed cleanly (see :data:`CLEAN_FILE`) and its
+    state file is still the one that close wrote (not, say, an older copy put back). The mark
+    is removed, so a crash of this opening leaves none. Call under the folder's lock."""
+    mark = folder / CLEAN_FILE
+    try:
+        stamp = mark.read_text(encoding="utf-8")
+        os.unlink(mark)
+        return stamp == _state_stamp(folder)
+    except OSError:  # no mark, or one that cannot be read or removed: do not trust it
+        return False
+
+
+def mark_clean(folder: Path) -> None:
+    """Record a clean close: call after the last shard flush and :func:`save_state`."""
+    with contextlib.suppress(OSError):
+        (folder / CLEAN_FILE).write_text(_state_stamp(folder), encoding="utf-8")
 
 
 def save_state(folder: Path, state: IndexState) -> None:
