@@ -289,3 +289,35 @@ def test_mention_cache_file_round_trip_and_damage(tmp_path) -> None:
     assert not list(tmp_path.glob(".mentions-*"))
     (tmp_path / MENTION_FILE).write_bytes(b"not a pickle")
     assert load_mentions(tmp_path) is None  # damaged: searched again, no error
+
+
+@given(OPS, OPS)
+def test_a_pickled_graph_with_the_changes_applied_equals_a_fresh_one(
+    first: list[tuple[str, str, str, str]], then: list[tuple[str, str, str, str]]
+) -> None:
+    """The start-up snapshot (zettel_lsp/snapshot.py): the last run's graph, pickled, then the cards
+    gone and changed since applied in one batch, is the graph built from scratch."""
+    import pickle
+
+    def apply(state: dict[str, str], ops: list[tuple[str, str, str, str]]) -> None:
+        for op, name, other, text in ops:
+            path, other_path = f"{name}.md", f"{other}.md"
+            if op == "upsert":
+                state[path] = text
+            elif op == "remove":
+                state.pop(path, None)
+            elif op == "rename" and path in state and other_path not in state:
+                state[other_path] = state.pop(path)
+
+    state: dict[str, str] = {}
+    apply(state, first)
+    before = dict(state)
+    saved = pickle.dumps(LinkGraph.build(cards(state)))
+    apply(state, then)
+    g: LinkGraph = pickle.loads(saved)
+    gone = [p for p in before if p not in state]
+    changed = [p for p, text in state.items() if before.get(p) != text]
+    g.apply_changes(gone, [parse_card(p, state[p]) for p in changed])
+    assert snapshot(g) == snapshot(LinkGraph.build(cards(state)))
+    for p, card in g.cards.items():
+        assert g.find_mentions_in(card) == g._scan_mentions(card), p

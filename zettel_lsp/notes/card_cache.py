@@ -85,11 +85,13 @@ def cached_cards(
     max_bytes: int,
     *,
     title_source: TitleSource | str = TitleSource.AUTO,
+    shas: dict[str, str] | None = None,
 ) -> tuple[list[Card], list[str]]:
     """Cards for ``files`` ((path, sha256) as the index state knows them): from the cache when
     the (path, hash) is there and the cache was parsed under ``title_source``, else read and
     parsed now. Returns the cards and their problems, and rewrites the cache to hold exactly
-    these cards."""
+    these cards. ``shas``, when given, receives each returned card's path and the hash of the
+    text it was parsed from."""
     cache = load_cache(cache_folder, title_source)
     cards: list[Card] = []
     problems: list[str] = []
@@ -109,6 +111,8 @@ def cached_cards(
         cards.append(card)
         problems.extend(card.problems)
         fresh[(rel, sha)] = card
+        if shas is not None:
+            shas[card.path] = sha
     if hits != len(cache) or hits != len(fresh):
         save_cache(cache_folder, fresh, title_source)
     log.info("cards for the graph: %d from the cache, %d parsed", hits, len(cards) - hits)

@@ -152,15 +152,17 @@ class SearchEngine:
         dense_ready: Callable[[], bool] = _always,
         multilingual: Multilingual | None = None,
         languages: Callable[[], Sequence[str]] = _english_only,
+        titles: TitleIndex | None = None,
     ) -> None:
         """``languages``: the vault's main languages, for the lexical legs (English alone by
-        default); ``multilingual``: the multilingual leg, None where there is none."""
+        default); ``multilingual``: the multilingual leg, None where there is none; ``titles``:
+        the graph's :func:`title_index`, when the caller has it already."""
         self.store = store
         self.embedder = embedder
         self.multilingual = multilingual
         self._languages = languages
         self.graph = graph
-        self.titles = title_index(graph)
+        self.titles = titles if titles is not None else title_index(graph)
         self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
         self._cache_lock = threading.Lock()
