@@ -536,3 +536,29 @@ def test_saving_a_note_many_times_keeps_its_bm25_weight(tmp_path: Path, cache_di
         ref = ix2.store.bm25_search("zyzzyva", 1)
     assert again[0].path == ref[0].path == "Draft.md"
     assert again[0].score == pytest.approx(ref[0].score, rel=0.02)
+
+
+def test_a_stop_while_the_missing_vectors_are_queued_loses_nothing(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """A server that closes while it reads back the cards an interrupted index left without
+    vectors stops between slices (it waited 13 s at 100k cards), and the next run queues them."""
+    vault = make_big_vault(tmp_path / "vault", 300)
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        ix.sync()  # lexical only: closed before any vector, like an editor closed early
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        ix.sync()
+        missing = ix.dense_pending
+        assert missing >= 300
+        asked: list[int] = []
+
+        def stop_after_one_slice() -> bool:
+            asked.append(1)
+            return len(asked) > 1
+
+        assert ix.embed_pending(should_stop=stop_after_one_slice) == 0
+        assert len(asked) == 2  # stopped between slices, before the model ran
+        assert ix.dense_pending == missing
+        assert ix.embed_pending() == missing
+        assert ix.dense_pending == 0
+        assert_index_matches_folder(ix)

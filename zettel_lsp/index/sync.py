@@ -497,7 +497,9 @@ class Indexer:
         The model runs outside the lock, so a sync (an edit) never waits for a batch."""
         if self._unqueued:
             self._unqueued = False
-            self._queue_missing_dense()
+            if not self._queue_missing_dense(should_stop):
+                self._unqueued = True  # stopped while queueing: the next call queues them
+                return 0
         return self._embed_jobs(
             self.embedder, DENSE, self._dense_jobs, self._dense_left, max_seconds, should_stop
         )
@@ -918,24 +920,44 @@ class Indexer:
 
     # ------------------------------------------------------------------ dense phase
 
-    def _queue_missing_dense(self) -> None:
+    def _queue_missing_dense(self, should_stop: Callable[[], bool] | None = None) -> bool:
         """After a full reconcile: queue every card whose vectors are not all there (an
         interrupted run, a model change), as one length-sorted bulk job. Read and chunked
         again a slice of cards per lock hold, and counted outside it: after an interrupted
         first index these are most of the vault, and a search or an edit's sync must not
-        wait for them all (issue #18: the first answer took 7 s after such a start)."""
+        wait for them all (issue #18: the first answer took 7 s after such a start).
+        ``should_stop`` is asked between slices (a server that closes while 100k cards are
+        queued waited 13 s for them); False: stopped, nothing queued."""
         with self._lock:
             queued = set(self._dense_left)
             todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
         if not todo:
-            return
+            return True
         items = self._missing_in_slices(
-            todo, DENSE, lambda p: not self.state.files[p].dense and p not in self._dense_left
+            todo,
+            DENSE,
+            lambda p: not self.state.files[p].dense and p not in self._dense_left,
+            should_stop,
         )
+        if items is None:
+            return False
         if items:
-            job = self._sorted_job(items, self.embedder)  # the tokenizer: outside the lock
+            if not self._count_tokens(items, self.embedder, should_stop):  # no lock
+                self._uncount(items, self._dense_left)  # not queued after all
+                return False
             with self._lock:
-                self._dense_jobs.append(job)
+                self._dense_jobs.append(deque(sorted(items, key=lambda it: it.tokens)))
+        return True
+
+    def _uncount(self, items: list[_DenseItem], left_by_path: dict[str, int]) -> None:
+        """Take ``items`` back out of the chunk counts :meth:`_missing_items` made."""
+        with self._lock:
+            for it in items:
+                left = left_by_path.get(it.path, 0) - 1
+                if left <= 0:
+                    left_by_path.pop(it.path, None)
+                else:
+                    left_by_path[it.path] = left
 
     def _queue_missing_ml(self) -> bool:
         """Queue the chunks of the cards in the multilingual scope that lack their vector, a
@@ -960,7 +982,7 @@ class Indexer:
                     return False
                 self.state.ml_model = emb.model_id
                 save_state(self.index_dir, self.state)
-        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True)
+        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True) or []
         if not items:
             return False
         job = self._sorted_job(items, emb)  # the multilingual tokenizer: outside the lock
@@ -969,13 +991,21 @@ class Indexer:
         return True
 
     def _missing_in_slices(
-        self, todo: list[str], using: str, still: Callable[[str], bool]
-    ) -> list[_DenseItem]:
+        self,
+        todo: list[str],
+        using: str,
+        still: Callable[[str], bool],
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[_DenseItem] | None:
         """:meth:`_missing_items` of the cards of ``todo`` still indexed (and ``still`` wanted),
         :data:`ML_QUEUE_CARDS` per lock hold: reading and chunking thousands of cards must not
-        hold up a search or an edit's sync. Nothing once the indexer is closed."""
+        hold up a search or an edit's sync. Nothing once the indexer is closed; None when
+        ``should_stop`` said so between slices (what was counted is counted back)."""
         items: list[_DenseItem] = []
         for start in range(0, len(todo), ML_QUEUE_CARDS):
+            if should_stop is not None and should_stop():
+                self._uncount(items, self._dense_left if using == DENSE else self._ml_left)
+                return None
             with self._lock:
                 if self._closed:
                     return []
@@ -1043,10 +1073,22 @@ class Indexer:
         return out
 
     def _sorted_job(self, items: list[_DenseItem], embedder: Embedder) -> deque[_DenseItem]:
-        max_len = embedder.max_length
-        for it, n in zip(items, embedder.count_tokens([it.text for it in items]), strict=True):
-            it.tokens = min(n + 2, max_len)
+        self._count_tokens(items, embedder)
         return deque(sorted(items, key=lambda it: it.tokens))
+
+    @staticmethod
+    def _count_tokens(
+        items: list[_DenseItem], embedder: Embedder, should_stop: Callable[[], bool] | None = None
+    ) -> bool:
+        """Set each item's padded token count, 4,096 texts at a time; False: ``should_stop``."""
+        max_len = embedder.max_length
+        for start in range(0, len(items), 4096):
+            if should_stop is not None and should_stop():
+                return False
+            part = items[start : start + 4096]
+            for it, n in zip(part, embedder.count_tokens([it.text for it in part]), strict=True):
+                it.tokens = min(n + 2, max_len)
+        return True
 
     def _next_batch(self, jobs: deque[deque[_DenseItem]], embedder: Embedder) -> list[_DenseItem]:
         """Exactly one model batch: the embedder's limits (texts, padded tokens) applied to the
