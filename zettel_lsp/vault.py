@@ -292,6 +292,7 @@ class Vault:
             graph.mentions_found,
             len(graph.cards) - graph.mentions_found,
         )
+        graph.forget_digests()  # saved with the mentions; recomputed if ever needed again
         engine = self._engine(graph)
         save_snapshot(folder, graph, engine.titles, shas, self.settings.title_source)
         return graph, engine, problems

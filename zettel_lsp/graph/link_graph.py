@@ -162,6 +162,11 @@ class LinkGraph:
             MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
         )
 
+    def forget_digests(self) -> None:
+        """Drop the text digests :meth:`build` kept for :meth:`mention_cache` (20 MB at 100k
+        cards); it computes them again when called."""
+        self._digests = {}
+
     def _reusable(self, cache: MentionCache | None) -> Callable[[str, Card], CachedMentions | None]:
         """Per card, its cached mentions if they are still what the mention pass would find."""
         if (
