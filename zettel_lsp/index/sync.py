@@ -483,8 +483,8 @@ class Indexer:
         """
         with self._lock:
             report = self._sync(None if paths is None else set(paths))
-        if paths is None:
-            self._unqueued = True
+        if paths is None:  # cards without vectors found (or left) by it: queued later
+            self._unqueued = any(not f.dense for f in self.state.files.values())
         if not keep_cards:
             report.cards_changed = []
         return report
