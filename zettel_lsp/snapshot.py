@@ -17,17 +17,14 @@ under another title rule or mention length, is ignored; writes are atomic.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import pickle
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from zettel_lsp.graph.link_graph import MENTION_FORMAT, LinkGraph
 from zettel_lsp.notes.card_cache import CARD_FORMAT
 from zettel_lsp.notes.title_rule import TitleSource
+from zettel_lsp.pickle_file import read_pickle, write_pickle
 from zettel_lsp.search.titles import TitleIndex
 
 log = logging.getLogger(__name__)
@@ -56,15 +53,7 @@ def max_changes(cards: int) -> int:
 def load_snapshot(
     folder: Path, title_source: TitleSource | str, mention_min_length: int
 ) -> GraphSnapshot | None:
-    path = folder / SNAPSHOT_FILE
-    try:
-        with path.open("rb") as fh:
-            data = pickle.load(fh)
-    except FileNotFoundError:
-        return None
-    except Exception as exc:  # noqa: BLE001 - a damaged snapshot is only a slower start
-        log.info("graph snapshot %s unreadable (%s); building the graph", path, exc)
-        return None
+    data = read_pickle(folder / SNAPSHOT_FILE, "building the graph")
     if (
         not isinstance(data, GraphSnapshot)
         or data.format != SNAPSHOT_FORMAT
@@ -84,16 +73,7 @@ def save_snapshot(
 ) -> None:
     """Write atomically (a crash leaves the old snapshot or none, never half of one)."""
     snap = GraphSnapshot(SNAPSHOT_FORMAT, str(TitleSource(title_source)), files, graph, titles)
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".graph-", suffix=".pickle", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(snap, fh, protocol=5)
-        os.replace(tmp, folder / SNAPSHOT_FILE)
-    except Exception as exc:  # noqa: BLE001 - a shortcut: a failed write costs time only
-        log.warning("graph snapshot not saved (%s: %s)", type(exc).__name__, exc)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    write_pickle(folder / SNAPSHOT_FILE, snap)
 
 
 def changes(snapshot: dict[str, str], files: dict[str, str]) -> tuple[list[str], list[str]]:

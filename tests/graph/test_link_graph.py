@@ -235,6 +235,18 @@ def test_touches_agrees_with_neighbours_on_both_sides() -> None:
 
 
 @settings(max_examples=150, deadline=None)
+def apply_ops(state: dict[str, str], ops: list[tuple[str, str, str, str]]) -> None:
+    """Cards written, edited, renamed and deleted between two runs (on the texts by path)."""
+    for op, name, other, text in ops:
+        path, other_path = f"{name}.md", f"{other}.md"
+        if op == "upsert":
+            state[path] = text
+        elif op == "remove":
+            state.pop(path, None)
+        elif op == "rename" and path in state and other_path not in state:
+            state[other_path] = state.pop(path)
+
+
 @given(OPS, OPS)
 def test_a_rebuild_with_the_last_runs_mentions_equals_a_fresh_one(
     first: list[tuple[str, str, str, str]], then: list[tuple[str, str, str, str]]
@@ -242,20 +254,10 @@ def test_a_rebuild_with_the_last_runs_mentions_equals_a_fresh_one(
     """Cards written, edited, renamed and deleted between two runs: the second run's graph,
     built with the first run's mentions, is the graph built from scratch."""
 
-    def apply(state: dict[str, str], ops: list[tuple[str, str, str, str]]) -> None:
-        for op, name, other, text in ops:
-            path, other_path = f"{name}.md", f"{other}.md"
-            if op == "upsert":
-                state[path] = text
-            elif op == "remove":
-                state.pop(path, None)
-            elif op == "rename" and path in state and other_path not in state:
-                state[other_path] = state.pop(path)
-
     state: dict[str, str] = {}
-    apply(state, first)
+    apply_ops(state, first)
     cache = LinkGraph.build(cards(state)).mention_cache()
-    apply(state, then)
+    apply_ops(state, then)
     again = LinkGraph.build(cards(state), mentions=cache)
     assert snapshot(again) == snapshot(LinkGraph.build(cards(state)))
     assert again.mentions_found <= len(state)
@@ -299,21 +301,11 @@ def test_a_pickled_graph_with_the_changes_applied_equals_a_fresh_one(
     gone and changed since applied in one batch, is the graph built from scratch."""
     import pickle
 
-    def apply(state: dict[str, str], ops: list[tuple[str, str, str, str]]) -> None:
-        for op, name, other, text in ops:
-            path, other_path = f"{name}.md", f"{other}.md"
-            if op == "upsert":
-                state[path] = text
-            elif op == "remove":
-                state.pop(path, None)
-            elif op == "rename" and path in state and other_path not in state:
-                state[other_path] = state.pop(path)
-
     state: dict[str, str] = {}
-    apply(state, first)
+    apply_ops(state, first)
     before = dict(state)
     saved = pickle.dumps(LinkGraph.build(cards(state)))
-    apply(state, then)
+    apply_ops(state, then)
     g: LinkGraph = pickle.loads(saved)
     gone = [p for p in before if p not in state]
     changed = [p for p, text in state.items() if before.get(p) != text]

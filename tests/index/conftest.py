@@ -6,10 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_indexed
 from zettel_lsp.index.store_api import point_id
 from zettel_lsp.index.sync import Indexer
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, read_note
 from zettel_lsp.notes.scan import iter_note_paths
+
+
+@pytest.fixture
+def example(tmp_path: Path, indexed_example: Path) -> tuple[Path, Path]:
+    """A private copy of the indexed example vault: ``(vault, index folder)``."""
+    copy_indexed(indexed_example, tmp_path / "vault", tmp_path / "index")
+    return tmp_path / "vault", tmp_path / "index"
 
 
 @pytest.fixture(scope="session")

@@ -9,17 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.conftest import copy_indexed
 from zettel_lsp.index.state import CLEAN_FILE, STATE_FILE
 from zettel_lsp.index.sync import Indexer
-
-
-@pytest.fixture
-def example(tmp_path: Path, indexed_example: Path) -> tuple[Path, Path]:
-    copy_indexed(indexed_example, tmp_path / "vault", tmp_path / "index")
-    return tmp_path / "vault", tmp_path / "index"
 
 
 def counted_sync(ix: Indexer) -> int:

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.conftest import copy_indexed
 from tests.index.test_sync import make_big_vault
 from zettel_lsp.index.compact import (
     COMPACT_AFTER_ENV,
@@ -31,10 +30,14 @@ from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer
 
 
-@pytest.fixture
-def example(tmp_path: Path, indexed_example: Path) -> tuple[Path, Path]:
-    copy_indexed(indexed_example, tmp_path / "vault", tmp_path / "index")
-    return tmp_path / "vault", tmp_path / "index"
+def random_vectors(ix: Indexer, rng: np.random.Generator) -> None:
+    """Index the vault lexically and give every card's first chunk a random vector (no model:
+    seconds, not minutes)."""
+    ix.sync()
+    ids = [point_id(p, 0) for p in ix.state.files]
+    vectors = rng.normal(size=(len(ids), ix.embedder.dim)).astype("float32")
+    for start in range(0, len(ids), 1000):
+        ix.store.set_dense(ids[start : start + 1000], vectors[start : start + 1000].tolist())
 
 
 def answers(ix: Indexer, vec: list[float]) -> dict[str, list[object]]:
@@ -80,11 +83,7 @@ def test_compaction_keeps_every_point_and_answer(tmp_path: Path, cache_dir: Path
     index_dir = tmp_path / "index"
     rng = np.random.default_rng(0)
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
-        ix.sync()
-        ids = [point_id(p, 0) for p in ix.state.files]
-        vectors = rng.normal(size=(len(ids), ix.embedder.dim)).astype("float32")
-        for start in range(0, len(ids), 1000):
-            ix.store.set_dense(ids[start : start + 1000], vectors[start : start + 1000].tolist())
+        random_vectors(ix, rng)
         query = rng.normal(size=ix.embedder.dim).astype("float32").tolist()
         before = answers(ix, query)
         points = ix.store.paths()
@@ -264,11 +263,7 @@ def test_a_shard_in_the_older_layout_is_moved_by_its_next_compaction(
     index_dir = tmp_path / "index"
     rng = np.random.default_rng(1)
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
-        ix.sync()
-        ids = [point_id(p, 0) for p in ix.state.files]
-        vectors = rng.normal(size=(len(ids), ix.embedder.dim)).astype("float32")
-        for start in range(0, len(ids), 1000):
-            ix.store.set_dense(ids[start : start + 1000], vectors[start : start + 1000].tolist())
+        random_vectors(ix, rng)
         ix.state.store_layout = 1
         ix.state.uncompacted = 0
     # what an older version wrote: the text index in memory, the vectors without a placement

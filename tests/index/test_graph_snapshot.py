@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import copy_indexed
 from tests.graph.test_link_graph import snapshot as graph_view
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.sync import IndexSettings
@@ -21,12 +20,6 @@ from zettel_lsp.vault import Vault
 
 FROM_SNAPSHOT = "graph from its snapshot"
 IN_FULL = "building the graph in full"
-
-
-@pytest.fixture
-def example(tmp_path: Path, indexed_example: Path) -> tuple[Path, Path]:
-    copy_indexed(indexed_example, tmp_path / "vault", tmp_path / "index")
-    return tmp_path / "vault", tmp_path / "index"
 
 
 def start(vault: Path, index_dir: Path, cache_dir: Path) -> tuple[LinkGraph, list[str], list[str]]:
