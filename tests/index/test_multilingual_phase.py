@@ -114,3 +114,27 @@ def test_the_multilingual_phase_yields_to_english_work(vault: Path, cache_dir: P
         assert ix.embed_multilingual() == 0
         ix.embed_pending()
         assert ix.embed_multilingual() > 0
+
+
+def test_a_stop_while_the_multilingual_phase_queues_loses_nothing(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """A server that closes while the multilingual phase reads back its cards stops between
+    slices (at 100k cards it waited 11 s), and the next run queues and embeds them all."""
+    from tests.index.test_sync import make_big_vault
+
+    vault = make_big_vault(tmp_path / "vault", 300)
+    with open_indexer(vault, cache_dir, "on") as ix:
+        ix.sync()
+        ix.embed_pending()
+        asked: list[int] = []
+
+        def stop_after_one_slice() -> bool:
+            asked.append(1)
+            return len(asked) > 2  # the phase's own check, then one slice
+
+        assert ix.embed_multilingual(should_stop=stop_after_one_slice) == 0
+        assert len(asked) == 3
+        assert ix.ml_pending == 0 and ix.ml_todo == 300
+        assert ix.embed_multilingual() >= 300
+        assert ix.ml_todo == 0

@@ -519,7 +519,7 @@ class Indexer:
                 break
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
-            if not self._ml_jobs and not self._queue_missing_ml():
+            if not self._ml_jobs and not self._queue_missing_ml(should_stop):
                 break
             left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
 
@@ -959,10 +959,11 @@ class Indexer:
                 else:
                     left_by_path[it.path] = left
 
-    def _queue_missing_ml(self) -> bool:
+    def _queue_missing_ml(self, should_stop: Callable[[], bool] | None = None) -> bool:
         """Queue the chunks of the cards in the multilingual scope that lack their vector, a
         slice of cards per lock hold (reading and chunking thousands of cards must not hold up
-        an edit's sync). Creates the store's vector on first use. False: nothing to do."""
+        an edit's sync). Creates the store's vector on first use. False: nothing to do, or
+        ``should_stop`` said so between slices (a server closing: it waited 11 s at 100k)."""
         emb = self.ml_embedder
         if emb is None:
             return False
@@ -982,12 +983,14 @@ class Indexer:
                     return False
                 self.state.ml_model = emb.model_id
                 save_state(self.index_dir, self.state)
-        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True) or []
+        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True, should_stop) or []
         if not items:
             return False
-        job = self._sorted_job(items, emb)  # the multilingual tokenizer: outside the lock
+        if not self._count_tokens(items, emb, should_stop):  # its tokenizer: outside the lock
+            self._uncount(items, self._ml_left)
+            return False
         with self._lock:
-            self._ml_jobs.append(job)
+            self._ml_jobs.append(deque(sorted(items, key=lambda it: it.tokens)))
         return True
 
     def _missing_in_slices(
