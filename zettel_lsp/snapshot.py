@@ -23,8 +23,8 @@ from pathlib import Path
 
 from zettel_lsp.graph.link_graph import MENTION_FORMAT, LinkGraph
 from zettel_lsp.notes.card_cache import CARD_FORMAT
+from zettel_lsp.notes.pickle_file import read_pickle, write_pickle
 from zettel_lsp.notes.title_rule import TitleSource
-from zettel_lsp.pickle_file import read_pickle, write_pickle
 from zettel_lsp.search.titles import TitleIndex
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def save_snapshot(
 ) -> None:
     """Write atomically (a crash leaves the old snapshot or none, never half of one)."""
     snap = GraphSnapshot(SNAPSHOT_FORMAT, str(TitleSource(title_source)), files, graph, titles)
-    write_pickle(folder / SNAPSHOT_FILE, snap)
+    write_pickle(folder / SNAPSHOT_FILE, snap, "graph snapshot")
 
 
 def changes(snapshot: dict[str, str], files: dict[str, str]) -> tuple[list[str], list[str]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from zettel_lsp.graph.link_graph import MENTION_FORMAT, MentionCache
-from zettel_lsp.pickle_file import read_pickle, write_pickle
+from zettel_lsp.notes.pickle_file import read_pickle, write_pickle
 
 MENTION_FILE = "mentions.pickle"
 
@@ -29,4 +29,4 @@ def load_mentions(folder: Path) -> MentionCache | None:
 
 
 def save_mentions(folder: Path, cache: MentionCache) -> None:
-    write_pickle(folder / MENTION_FILE, cache)
+    write_pickle(folder / MENTION_FILE, cache, "mention cache")

@@ -13,16 +13,13 @@ shortcut; the notes are the truth.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
-import pickle
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.pickle_file import read_pickle, write_pickle
 from zettel_lsp.notes.scan import load_card
 from zettel_lsp.notes.title_rule import TitleSource
 
@@ -42,14 +39,7 @@ def text_sha256(text: str) -> str:
 def load_cache(folder: Path, title_source: TitleSource | str = TitleSource.AUTO) -> dict[Key, Card]:
     """The cached cards, if the cache was written by this format under ``title_source``."""
     path = folder / CACHE_FILE
-    try:
-        with path.open("rb") as fh:
-            data = pickle.load(fh)
-    except FileNotFoundError:
-        return {}
-    except Exception as exc:  # noqa: BLE001 - a damaged cache is only a slower start
-        log.info("card cache %s unreadable (%s); parsing the notes again", path, exc)
-        return {}
+    data = read_pickle(path, "parsing the notes again")
     if not isinstance(data, dict) or data.get("format") != CARD_FORMAT:
         return {}
     if data.get("title_source") != str(TitleSource(title_source)):
@@ -63,19 +53,8 @@ def save_cache(
     folder: Path, cards: dict[Key, Card], title_source: TitleSource | str = TitleSource.AUTO
 ) -> None:
     """Write atomically (a crash leaves the old cache or none, never half of one)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".cards-", suffix=".pickle", dir=folder)
     data = {"format": CARD_FORMAT, "title_source": str(TitleSource(title_source)), "cards": cards}
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(data, fh, protocol=5)
-        os.replace(tmp, folder / CACHE_FILE)
-    except Exception as exc:  # noqa: BLE001 - the cache is a shortcut: a failed write costs time only
-        log.warning(
-            "card cache not saved (%s: %s); the notes will be parsed again", type(exc).__name__, exc
-        )
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+    write_pickle(folder / CACHE_FILE, data, "card cache")
 
 
 def cached_cards(

@@ -29,8 +29,9 @@ def read_pickle(path: Path, what: str) -> object | None:
         return None
 
 
-def write_pickle(path: Path, data: object) -> None:
-    """Write ``data`` to ``path`` atomically (a temp file beside it, then a rename)."""
+def write_pickle(path: Path, data: object, what: str) -> None:
+    """Write ``data`` to ``path`` atomically (a temp file beside it, then a rename); a failure
+    is logged as ``what`` not saved."""
     path.parent.mkdir(parents=True, exist_ok=True)
     stem = path.name.split(".", 1)[0]
     fd, tmp = tempfile.mkstemp(prefix=f".{stem}-", suffix=".pickle", dir=path.parent)
@@ -39,6 +40,6 @@ def write_pickle(path: Path, data: object) -> None:
             pickle.dump(data, fh, protocol=5)
         os.replace(tmp, path)
     except Exception as exc:  # noqa: BLE001 - a shortcut: a failed write costs time only
-        log.warning("%s not saved (%s: %s)", path.name, type(exc).__name__, exc)
+        log.warning("%s not saved (%s: %s)", what, type(exc).__name__, exc)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
