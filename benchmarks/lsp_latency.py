@@ -56,6 +56,7 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import make_test_lsp_client
 
+from zettel_lsp.notes.language import is_english
 from zettel_lsp.notes.scan import iter_note_paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -786,15 +787,16 @@ async def bench_renames(bench: Bench, cards: list[str], renames: int) -> dict[st
 # ---------------------------------------------------------------------- driver
 
 
-def load_queries(path: Path) -> list[str]:
+def load_queries(path: Path, english_only: bool = False) -> list[str]:
     data = json.loads(path.read_text(encoding="utf-8"))
     items = data.get("queries", data) if isinstance(data, dict) else data
-    return [str(item["query"]) for item in items if isinstance(item, dict) and item.get("query")]
+    queries = [str(item["query"]) for item in items if isinstance(item, dict) and item.get("query")]
+    return [q for q in queries if is_english(q)] if english_only else queries
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     vault: Path = args.vault.resolve()
-    queries = load_queries(args.queries)
+    queries = load_queries(args.queries, args.english_only)
     if not queries:
         raise SystemExit(f"no queries in {args.queries}")
     rng = random.Random(args.seed)
@@ -811,7 +813,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "notes_on_disk": len(cards),
         "client": args.client,
         "server": command,
-        "queries": {"file": str(args.queries), "count": len(queries), "runs": args.runs},
+        "queries": {
+            "file": str(args.queries),
+            "count": len(queries),
+            "english_only": args.english_only,
+            "runs": args.runs,
+        },
         "seed": args.seed,
         "warmup_requests_per_method": args.warmup,
         "machine": {
@@ -823,6 +830,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
     client = make_test_lsp_client()
     t_spawn = time.perf_counter()
+    if args.log_file:
+        client.log_messages = TimedLog(t_spawn)  # type: ignore[assignment]
     await client.start_io(*command)
     server = client._server
     if server is not None:
@@ -893,7 +902,27 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         out["shutdown"] = await shut_down(client)
         out["machine"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
+        if args.log_file and isinstance(client.log_messages, TimedLog):
+            client.log_messages.write(args.log_file)
     return out
+
+
+class TimedLog(list[Any]):
+    """The server's ``window/logMessage`` notifications with the second each arrived (from
+    the server's spawn), for ``--log-file``: a timeline of what the server did."""
+
+    def __init__(self, t0: float) -> None:
+        super().__init__()
+        self.t0 = t0
+        self.seconds: list[float] = []
+
+    def append(self, item: Any) -> None:
+        self.seconds.append(time.perf_counter() - self.t0)
+        super().append(item)
+
+    def write(self, path: Path) -> None:
+        lines = [f"{t:8.3f} {m.message}" for t, m in zip(self.seconds, self, strict=True)]
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def targets(out: dict[str, Any]) -> dict[str, Any]:
@@ -1009,7 +1038,18 @@ def main() -> int:
     ap.add_argument("--index-dir", type=Path, help="default: the server's own index folder")
     ap.add_argument("--cache-dir", type=Path, help="default: the server's own cache folder")
     ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES, help="golden JSON")
+    ap.add_argument(
+        "--english-only",
+        action="store_true",
+        help="leave out the queries not in English (in an English vault such a query starts "
+        "the multilingual phase for every card: hours of background work at 100k cards)",
+    )
     ap.add_argument("--runs", type=int, default=3, help="rounds of the query list")
+    ap.add_argument(
+        "--log-file",
+        type=Path,
+        help="write the server's log messages here, each with its second since the spawn",
+    )
     ap.add_argument("--hover-samples", type=int, default=200)
     ap.add_argument("--action-samples", type=int, default=200)
     ap.add_argument("--resolve-samples", type=int, default=100, help="at most this many resolves")

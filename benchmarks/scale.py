@@ -14,7 +14,9 @@ judged set ``DIR/vN.judged.json`` beside it). Steps per size (``--skip`` takes t
 - ``cold``: ``index_bench.py V --keep DIR/index/<size>/bench`` (cold index, the model alone,
   lexical-ready, peak RSS, warm start, edit to searchable); its kept copy of the vault and index
   serve the next three steps. ``baseline`` skips the model-alone timing (``--no-baseline``);
-- ``search``: ``search_latency.py`` on that index (in-process, the same queries at every size);
+- ``search``: ``search_latency.py`` on that index (in-process, the same queries at every size:
+  the English ones unless ``--all-languages``, since a query in another language starts the
+  multilingual phase for every card of these English vaults);
   it also writes the parsed-card cache, as a first session would;
 - ``eval``: ``zettel-lsp eval VCOPY DIR/vN.judged.json --json`` (nDCG@10 of the planted set;
   generated vaults only). The reference size (``--ndcg-reference``, default 13000 cards,
@@ -586,16 +588,28 @@ class Runner:
             if step == "search":
                 cmd = [py, str(BENCH / "search_latency.py"), str(copy), str(a.queries)]
                 cmd += ["--index-dir", str(index), "--repeat", str(a.search_repeat), "--json"]
+                cmd += self.language_args()
             elif step == "eval":
                 cmd = [py, "-m", "zettel_lsp", "eval", str(copy), str(self.judged(size))]
                 cmd += ["--index-dir", str(index), "--json"]
             else:
                 cmd = [py, str(BENCH / "lsp_latency.py"), str(copy), "--json"]
                 cmd += ["--index-dir", str(index), "--cache-dir", str(keep / "cache")]
-                cmd += ["--queries", str(a.queries), *shlex.split(a.lsp_args)]
+                cmd += [
+                    "--queries",
+                    str(a.queries),
+                    *self.language_args(),
+                    *shlex.split(a.lsp_args),
+                ]
             self.run_json(size, step, cmd)
         if self.want(size, "interrupted"):
             self.run_interrupted(size, vault)
+
+    def language_args(self) -> list[str]:
+        """English queries only, unless ``--all-languages``: the vaults are English, and one
+        query in another language starts the multilingual phase for every card (``auto``), hours
+        of background work at 100k cards that the latencies would then measure."""
+        return [] if self.args.all_languages else ["--english-only"]
 
     def run_interrupted(self, size: Size, vault: Path) -> None:
         a = self.args
@@ -617,6 +631,7 @@ class Runner:
         cmd = [sys.executable, str(BENCH / "lsp_latency.py"), str(vault), "--json"]
         cmd += ["--index-dir", str(index), "--cache-dir", str(self.cache), "--startup-only"]
         cmd += ["--queries", str(a.queries), "--ready-timeout", str(a.interrupted_ready_timeout)]
+        cmd += self.language_args()
         data = self.run_json(size, "interrupted", cmd)
         if data is not None:  # the kill moment goes with the result it explains
             data["interrupt"] = info
@@ -724,6 +739,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     ap.add_argument("--sources", action="store_true", help="print where each figure comes from")
     ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES, help="symbol/search queries")
+    ap.add_argument(
+        "--all-languages",
+        action="store_true",
+        help="keep the queries not in English (default: English only; see language_args)",
+    )
     ap.add_argument("--ndcg-reference", type=int, default=13_000, help="0: no nDCG reference")
     ap.add_argument("--graph-runs", type=int, default=3)
     ap.add_argument("--edits", type=int, default=5, help="index_bench --edits")

@@ -18,6 +18,7 @@ from typing import Any
 from zettel_lsp.gc_pause import paused_gc
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.mention_cache import load_mentions, save_mentions
+from zettel_lsp.index.store import DENSE, DENSE_ML
 from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.card_cache import cached_cards
@@ -143,13 +144,10 @@ class Vault:
         """(some card has multilingual vectors, some non-English card has), once true stays
         true (asked on every search)."""
         # no multilingual vector was ever stored (an English vault before any foreign query):
-        # answer without looking at every card, as every search asks
+        # answer without asking the indexer
         if not all(self._has_ml) and self.indexer.ml_available and self.indexer.state.ml_model:
-            files = list(self.indexer.state.files.values())
-            self._has_ml = (
-                self._has_ml[0] or any(f.ml for f in files),
-                self._has_ml[1] or any(f.ml and f.lang != "en" for f in files),
-            )
+            some, foreign = self.indexer.ml_presence()
+            self._has_ml = (self._has_ml[0] or some, self._has_ml[1] or foreign)
         return self._has_ml
 
     def _ml_query_ready(self) -> bool:
@@ -166,6 +164,19 @@ class Vault:
         Raises what the embedder raises (EmbedderError, OSError, ...)."""
         self.indexer.embedder.embed_query("warm up")
         self.model_loaded = True
+
+    def warm_store(self, should_stop: Callable[[], bool] | None = None) -> int:
+        """Read the stored dense vectors once (see :meth:`EdgeStore.warm`), and the
+        multilingual ones when their model is loaded (queries will use them); a slice at a
+        time, stopping when ``should_stop`` says so. Returns how many vectors were read."""
+        ix = self.indexer
+        done = ix.store.warm(ix.stored_ids(DENSE), ix.state.dim, should_stop=should_stop)
+        emb = ix.ml_embedder
+        if emb is not None and emb_loaded(emb) and self.ml_status()[0]:
+            done += ix.store.warm(
+                ix.stored_ids(DENSE_ML), emb.dim, using=DENSE_ML, should_stop=should_stop
+            )
+        return done
 
     def disable_dense(self, reason: str) -> None:
         """Search without the dense leg from now on (e.g. an ``ollama:`` model while Ollama is

@@ -53,6 +53,7 @@ def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir
         assert ix.embed_multilingual() == 0
         assert ix.ml_embedder is not None and not ix.ml_embedder.loaded  # type: ignore[attr-defined]
         assert ix.state.ml_model == ""
+        assert ix.ml_presence() == (False, False)  # asked before the phase: kept up to date
         # a query in German: every card, remembered
         assert ix.want_ml_all() is True
         assert ix.want_ml_all() is False
@@ -60,8 +61,10 @@ def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir
         assert ix.embed_multilingual() == chunks
         assert all(f.ml for f in ix.state.files.values())
         assert ix.ml_cards == (len(ix.state.files), 2)
+        assert ix.ml_presence() == (True, True)
     with open_indexer(vault, cache_dir) as ix:
         assert ix.state.ml_all
+        assert ix.ml_presence() == (True, True)  # read from the saved state
         ix.sync()
         assert ix.embed_multilingual() == 0  # nothing left: the vectors are in the shard
         got = ix.store.retrieve([point_id("Sauerteig.md", 0)], with_dense=True, using=DENSE_ML)

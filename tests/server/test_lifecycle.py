@@ -62,6 +62,14 @@ async def test_logs_go_to_window_log_message_not_stdout(
     assert ready[0].endswith(f"workspace folders: {tmp_path}")
 
 
+async def test_the_stored_vectors_are_read_ahead_before_ready(client: LanguageClient) -> None:
+    # a first session embeds the one card; the read-ahead of a later session is tested in
+    # tests/index/test_warm.py, here: the server runs it, before "ready", and says so
+    await wait_ready(client)
+    read = [m.message for m in client.log_messages if "stored vectors read ahead" in m.message]
+    assert len(read) == 1, [m.message for m in client.log_messages]
+
+
 async def test_shutdown_closes_the_index(
     client: LanguageClient, tmp_path: Path, server_cache: Path
 ) -> None:

@@ -548,6 +548,17 @@ class RemoteStore:
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         return [self.dense_search(v, limit) for v in vectors]
 
+    def warm(
+        self,
+        ids: Iterable[int],
+        dim: int,
+        *,
+        using: str = DENSE,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Nothing to do here: the server keeps its vectors where its own settings say."""
+        return 0
+
     def bm25_search(
         self,
         text: str,

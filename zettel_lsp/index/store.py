@@ -23,9 +23,11 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 from qdrant_edge import (
     Bm25,
@@ -39,6 +41,7 @@ from qdrant_edge import (
     FacetRequest,
     FieldCondition,
     Filter,
+    HasIdCondition,
     KeywordIndexParams,
     MatchAny,
     MatchPhrase,
@@ -97,6 +100,9 @@ _OWNER_FILE = "owner.json"
 # default placement) by the next compaction the written points call for.
 STORE_LAYOUT = 2
 _COLD = Memory.Cold
+# Points per warming query (EdgeStore.warm): one query holds the interpreter lock for ~25 ms at
+# 100k cards, so requests that arrive meanwhile wait at most that long.
+WARM_SLICE = 2048
 
 
 def _dense_params(dim: int, distance: Distance = Distance.Cosine) -> EdgeVectorParams:
@@ -486,6 +492,38 @@ class EdgeStore:
             return self._query(Query.Nearest(sparse, using=BM25), limit, flt)
         records, _ = self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
         return [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
+
+    def warm(
+        self,
+        ids: Iterable[int],
+        dim: int,
+        *,
+        using: str = DENSE,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Read the dense vectors ``using`` of these points once, a slice at a time, so that
+        the first searches do not pay for it. The vectors are memory-mapped and read on demand
+        (``_COLD``): the first dense search of a session at 100k cards took 32 ms (median) and
+        103 ms (p95) against 4-5 ms once its pages were read, while reading all of them this
+        way took 1.2 s. Each slice is one exact search restricted to the slice's ids (a query
+        holds the interpreter lock, so slices keep other requests waiting briefly).
+        Returns how many points were read; stops early when ``should_stop`` says so."""
+        probe = [1.0] * dim
+        done = 0
+        it = iter(ids)
+        while part := set[int | UUID | str](islice(it, WARM_SLICE)):
+            if should_stop is not None and should_stop():
+                break
+            req = QueryRequest(
+                limit=1,
+                query=Query.Nearest(probe, using=using),
+                filter=Filter(must=[HasIdCondition(part)]),
+                with_payload=False,
+                params=SearchParams(exact=True),
+            )
+            self._shard.query(req)
+            done += len(part)
+        return done
 
     def keyword_count(self, text: str, *, phrase: bool = False) -> int:
         """How many points hold every word of ``text`` (or the phrase) by the full-text index:

@@ -4,7 +4,7 @@ Qdrant server collection (``remote_store.py``) both provide this, with the same 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, NotRequired, Protocol, TypedDict, cast
 
@@ -152,6 +152,18 @@ class VectorStore(Protocol):
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         """One :meth:`dense_search` per vector, in order (one planned batch where the store
         has one)."""
+        ...
+
+    def warm(
+        self,
+        ids: Iterable[int],
+        dim: int,
+        *,
+        using: str = ...,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Read these points' dense vectors ``using`` once where the store keeps them on
+        disk, so the first searches of a session do not wait for it. Returns points read."""
         ...
 
     def bm25_search(

@@ -29,7 +29,7 @@ import stat
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -299,6 +299,7 @@ class Indexer:
                 f.dense = False
             state.model, state.dim = self.embedder.model_id, dim
         self.state = state
+        self._ml_presence: tuple[bool, bool] | None = None  # see ml_presence
         if state.bm25_avg_len > 0:
             self.store.set_bm25_avg_len(state.bm25_avg_len)
 
@@ -474,6 +475,7 @@ class Indexer:
         for f in self.state.files.values():
             f.ml = False
         self.state.ml_model = ""
+        self._ml_presence = (False, False)
 
     def sync(self, paths: Iterable[str] | None = None, *, keep_cards: bool = False) -> SyncReport:
         """Reconcile the whole vault (``paths`` None) or just these vault-relative paths.
@@ -1052,7 +1054,7 @@ class Indexer:
                 if using == DENSE:
                     f.dense = True
                 else:
-                    f.ml = True
+                    self._mark_ml(f)
                 continue
             gen = self._generation.get(card.path, 0)
             left_by_path[card.path] = len(missing)
@@ -1131,8 +1133,35 @@ class Indexer:
                 if using == DENSE:
                     f.dense = True
                 else:
-                    f.ml = True
+                    self._mark_ml(f)
         save_state(self.index_dir, self.state)
+
+    def stored_ids(self, using: str = DENSE) -> Iterator[int]:
+        """The point ids of the chunks whose vectors ``using`` are stored, by the state (made
+        lazily: 178k ids take ~0.2 s, which a caller may want to spread)."""
+        for path, f in list(self.state.files.items()):
+            if f.dense if using == DENSE else f.ml:
+                for i in range(f.chunks):
+                    yield point_id(path, i)
+
+    def ml_presence(self) -> tuple[bool, bool]:
+        """(some card has multilingual vectors, some non-English card has): every search asks
+        (whether the multilingual leg can run), so the cards are looked at once per opening
+        and the answer then kept up to date as cards get their vectors (a scan per search cost
+        36 ms at 100k cards). It may stay true after a card lost its vectors: that card is
+        embedded again by the phase that follows."""
+        if self._ml_presence is None:
+            files = self.state.files.values()
+            self._ml_presence = (
+                any(f.ml for f in files),
+                any(f.ml and f.lang != EN for f in files),
+            )
+        return self._ml_presence
+
+    def _mark_ml(self, f: FileState) -> None:
+        f.ml = True
+        if self._ml_presence is not None:
+            self._ml_presence = (True, self._ml_presence[1] or f.lang != EN)
 
 
 # What an index folder holds; a folder holding anything else is not one (and is never written).

@@ -22,15 +22,19 @@ log = logging.getLogger(__name__)
 _LOCK = threading.Lock()
 
 
-def settle(reason: str, *, full: bool = False, collect: bool = True) -> float:
+def settle(
+    reason: str, *, full: bool = False, collect: bool = True, young_only: bool = False
+) -> float:
     """Collect garbage and freeze the survivors; ``full`` first unfreezes everything (a full
-    pass over the heap); without ``collect``, only freeze. Returns the milliseconds it took."""
+    pass over the heap); without ``collect``, only freeze; with ``young_only``, collect the
+    young generations only (a pass over what was allocated since the last collections, not
+    over every object not yet frozen). Returns the milliseconds it took."""
     with _LOCK:
         t0 = time.perf_counter()
         if full:
             gc.unfreeze()
         if collect:
-            gc.collect()
+            gc.collect(1 if young_only else 2)
         gc.freeze()
         ms = (time.perf_counter() - t0) * 1000
     log.info(
@@ -40,6 +44,16 @@ def settle(reason: str, *, full: bool = False, collect: bool = True) -> float:
         ms,
     )
     return ms
+
+
+def settle_ready(reason: str) -> float:
+    """:func:`settle` once the vault is ready (after the client heard it): the objects made
+    since the graph (the names for completion and diagnostics, 740,000 objects at 100k cards)
+    are frozen after a collection of the young generations only. A full collection there took
+    657 ms at 100k cards, holding the interpreter lock while the first requests came in, and
+    found nothing to free (measured at 25k cards: 0 objects, 133 ms): the names hold no
+    reference cycles."""
+    return settle(reason, young_only=True)
 
 
 def settle_graph(reason: str) -> float:
