@@ -196,10 +196,11 @@ class Vault:
     def status(self) -> dict[str, Any]:
         """What the index holds, for ``zettel.status`` and ``zettel-lsp status``."""
         state = self.indexer.state
+        tally = self.indexer.tally()
         return {
             "cards": len(state.files),
-            "chunks": sum(f.chunks for f in state.files.values()),
-            "cards_embedded": state.dense_done,
+            "chunks": tally.chunks,
+            "cards_embedded": tally.dense,
             "chunks_waiting_for_vectors": self.indexer.dense_pending,
             "model": self.indexer.embedder.model_id,
             **self._ml_report(),

@@ -42,6 +42,18 @@ def test_edges_backlinks_and_kinds() -> None:
     assert g.most_linked(2) == [("Inverted index.md", 2), ("BM25.md", 1)]
 
 
+def test_backlink_counts_are_the_backlinks_counted() -> None:
+    spec = VAULT | {"Self.md": "I link [[Self]] and [[BM25]]; [[Hub]] mentions Lonely."}
+    g = LinkGraph.build(cards(spec))
+    counts = g.backlink_counts()
+    assert counts == {p: len(g.backlinks(p)) for p in g.cards}
+    assert counts["Self.md"] == 0 and counts["BM25.md"] == 2 and counts["Lonely.md"] == 0
+    # only the kinds asked for are counted (mentions are not edges of the graph: none)
+    assert g.backlink_counts((EdgeKind.MENTION,)) == {
+        p: len(g.backlinks(p, (EdgeKind.MENTION,))) for p in g.cards
+    }
+
+
 def test_unlinked_mentions_use_titles_and_aliases_and_skip_links() -> None:
     g = LinkGraph.build(cards(VAULT))
     assert [(m.target, m.text) for m in g.mentions_of("Inverted index.md")] == [("BM25.md", "bm25")]

@@ -122,6 +122,18 @@ class Progress:
 ProgressFn = Callable[[Progress], None]
 
 
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """Counts over every card of the state, taken in one pass (see :meth:`Indexer.tally`)."""
+
+    chunks: int = 0
+    dense: int = 0  # cards with all their vectors
+    ml: int = 0  # cards with all their multilingual vectors
+    ml_foreign: int = 0  # of them, not English
+    no_ml: int = 0  # cards without all their multilingual vectors
+    no_ml_foreign: int = 0  # of them, not English
+
+
 @dataclass(slots=True)
 class SyncReport:
     cards: int = 0
@@ -300,6 +312,8 @@ class Indexer:
             state.model, state.dim = self.embedder.model_id, dim
         self.state = state
         self._ml_presence: tuple[bool, bool] | None = None  # see ml_presence
+        self._state_version = 0  # bumped when cards or their flags change (see tally)
+        self._tally: tuple[int, Tally] | None = None
         if state.bm25_avg_len > 0:
             self.store.set_bm25_avg_len(state.bm25_avg_len)
 
@@ -446,24 +460,49 @@ class Indexer:
         self.state.ml_all = True
         return True
 
+    def _state_changed(self) -> None:
+        self._state_version += 1
+
+    def tally(self) -> Tally:
+        """Counts over every card (chunks, cards with vectors, ...), kept until the cards or
+        their flags change: ``zettel.status`` asks for them on every call, and five passes
+        over the cards took 10-13 ms at 100k cards (the benchmarks poll every 50 ms)."""
+        version = self._state_version
+        cached = self._tally
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        chunks = dense = ml = ml_foreign = no_ml = no_ml_foreign = 0
+        for f in list(self.state.files.values()):
+            chunks += f.chunks
+            dense += f.dense
+            foreign = f.lang != EN
+            if f.ml:
+                ml += 1
+                ml_foreign += foreign
+            else:
+                no_ml += 1
+                no_ml_foreign += foreign
+        tally = Tally(chunks, dense, ml, ml_foreign, no_ml, no_ml_foreign)
+        self._tally = (version, tally)  # a change meanwhile bumped the version: taken again
+        return tally
+
     @property
     def ml_cards(self) -> tuple[int, int]:
         """(cards with multilingual vectors, of them not English)."""
-        files = list(self.state.files.values())
-        return sum(1 for f in files if f.ml), sum(1 for f in files if f.ml and f.lang != EN)
+        t = self.tally()
+        return t.ml, t.ml_foreign
 
     @property
     def ml_todo(self) -> int:
         """Cards in the multilingual scope still without all their vectors."""
         if not self.ml_available:
             return 0
-        files = list(self.state.files.values())
         # in_ml_scope per card, with its vault-wide tests asked once (zettel.status reads this)
         if self.ml_mode == "on" or self.state.ml_all:
-            return sum(1 for f in files if not f.ml)
+            return self.tally().no_ml
         if not self.ml_foreign_vault():
             return 0
-        return sum(1 for f in files if not f.ml and f.lang != EN)
+        return self.tally().no_ml_foreign
 
     def _check_ml_model(self) -> None:
         """The stored multilingual vectors are another model's: drop them."""
@@ -476,6 +515,7 @@ class Indexer:
             f.ml = False
         self.state.ml_model = ""
         self._ml_presence = (False, False)
+        self._state_changed()
 
     def sync(self, paths: Iterable[str] | None = None, *, keep_cards: bool = False) -> SyncReport:
         """Reconcile the whole vault (``paths`` None) or just these vault-relative paths.
@@ -484,7 +524,10 @@ class Indexer:
         work is queued (see :meth:`embed_pending`).
         """
         with self._lock:
-            report = self._sync(None if paths is None else set(paths))
+            try:
+                report = self._sync(None if paths is None else set(paths))
+            finally:
+                self._state_changed()
         if paths is None:  # cards without vectors found (or left) by it: queued later
             self._unqueued = any(not f.dense for f in self.state.files.values())
         if not keep_cards:
@@ -815,6 +858,7 @@ class Indexer:
         note, its own rare word scored half and a two-word query lost it). ``uncertain``
         cards (pending when a previous run stopped) are deleted whole first: their points
         in the store are not known."""
+        self._state_changed()  # a status asked during a long sync sees each batch
         state = self.state
         to_chunk = [cards[p][0] for p in batch if p in cards]
         chunked = chunk_cards(to_chunk, self.embedder.count_tokens, self.settings.chunk_tokens)
@@ -1055,6 +1099,7 @@ class Indexer:
                     f.dense = True
                 else:
                     self._mark_ml(f)
+                self._state_changed()
                 continue
             gen = self._generation.get(card.path, 0)
             left_by_path[card.path] = len(missing)
@@ -1134,6 +1179,7 @@ class Indexer:
                     f.dense = True
                 else:
                     self._mark_ml(f)
+        self._state_changed()
         save_state(self.index_dir, self.state)
 
     def stored_ids(self, using: str = DENSE) -> Iterator[int]:

@@ -247,7 +247,7 @@ class VaultNames:
         self.names = [n for _, names, _ in self.per_card.values() for n in names]
         self.blob, self.starts = _blob([n.key for n in self.names])
         self.tags = Counter(t for _, _, tags in self.per_card.values() for t in tags)
-        self.indegree = {p: len(graph.backlinks(p)) for p in cards}
+        self.indegree = graph.backlink_counts()
 
     def matching(self, pattern: re.Pattern[str]) -> list[Name]:
         """The names ``pattern`` (which never crosses a line) finds, in one pass."""
