@@ -4,14 +4,13 @@ inserted link with its brackets closed once, headings, block ids, tags, Markdown
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.server.conftest import client_column, open_doc
+from tests.server.conftest import client_column, open_doc, wait_ready
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -60,18 +59,17 @@ def edit_of(item: types.CompletionItem) -> types.TextEdit:
 
 
 async def test_names_are_built_before_the_first_request(client: LanguageClient) -> None:
-    """Completion's names and diagnostics' name index are built once the graph is (in the
-    background), not by the first ``[[``."""
-    for _ in range(100):
-        logs = [m.message for m in client.log_messages]
-        ready = [m for m in logs if "names for completion" in m]
-        if ready:
-            assert "the name index of 4" in ready[0] and "cards for diagnostics" in ready[0]
-            # the vault's long-lived objects are kept out of garbage collection (server/heap.py)
-            assert any("graph built" in m and "set aside from garbage" in m for m in logs)
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"no warm-up logged: {logs[-5:]}")
+    """Completion's names and diagnostics' name index are built by the start-up, once the
+    graph is, before the vault is "ready": not by the first ``[[``."""
+    st = await wait_ready(client)
+    logs = [m.message for m in client.log_messages]
+    built = [m for m in logs if "names for completion" in m]
+    assert len(built) == 1, logs[-8:]
+    assert "the name index of 4" in built[0] and "cards for diagnostics" in built[0]
+    # the vault's long-lived objects are kept out of garbage collection (server/heap.py)
+    assert any("graph built" in m and "set aside from garbage" in m for m in logs)
+    steps = list(st["vaults"][0]["startup_seconds"])
+    assert steps.index("warm-up") > steps.index("graph")
 
 
 async def test_completion_is_advertised(client: LanguageClient) -> None:
