@@ -416,8 +416,8 @@ class VaultService:
     def _warm_up(self) -> None:
         """The server's warm-ups, once, before "ready" (so that the first completion and the
         first diagnostics after it do not build them). They run after the resync, not beside
-        it: both are Python work, and at 100k cards the resync (1 s alone) took 5.5-8.8 s
-        while the warm-ups (3.5-4.5 s alone) ran on another thread."""
+        it: both are Python work, and at 100k cards the resync (0.7-0.9 s alone) took
+        5.5-8.8 s while the warm-ups ran on another thread (they take 3.1-3.2 s here)."""
         if self._warm_up_fn is None or self._warmed_up:
             return
         self._warmed_up = True
@@ -497,7 +497,8 @@ class VaultService:
             log.warning("the embedding model did not load (%s); search stays lexical", exc)
         if vault.ml_status()[0]:  # the index has multilingual vectors: queries will need it
             self._load_ml_model(vault)
-        self._warm_store(vault)
+        if vault.model_loaded:  # else no dense search will read the vectors
+            self._warm_store(vault)
 
     def _load_ml_model(self, vault: Vault) -> None:
         if not self._ml_loading.acquire(blocking=False):
@@ -571,8 +572,8 @@ class VaultService:
         """An index update (from the watcher or a reindex): bring the graph in step."""
         vault = self.vault
         if vault is None or not (report.cards_changed or report.paths_removed):
-            # nothing for the graph: no write lock, which would wait for every reader (the
-            # start-up's resync waited 4-5 s at 100k cards for the warm-ups' read locks)
+            # nothing for the graph: no write lock, which would wait for whoever reads (the
+            # start-up's resync, when the warm-ups ran beside it, waited 4-5 s at 100k cards)
             return
 
         def update() -> bool:
