@@ -466,23 +466,25 @@ class Indexer:
     def tally(self) -> Tally:
         """Counts over every card (chunks, cards with vectors, ...), kept until the cards or
         their flags change: ``zettel.status`` asks for them on every call, and five passes
-        over the cards took 10-13 ms at 100k cards (the benchmarks poll every 50 ms)."""
+        over the cards took 10-13 ms at 100k cards (the benchmarks poll every 50 ms). Not used
+        for :meth:`ml_presence`, which searches ask after every edit."""
         version = self._state_version
         cached = self._tally
         if cached is not None and cached[0] == version:
             return cached[1]
-        chunks = dense = ml = ml_foreign = no_ml = no_ml_foreign = 0
-        for f in list(self.state.files.values()):
-            chunks += f.chunks
-            dense += f.dense
-            foreign = f.lang != EN
-            if f.ml:
-                ml += 1
-                ml_foreign += foreign
-            else:
-                no_ml += 1
-                no_ml_foreign += foreign
-        tally = Tally(chunks, dense, ml, ml_foreign, no_ml, no_ml_foreign)
+        # sums over generators: 10.5 ms at 100k cards, one loop with branches 25 ms
+        files = list(self.state.files.values())
+        with_ml = [f for f in files if f.ml]
+        ml_foreign = sum(f.lang != EN for f in with_ml)
+        foreign = sum(f.lang != EN for f in files)
+        tally = Tally(
+            chunks=sum(f.chunks for f in files),
+            dense=sum(f.dense for f in files),
+            ml=len(with_ml),
+            ml_foreign=ml_foreign,
+            no_ml=len(files) - len(with_ml),
+            no_ml_foreign=foreign - ml_foreign,
+        )
         self._tally = (version, tally)  # a change meanwhile bumped the version: taken again
         return tally
 
