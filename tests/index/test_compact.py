@@ -301,3 +301,43 @@ def test_a_shard_in_the_older_layout_is_moved_by_its_next_compaction(
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         assert answers(ix, query) == before
         assert ix.sync().indexed == 0
+
+
+def test_a_vector_added_later_is_made_cold_by_the_next_compaction(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """Edge gives a vector added to an existing shard (the multilingual one, or the dense one
+    after a model change) its in-memory placement: the whole storage is read at every open
+    (352 MB at 100k cards). The next compaction is due for it, however few points were
+    written, and makes it cold without losing a value."""
+    from zettel_lsp.index.store import vectors_in_memory
+
+    vault = make_big_vault(tmp_path / "vault", 300)
+    index_dir = tmp_path / "index"
+    rng = np.random.default_rng(3)
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        random_vectors(ix, rng)
+    state = load_state(index_dir)
+    assert state is not None and uncompacted(state, index_dir) == 0  # 300 points: not due
+    assert vectors_in_memory(index_dir / SHARD_DIR) == []
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        assert ix.store.ensure_vector("dense_ml", 16)
+        ids = [point_id(p, 0) for p in sorted(ix.state.files)][:100]
+        ix.store.set_dense(ids, rng.normal(size=(100, 16)).tolist(), using="dense_ml")
+        query = rng.normal(size=16).tolist()
+        before = [
+            (h.id, round(h.score, 4)) for h in ix.store.dense_search(query, 10, using="dense_ml")
+        ]
+    assert vectors_in_memory(index_dir / SHARD_DIR) == ["dense_ml"]
+    state = load_state(index_dir)
+    assert state is not None and 0 < state.uncompacted < COMPACT_AFTER_POINTS
+    assert uncompacted(state, index_dir) == state.uncompacted  # due: the placement
+    assert compact(index_dir).changed
+    assert vectors_in_memory(index_dir / SHARD_DIR) == []
+    state = load_state(index_dir)
+    assert state is not None and uncompacted(state, index_dir) == 0
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        after = [
+            (h.id, round(h.score, 4)) for h in ix.store.dense_search(query, 10, using="dense_ml")
+        ]
+    assert after == before and len(after) == 10

@@ -21,7 +21,8 @@ runs inside the language server, whose event loop would stop answering. It runs:
 Both only when at least :func:`compact_after` points were written since the last compaction
 (``IndexState.uncompacted``): a small vault's shard loads fast as it is; or when the shard was
 written in an older layout (``IndexState.store_layout``, see ``store.STORE_LAYOUT``): the
-compaction moves it.
+compaction moves it; or when a vector added later sits in memory
+(:func:`~zettel_lsp.index.store.vectors_in_memory`): the compaction makes it cold.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from pathlib import Path
 
 from zettel_lsp.index.folder_lock import COMPACTING, FolderLock
 from zettel_lsp.index.state import IndexState, load_state, save_state
-from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT, EdgeStore
+from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT, EdgeStore, vectors_in_memory
 from zettel_lsp.index.store_api import IndexLockedError
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def uncompacted(state: IndexState | None, index_dir: Path) -> int:
     n = state.uncompacted
     if state.store_layout < STORE_LAYOUT:
         return max(n, 1)  # an older layout: the next compaction moves it (store.STORE_LAYOUT)
+    if vectors_in_memory(index_dir / SHARD_DIR):
+        return max(n, 1)  # a vector added in memory: the next compaction makes it cold
     return n if n > 0 and n >= compact_after() else 0
 
 

@@ -220,6 +220,29 @@ def _cold_config(path: Path) -> EdgeConfig | None:
     return EdgeConfig(vectors=vectors or None, sparse_vectors={BM25: _bm25_params()})
 
 
+def vectors_in_memory(path: Path) -> list[str]:
+    """The dense vectors that some segment of the shard at ``path`` keeps in memory (read in
+    full when the shard loads) rather than cold. A vector added to an existing shard (the
+    multilingual one when its model is first used, the dense one again after a model change)
+    gets Edge's default placement in every segment it is added to: ``create_dense_vector``
+    takes no placement. At 100k cards the multilingual vector's storage (512-d, 178k points)
+    is then 352 MB of the server's RSS from its first open, whatever it holds. A compaction
+    rewrites such segments cold (the shard is loaded with every vector declared cold), so
+    :func:`~zettel_lsp.index.compact.uncompacted` asks for one when this is not empty."""
+    hot: set[str] = set()
+    for seg in sorted((path / "segments").glob("*/segment.json")):
+        try:
+            data = json.loads(seg.read_text(encoding="utf-8"))
+            vectors = dict(data["config"]["vector_data"])
+        except (OSError, ValueError, TypeError, KeyError):
+            continue  # unreadable: Edge says so when it loads; nothing to move here
+        for name, v in vectors.items():
+            kind = str(v.get("storage_type", "")) if isinstance(v, dict) else ""
+            if kind.startswith("InRam") or kind == "Memory":
+                hot.add(str(name))
+    return sorted(hot)
+
+
 def _path_filter(paths: Iterable[str] | None) -> Filter | None:
     if paths is None:
         return None
