@@ -341,3 +341,83 @@ def test_a_vector_added_later_is_made_cold_by_the_next_compaction(
             (h.id, round(h.score, 4)) for h in ix.store.dense_search(query, 10, using="dense_ml")
         ]
     assert after == before and len(after) == 10
+
+
+def test_past_the_exact_limit_search_uses_the_int8_copy_and_keeps_its_recall(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Layout 3: a compacted shard keeps an int8 copy of the dense vectors in memory. Past
+    EXACT_DENSE_POINTS (lowered here: 7,000 points instead of 100,000) search walks the HNSW
+    graph over that copy and rescores on the originals: nearly the exact answers, and nothing
+    is read ahead. At or below it, search stays exact on the originals, as before."""
+    from zettel_lsp.index import store as store_module
+    from zettel_lsp.index.store import graph_without_int8
+
+    vault = make_big_vault(tmp_path / "vault", 7000)
+    index_dir = tmp_path / "index"
+    rng = np.random.default_rng(5)
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        random_vectors(ix, rng)
+        queries = rng.normal(size=(20, ix.embedder.dim)).astype("float32").tolist()
+        exact = [[h.id for h in ix.store.dense_search(q, 10)] for q in queries]
+    assert compact(index_dir).changed
+    segments = list((index_dir / SHARD_DIR / "segments").glob("*/segment.json"))
+    dense = [json.loads(p.read_text())["config"]["vector_data"]["dense"] for p in segments]
+    assert any(d["index"]["type"] == "hnsw" and d["quantization_config"] for d in dense)
+    assert not graph_without_int8(index_dir / SHARD_DIR)
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ids = [point_id(p, 0) for p in ix.state.files]  # the points random_vectors set
+        # at the limit: exact on the originals, the answers of the uncompacted shard
+        assert [[h.id for h in ix.store.dense_search(q, 10)] for q in queries] == exact
+        assert ix.store.warm(ids, ix.embedder.dim) == len(ids) == 7000
+        monkeypatch.setattr(store_module, "EXACT_DENSE_POINTS", 100)
+        found = [[h.id for h in ix.store.dense_search(q, 10)] for q in queries]
+        assert ix.store.warm(ids, ix.embedder.dim) == 0  # nothing to read ahead
+        # the same graph walked on the originals (layout 2's search)
+        monkeypatch.setattr(store_module, "_RESCORED", store_module._ORIGINALS)
+        originals = [[h.id for h in ix.store.dense_search(q, 10)] for q in queries]
+
+    def recall(got: list[list[int]]) -> float:
+        return float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(got, exact, strict=True)]))
+
+    # random vectors are the graph's worst case (all distances alike): what matters is that
+    # the int8 copy loses nothing against the graph on the originals
+    assert recall(found) >= recall(originals) - 0.02, (recall(found), recall(originals))
+    assert recall(found) >= 0.85
+
+
+def test_a_graph_without_the_int8_copy_is_read_ahead_until_its_compaction(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A shard compacted in layout 2 has an HNSW graph and no int8 copy: its searches read the
+    originals, so they are still read ahead; its next compaction adds the copy."""
+    from qdrant_edge import Distance, EdgeConfig, EdgeShard, EdgeVectorParams, Memory
+
+    from zettel_lsp.index import store as store_module
+    from zettel_lsp.index.store import graph_without_int8
+
+    vault = make_big_vault(tmp_path / "vault", 7000)
+    index_dir = tmp_path / "index"
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        random_vectors(ix, np.random.default_rng(6))
+        ix.state.store_layout = 2
+    # compacted as layout 2 did: cold vectors without an int8 copy
+    shard = EdgeShard.load(
+        str(index_dir / SHARD_DIR),
+        EdgeConfig(
+            vectors={
+                "dense": EdgeVectorParams(size=384, distance=Distance.Cosine, memory=Memory.Cold)
+            }
+        ),
+    )
+    assert shard.optimize()
+    shard.close()
+    assert graph_without_int8(index_dir / SHARD_DIR)
+    monkeypatch.setattr(store_module, "EXACT_DENSE_POINTS", 100)
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ids = [point_id(p, 0) for p in ix.state.files]  # the points random_vectors set
+        assert ix.store.warm(ids, ix.embedder.dim) == len(ids) == 7000
+    state = load_state(index_dir)
+    assert state is not None and uncompacted(state, index_dir) > 0  # the layout is due
+    assert compact(index_dir).changed
+    assert not graph_without_int8(index_dir / SHARD_DIR)
