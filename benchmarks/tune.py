@@ -2,6 +2,7 @@
 
     python benchmarks/tune.py [--collections obsidian-help,cacm,cisi,hotpotqa100,musique100]
                               [--work DIR] [--json OUT.json] [--grid none|small|full]
+                              [--extra NAME=VAULT,JUDGED[,INDEX] ...] [--known-item 0,0.5,1]
 
 Every judged collection is opened once (obsidian-help's vault with its 52 English judged
 queries; the BEIR collections of ``../shared/data/ir`` materialised as vaults, see
@@ -16,6 +17,11 @@ Leave-one-collection-out: for each collection in turn, the configuration with th
 nDCG@10 over the *other* collections is scored on the held-out one. That held-out figure is the
 honest estimate of quality on a collection nobody tuned on; the final defaults are the best
 configuration over all collections.
+
+``--extra`` adds a judged collection of your own: a vault and its judged queries (the format of
+``zettel-lsp eval``), e.g. the planted set ``benchmarks/make_vault.py`` writes beside a
+generated vault; its index goes to ``INDEX`` (default ``WORK/NAME/index``). ``--known-item``
+lists the known-item boosts to try (``SearchOptions.known_item``; default 0, off).
 """
 
 from __future__ import annotations
@@ -34,7 +40,13 @@ from typing import Any
 
 from zettel_lsp.eval.evaluate import GoldenQuery, load_golden
 from zettel_lsp.eval.metrics import mean_metrics, query_metrics
-from zettel_lsp.search.engine import ALL_LEGS, DEFAULT_WEIGHTS, SearchEngine, SearchOptions
+from zettel_lsp.search.engine import (
+    ALL_LEGS,
+    DEFAULT_FUSION,
+    DEFAULT_WEIGHTS,
+    SearchEngine,
+    SearchOptions,
+)
 from zettel_lsp.search.fusion import LegHit
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams
@@ -83,6 +95,7 @@ class Config:
     fusion: str = "rrf"
     exact_first: bool = True
     hub_lines: bool = True  # the graph rerank's hub-line rule (issue #15)
+    known_item: float = 0.0  # SearchOptions.known_item
 
     def options(self, limit: int = DEEPEST) -> SearchOptions:
         return SearchOptions(
@@ -97,12 +110,14 @@ class Config:
             weights=dict(self.weights),
             fusion=self.fusion,
             exact_title_first=self.exact_first,
+            known_item=self.known_item,
         )
 
     def label(self) -> str:
         w = " ".join(f"{leg}={v:g}" for leg, v in self.weights if leg in self.legs)
         k = f" k={self.rrf_k}" if self.fusion == "rrf" else ""
-        return f"{self.fusion}: {w} depth={self.depth}{k} graph={self.strength:g}"
+        ki = f" known-item={self.known_item:g}" if self.known_item else ""
+        return f"{self.fusion}: {w} depth={self.depth}{k} graph={self.strength:g}{ki}"
 
 
 def obsidian_help(work: Path) -> Collection | None:
@@ -124,6 +139,19 @@ def beir(name: str, work: Path) -> Collection | None:
     vault = work / name / "vault"
     paths = materialise(coll, vault)
     return Collection(name, vault, work / name / "index", judged_queries(coll, paths))
+
+
+def extra(spec: str, work: Path) -> Collection | None:
+    """``NAME=VAULT,JUDGED[,INDEX]``: a vault with judged queries of your own."""
+    name, _, rest = spec.partition("=")
+    parts = [x.strip() for x in rest.split(",")]
+    if not name or len(parts) not in (2, 3):
+        raise SystemExit(f"--extra expects NAME=VAULT,JUDGED[,INDEX], got {spec!r}")
+    vault, judged = Path(parts[0]), Path(parts[1])
+    if not (vault.is_dir() and judged.is_file()):
+        return None
+    index = Path(parts[2]) if len(parts) == 3 else work / name / "index"
+    return Collection(name, vault, index, load_golden(judged))
 
 
 def prepare(coll: Collection, deepest: int) -> None:
@@ -168,7 +196,11 @@ def _recall(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
     return len(rel & set(ranked[:k])) / len(rel) if rel else 0.0
 
 
-def grid(kind: str, depths: tuple[int, ...] = (20, 30, 50, 100)) -> list[Config]:
+def grid(
+    kind: str,
+    depths: tuple[int, ...] = (20, 30, 50, 100),
+    known_items: tuple[float, ...] = (0.0,),
+) -> list[Config]:
     """Both fusion functions with their own weight ranges (BM25's weight is fixed at 1)."""
     small = kind == "small"
     spaces = {
@@ -189,11 +221,11 @@ def grid(kind: str, depths: tuple[int, ...] = (20, 30, 50, 100)) -> list[Config]
     strengths = (0.0, 1.0) if small else (0.0, 0.5, 1.0)
     out = []
     for fusion, sp in spaces.items():
-        for dw, kw, tw, rk, d, st in itertools.product(
-            sp["dense"], sp["keyword"], sp["title"], sp["k"], depths, strengths
+        for dw, kw, tw, rk, d, st, ki in itertools.product(
+            sp["dense"], sp["keyword"], sp["title"], sp["k"], depths, strengths, known_items
         ):
             w = (("dense", dw), ("bm25", 1.0), ("keyword", kw), ("title", tw))
-            out.append(Config(w, d, rk, st, fusion=fusion))
+            out.append(Config(w, d, rk, st, fusion=fusion, known_item=ki))
     return out
 
 
@@ -205,7 +237,7 @@ def single_legs() -> dict[str, Config]:
 
 
 NAIVE = Config((("dense", 1.0), ("bm25", 1.0)), depth=30, strength=0.0, legs=("dense", "bm25"))
-TODAY = Config(tuple(DEFAULT_WEIGHTS.items()), depth=30, strength=1.0)
+TODAY = Config(tuple(DEFAULT_WEIGHTS.items()), depth=30, strength=1.0, fusion=DEFAULT_FUSION)
 
 
 def main() -> int:
@@ -225,13 +257,29 @@ def main() -> int:
         help="leg depths to try (default 20,30: depth 100 chose slightly better rankings but "
         "doubled search latency, over the 1.2x budget; docs/evaluation.md)",
     )
+    ap.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="NAME=VAULT,JUDGED[,INDEX]",
+        help="one more judged collection (repeatable), e.g. a generated vault's planted set",
+    )
+    ap.add_argument(
+        "--known-item",
+        default="0",
+        help="known-item boosts to try, comma-separated (default 0: off)",
+    )
     args = ap.parse_args()
 
-    colls: list[Collection] = []
+    found: list[tuple[str, Collection | None]] = []
     for name in args.collections.split(","):
         c = obsidian_help(args.work) if name == "obsidian-help" else beir(name, args.work)
+        found.append((name, c))
+    found += [(spec.partition("=")[0], extra(spec, args.work)) for spec in args.extra]
+    colls: list[Collection] = []
+    for name, c in found:
         if c is None:
-            print(f"skipped {name}: its data is missing under {SHARED}", file=sys.stderr)
+            print(f"skipped {name}: its data is missing", file=sys.stderr)
             continue
         t = time.perf_counter()
         prepare(c, PREPARED)
@@ -247,7 +295,11 @@ def main() -> int:
     if args.grid == "none":
         configs = [TODAY]
     else:
-        configs = grid(args.grid, tuple(int(d) for d in args.depths.split(",")))
+        configs = grid(
+            args.grid,
+            tuple(int(d) for d in args.depths.split(",")),
+            tuple(float(x) for x in args.known_item.split(",")),
+        )
     t = time.perf_counter()
     table: dict[Config, dict[str, dict[str, float]]] = {}
     for i, cfg in enumerate(configs):
@@ -276,6 +328,7 @@ def main() -> int:
         "naive RRF(bm25, dense)": NAIVE,
         "today's defaults": TODAY,
         "today's defaults, no hub lines": replace(TODAY, hub_lines=False),
+        "today's defaults, known-item boost 1": replace(TODAY, known_item=1.0),
     } | single_legs()
     fixed |= {
         "final": final,
@@ -304,6 +357,7 @@ def _prior(cfg: Config) -> tuple[float, ...]:
         -abs(cfg.rrf_k - 60),
         cfg.strength,
         -abs(w["dense"] - 2),
+        -cfg.known_item,
     )
 
 

@@ -359,7 +359,13 @@ def test_one_table_of_exit_codes(tmp_path: Path) -> None:
     not_golden = run("eval", str(vault), __file__, "--index-dir", str(tmp_path / "i"))
     assert not_golden.returncode == EXIT_USAGE and "not a judged-queries file" in not_golden.stderr
     assert "Traceback" not in not_golden.stderr
-    for bad in (["--legs", "nope"], ["--weights", "dense=two"], ["--limit", "0"]):
+    for bad in (
+        ["--legs", "nope"],
+        ["--weights", "dense=two"],
+        ["--limit", "0"],
+        ["--known-item", "-1"],
+        ["--known-item", "nan"],
+    ):
         out = run("search", str(vault), "q", *bad)
         assert out.returncode == EXIT_USAGE and out.stderr.startswith("zettel-lsp: "), bad
         assert "Traceback" not in out.stderr

@@ -303,6 +303,14 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
         + ",".join(f"{k}={v:g}" for k, v in DEFAULT_WEIGHTS.items())
         + ")",
     )
+    p.add_argument(
+        "--known-item",
+        type=float,
+        default=0.0,
+        metavar="W",
+        help="add W to the keyword leg's weight when the query's words are all found in at "
+        "most 3 cards (off by default; docs/evaluation.md, known-item queries)",
+    )
     _add_index_options(p)
     _add_vault_options(p)
 
@@ -613,7 +621,14 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
         weights=weights,
         fusion=getattr(args, "fusion", DEFAULT_FUSION),
         exact_title_first=not getattr(args, "no_exact_title", False),
+        known_item=_known_item(getattr(args, "known_item", 0.0)),
     )
+
+
+def _known_item(value: float) -> float:
+    if not value >= 0 or value == float("inf"):  # also NaN
+        raise CliError(f"--known-item expects a number >= 0, got {value!r}")
+    return value
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
@@ -1078,6 +1093,7 @@ def _eval_dict(report: EvalReport, opts: SearchOptions) -> dict[str, Any]:
         "graph": opts.graph,
         "weights": dict(opts.weights),
         "fusion": opts.fusion,
+        "known_item": opts.known_item,
         "overall": report.overall,
         "by_category": report.by_category,
         "misses": report.misses(),

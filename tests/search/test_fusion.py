@@ -94,3 +94,43 @@ def test_convex_counts_a_card_once_per_leg_and_ignores_negative_scores() -> None
     legs = {"dense": [scored("a", 0.5), scored("a", 0.4), scored("b", -0.2)]}
     scores = convex_scores({"dense": card_ranking(legs["dense"])})
     assert scores == {"a": pytest.approx(1.0), "b": 0.0}
+
+
+def _known_item_legs(keyword: list[LegHit]) -> dict[str, list[LegHit]]:
+    # the dense leg's cosines lie close together (a bag of words); "memo" is first in BM25
+    # and holds the query's words, which the keyword leg finds
+    dense = [scored(f"d{i}", 0.50 - i * 0.002) for i in range(10)]
+    bm25 = [scored("memo", 12.0), *(scored(f"b{i}", 11.0 - i) for i in range(5))]
+    return {"dense": dense, "bm25": bm25, "keyword": keyword}
+
+
+def test_the_known_item_boost_lifts_the_only_card_holding_the_words() -> None:
+    from zettel_lsp.search.engine import DEFAULT_WEIGHTS, SearchOptions, fuse_legs, known_item
+
+    legs = _known_item_legs([scored("memo", 7.0)])
+    off = SearchOptions()
+    on = SearchOptions(known_item=1.0)
+    assert known_item(legs["keyword"], on.leg_depth)
+    assert fuse_legs(legs, off)[0].path == "d0"  # by default, dense decides
+    fused = fuse_legs(legs, on)
+    assert fused[0].path == "memo"
+    w = DEFAULT_WEIGHTS
+    assert fused[0].score == pytest.approx(w["bm25"] + w["keyword"] + 1.0)
+    assert fuse_legs(legs, off)[0].score == pytest.approx(w["dense"])
+    # the weights given to a call are kept apart from the boost
+    assert fuse_legs(legs, on, {"dense": 1.5, "bm25": 1.0, "keyword": 0.0})[0].path == "memo"
+
+
+def test_no_known_item_when_the_words_are_common_or_the_leg_was_cut() -> None:
+    from zettel_lsp.search.engine import KNOWN_ITEM_CARDS, SearchOptions, fuse_legs, known_item
+
+    on = SearchOptions(known_item=1.0, depth=30)
+    # more cards than KNOWN_ITEM_CARDS hold the words: no boost
+    common = [scored(f"k{i}", 5.0 - i) for i in range(KNOWN_ITEM_CARDS)] + [scored("memo", 1.0)]
+    assert not known_item(common, 30)
+    assert fuse_legs(_known_item_legs(common), on)[0].path == "d0"
+    # one card, but the leg filled its depth (chunks of one long card): the match set may go on
+    cut = [LegHit("memo", {"chunk": i, "title": "memo"}, 7.0 - i * 0.1) for i in range(30)]
+    assert not known_item(cut, 30) and known_item(cut[:29], 30)
+    assert fuse_legs(_known_item_legs(cut), on)[0].path == "d0"
+    assert not known_item([], 30)

@@ -65,6 +65,10 @@ DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, 
 ML_KEY = "\x00ml\x00"  # prefix of a query's multilingual embedding in a Vectors mapping
 DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "convex"
+# The known-item boost (off by default; docs/evaluation.md "Known-item queries"): when the
+# keyword leg's whole match set, every chunk that holds all the query's words, lies in at most
+# this many cards, its weight rises by SearchOptions.known_item.
+KNOWN_ITEM_CARDS = 3
 FUSIONS = ("rrf", "convex")
 
 
@@ -83,6 +87,9 @@ class SearchOptions:
     exact_title_first: bool = True
     # a failing query embedding skips the dense leg (logged); False: raise EmbedderError
     dense_fallback: bool = True
+    # extra keyword weight when the query's words are all found in only a few cards (see
+    # KNOWN_ITEM_CARDS and known_item); 0 = off, the default
+    known_item: float = 0.0
 
     @property
     def leg_depth(self) -> int:
@@ -423,11 +430,24 @@ def fuse_legs(
     w = weights if weights is not None else (opts.weights or None)
     if "dense_ml" in legs and w is not None and "dense_ml" not in w:
         w = {**w, "dense_ml": w.get("dense", 1.0)}  # the multilingual leg weighs as dense
+    if opts.known_item > 0 and known_item(legs.get("keyword", ()), opts.leg_depth):
+        base = 1.0 if w is None else w.get("keyword", 1.0)
+        w = {**(w or {}), "keyword": base + opts.known_item}
     if opts.fusion == "convex":
         return fuse_convex(legs, weights=w)
     if opts.fusion == "rrf":
         return fuse(legs, k=opts.rrf_k, weights=w)
     raise ValueError(f"unknown fusion {opts.fusion!r}; choose from {', '.join(FUSIONS)}")
+
+
+def known_item(keyword: Sequence[LegHit], depth: int) -> bool:
+    """Whether the keyword leg found a *known item*: it returned fewer chunks than ``depth``
+    (so that is every chunk holding the query's words, as a phrase or all of them) and they lie
+    in at most :data:`KNOWN_ITEM_CARDS` cards. Words that rare together point at the card the
+    user remembers writing them in."""
+    if not keyword or len(keyword) >= depth:
+        return False
+    return len({h.path for h in keyword}) <= KNOWN_ITEM_CARDS
 
 
 def title_index(graph: LinkGraph) -> TitleIndex:
