@@ -108,7 +108,7 @@ def linked_by(graph: LinkGraph, path: str) -> int:
     link, embed = EdgeKind.LINK, EdgeKind.EMBED
     return sum(
         1
-        for src, d in graph.graph.pred[path].items()
+        for src, d in graph.graph.pred(path).items()
         if src != path and (d.get(link) or d.get(embed))
     )
 
