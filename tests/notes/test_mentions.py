@@ -105,3 +105,34 @@ def test_nfc_offsets_map_back_into_the_text(text: str) -> None:
     for i, ch in enumerate(nfc):
         assert 0 <= starts[i] < ends[i] <= len(text)
         assert ch in unicodedata.normalize("NFC", text[starts[i] : ends[i]])
+
+
+_ALPHABET = st.sampled_from("ab é\u0301İ中文./-_1")
+
+
+@given(
+    st.lists(st.text(alphabet=_ALPHABET, min_size=1, max_size=6), max_size=8),
+    st.text(alphabet=_ALPHABET, max_size=40),
+)
+def test_phrases_in_finds_what_the_automaton_finds(names: list[str], text: str) -> None:
+    """The title index looks names up span by span (no automaton): the same mentions."""
+    from zettel_lsp.notes.mentions import normalise, phrases_in
+
+    table = {normalise(n) for n in names} - {""}
+    matcher = MentionMatcher((k, k) for k in table)
+    longest = max(map(len, table), default=0)
+    want = [(m.start, m.end, m.phrase) for m in matcher.find(text)]
+    got = [(m.start, m.end, m.phrase) for m in phrases_in(text, table, longest)]
+    assert got == want
+
+
+def test_phrases_in_by_hand() -> None:
+    from zettel_lsp.notes.mentions import phrases_in
+
+    table = {"machine learning", "learning", "node", "rank"}
+    found = phrases_in("Machine Learning for node.js ranking, and rank", table, 16)
+    # longest first, whole words only, never inside a dotted token
+    assert [m.phrase for m in found] == ["machine learning", "rank"]
+    # names longer than ``longest`` are not looked up
+    assert [m.phrase for m in phrases_in("machine learning", table, 8)] == ["learning"]
+    assert phrases_in("", table, 16) == [] and phrases_in("rank", set(), 0) == []
