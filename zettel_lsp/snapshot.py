@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 SNAPSHOT_FILE = "graph.pickle"
 # bump the first part when LinkGraph or TitleIndex change what they hold
-SNAPSHOT_FORMAT = f"graph-3:{CARD_FORMAT}:{MENTION_FORMAT}"  # 2: named_by as lists; 3: Adjacency, no title automaton
+# 2: named_by as lists; 3: the graph/adjacency.py edges, no title automaton, resolver tuples
+SNAPSHOT_FORMAT = f"graph-3:{CARD_FORMAT}:{MENTION_FORMAT}"
 # a start applies at most this many changed cards to a snapshot (or 1% of the cards, if more)
 MAX_CHANGES = 200
 
