@@ -19,6 +19,8 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+import sys
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -81,11 +83,14 @@ class NameIndex:
     in step with a changed graph with :meth:`update` (only the cards whose names changed are
     touched), inside the vault's lock; lookups cache their answers until the next change."""
 
-    owners: dict[Stage, dict[str, set[str]]] = field(default_factory=dict)
+    # name -> the cards filed under it: tuples and interned names, as in the resolver (sets of
+    # one owner and a second copy of each name took 58 MB at 100k cards)
+    owners: dict[Stage, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # path -> title
     _names: list[str] = field(default_factory=list)  # normalised names, by id
     _shown: list[tuple[str, str]] = field(default_factory=list)  # (name as written, path)
-    _grams: dict[str, list[int]] = field(default_factory=dict)  # trigram -> name ids
+    # trigram -> name ids (4 bytes each, not an 8-byte list slot: 2.2M at 100k cards)
+    _grams: dict[str, array[int]] = field(default_factory=dict)
     _cache: dict[str, tuple[Suggestion, ...]] = field(default_factory=dict)
     signature: dict[str, tuple[str, tuple[str, ...], str | None]] = field(default_factory=dict)
     _ids: dict[str, list[int]] = field(default_factory=dict)  # path -> its name ids
@@ -126,8 +131,13 @@ class NameIndex:
         for stage, names in stage_names(card):
             table = self.owners[stage]
             for name in names:
-                if name:
-                    table.setdefault(name, set()).add(card.path)
+                if not name:
+                    continue
+                owners = table.get(name)
+                if owners is None:
+                    table[sys.intern(name)] = (card.path,)
+                elif card.path not in owners:  # sorted: a rebuilt index compares equal
+                    table[name] = tuple(sorted((*owners, card.path)))
         ids = self._ids.setdefault(card.path, [])
         seen: set[str] = set()
         for shown in (card.title, *card.aliases, card.stem):
@@ -140,7 +150,10 @@ class NameIndex:
             self._names.append(key)
             self._shown.append((shown, card.path))
             for g in set(_trigrams(key)):
-                self._grams.setdefault(g, []).append(i)
+                grams = self._grams.get(g)
+                if grams is None:
+                    grams = self._grams[g] = array("i")
+                grams.append(i)
 
     def _drop(self, path: str) -> None:
         title, aliases, card_id = self.signature.pop(path)
@@ -158,8 +171,10 @@ class NameIndex:
             for name in names:
                 owners = table.get(name)
                 if owners is not None:
-                    owners.discard(path)
-                    if not owners:
+                    rest = tuple(p for p in owners if p != path)
+                    if rest:
+                        table[name] = rest
+                    else:
                         del table[name]
         self._dead.update(self._ids.pop(path, ()))
 
@@ -238,9 +253,10 @@ class NameIndex:
             key = norm(shown)
             if not key or shown in out:
                 continue
-            others = (
-                self.owners[Stage.TITLE].get(key, set()) | self.owners[Stage.ALIAS].get(key, set())
-            ) - {card.path}
+            others = {
+                *self.owners[Stage.TITLE].get(key, ()),
+                *self.owners[Stage.ALIAS].get(key, ()),
+            } - {card.path}
             if others:
                 out[shown] = sorted(others)
         return out
