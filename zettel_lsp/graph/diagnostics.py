@@ -19,7 +19,6 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
-import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,7 +26,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.resolver import Resolution, Stage, name_key, norm, stage_names, strip_md
+from zettel_lsp.graph.resolver import (
+    Resolution,
+    Stage,
+    add_owner,
+    drop_owner,
+    name_key,
+    norm,
+    stage_names,
+    strip_md,
+)
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
 from zettel_lsp.notes.model import Card, Link, LinkKind, Position
 
@@ -83,8 +91,8 @@ class NameIndex:
     in step with a changed graph with :meth:`update` (only the cards whose names changed are
     touched), inside the vault's lock; lookups cache their answers until the next change."""
 
-    # name -> the cards filed under it: tuples and interned names, as in the resolver (sets of
-    # one owner and a second copy of each name took 58 MB at 100k cards)
+    # name -> the cards filed under it, kept as the resolver keeps them (resolver.add_owner;
+    # sets of one owner and a second copy of each name took 58 MB at 100k cards)
     owners: dict[Stage, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # path -> title
     _names: list[str] = field(default_factory=list)  # normalised names, by id
@@ -131,13 +139,8 @@ class NameIndex:
         for stage, names in stage_names(card):
             table = self.owners[stage]
             for name in names:
-                if not name:
-                    continue
-                owners = table.get(name)
-                if owners is None:
-                    table[sys.intern(name)] = (card.path,)
-                elif card.path not in owners:  # sorted: a rebuilt index compares equal
-                    table[name] = tuple(sorted((*owners, card.path)))
+                if name:
+                    add_owner(table, name, card.path)
         ids = self._ids.setdefault(card.path, [])
         seen: set[str] = set()
         for shown in (card.title, *card.aliases, card.stem):
@@ -169,13 +172,7 @@ class NameIndex:
         for stage, names in old:
             table = self.owners[stage]
             for name in names:
-                owners = table.get(name)
-                if owners is not None:
-                    rest = tuple(p for p in owners if p != path)
-                    if rest:
-                        table[name] = rest
-                    else:
-                        del table[name]
+                drop_owner(table, name, path)
         self._dead.update(self._ids.pop(path, ()))
 
     def near(self, text: str, n: int = SUGGESTIONS) -> tuple[Suggestion, ...]:

@@ -500,9 +500,8 @@ class LinkGraph:
                     holders = self._by_key.get(name_key(text))
                     if holders is not None:
                         holders.discard(path)
-        for dst, data in list(self.graph.succ(path).items()):
-            rest = {k: n for k, n in data.items() if k not in LINK_KINDS}
-            self.graph.set_edge(path, dst, edge_data(rest))
+        for dst in list(self.graph.succ(path)):  # edges are links and embeds only
+            self.graph.set_edge(path, dst, None)
 
     def _add_edge(self, u: str, v: str, kind: EdgeKind, n: int) -> None:
         counts = dict(self.graph.edge(u, v) or {})
