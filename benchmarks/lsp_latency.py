@@ -25,6 +25,10 @@ Once ready, every request is sent alone and timed from send to parsed response:
 - ``codeAction/resolve`` of the "Add related links" action whenever codeAction offers it unresolved
   (the lazy path taken by clients that can resolve edits).
 
+The server's memory (``server_memory``: peak RSS by ``VmHWM``, and RSS split into heap and file
+pages, from ``/proc/PID/status``) is read once the index is ready and again just before
+``shutdown``; the second peak covers the whole run.
+
 Positions are in the encoding the server chose (UTF-16 unless the client offers UTF-8/32).
 Prints n, median, p95 (nearest rank) and max per method in milliseconds, with the targets of the
 issue (zettelkasten-13k, warm index, 2 cores): workspace/symbol p95 <= 30 ms, hover and codeAction
@@ -167,6 +171,28 @@ def cpu_seconds(pid: int | str) -> float | None:
         return (int(fields[11]) + int(fields[12])) / tick  # utime stime
     except (OSError, ValueError, IndexError):
         return None
+
+
+def server_memory(pid: int | None) -> dict[str, float] | None:
+    """The server process's memory now, in MB, from ``/proc/PID/status`` (Linux): ``peak_mb``
+    is its high-water mark (``VmHWM``: the largest RSS since it started), ``rss_mb`` the RSS now,
+    split into ``anon_mb`` (its heap) and ``file_mb`` (mapped file pages the kernel can drop).
+    None where there is no such file (not Linux, or the process is gone). With ``--server`` the
+    pid is the command's own process: a wrapper that starts the server as a child is measured
+    as the wrapper."""
+    if pid is None:
+        return None
+    keys = {"VmHWM": "peak_mb", "VmRSS": "rss_mb", "RssAnon": "anon_mb", "RssFile": "file_mb"}
+    out: dict[str, float] = {}
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                name, _, rest = line.partition(":")
+                if name in keys:
+                    out[keys[name]] = round(int(rest.split()[0]) / 1024, 1)  # kB
+    except (OSError, ValueError, IndexError):
+        return None
+    return out or None
 
 
 class CpuWatch:
@@ -867,6 +893,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         out["index"] = {k: first_vault.get(k) for k in INDEX_KEYS}
         # the server's own account of its start-up steps (seconds, in order), when ready
         out["startup"]["steps_s"] = first_vault.get("startup_seconds")
+        server_pid = server.pid if server is not None else None
+        out["server_memory"] = {"at_ready": server_memory(server_pid)}
 
         if args.startup_only:
             out["methods"] = {}
@@ -900,6 +928,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         out["targets"] = targets(out)
         out["server_messages"] = [m.message for m in client.messages]
     finally:
+        if "server_memory" in out:  # the high-water mark over the whole run, before it ends
+            out["server_memory"]["before_shutdown"] = server_memory(
+                server.pid if server is not None else None
+            )
         out["shutdown"] = await shut_down(client)
         out["machine"]["load_after"] = [round(x, 2) for x in os.getloadavg()]
         if args.log_file and isinstance(client.log_messages, TimedLog):
@@ -997,6 +1029,14 @@ def print_table(out: dict[str, Any]) -> None:
     )
     phases = ", ".join(f"{k} {v:.0f}" for k, v in s["phases_ms"].items())
     print(f"phases first seen (ms): {phases}")
+    mem = out.get("server_memory") or {}
+    for when in ("at_ready", "before_shutdown"):
+        if got := mem.get(when):
+            print(
+                f"server memory {when.replace('_', ' ')}: peak RSS {got.get('peak_mb', 0):.0f} MB, "
+                f"RSS {got.get('rss_mb', 0):.0f} MB (anon {got.get('anon_mb', 0):.0f}, "
+                f"file {got.get('file_mb', 0):.0f})"
+            )
     busy = m.get("cpu_during_measurement")
     if busy:
         print(

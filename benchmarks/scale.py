@@ -23,7 +23,7 @@ judged set ``DIR/vN.judged.json`` beside it). Steps per size (``--skip`` takes t
   generated: the same judged queries on the same cards, issue #18) is made and evaluated too
   when it is not one of ``--sizes``; the table shows each size's difference to it;
 - ``lsp``: ``lsp_latency.py`` on that index (warm start: first answer, ready, the phases seen in
-  ``zettel.status``, and the p95 of every method);
+  ``zettel.status``, the p95 of every method, and the server's peak RSS over the run);
 - ``interrupted``: ``python -m zettel_lsp index V`` on a fresh ``DIR/index/<size>/interrupted``,
   stopped with SIGKILL once the lexical phase is done and ``--interrupt-at`` of the cards have
   their vectors in the saved state (an editor that closes kills its server; the indexer has no
@@ -224,6 +224,12 @@ FIGURES: tuple[Figure, ...] = (
     Figure("dense", "cold: dense phase", "s", "cold:cold.dense_seconds"),
     Figure("peak_rss", "peak RSS of zettel-lsp index", "MB", "cold:cold.peak_rss_mb"),
     Figure("warm_start", "zettel-lsp index, warm", "s", "cold:warm_start_seconds.median", True),
+    Figure(
+        "server_peak_rss",
+        "peak RSS of the language server",
+        "MB",
+        "lsp:server_memory.before_shutdown.peak_mb",
+    ),
     Figure("first_answer", "warm: first answer", "ms", "lsp:startup.first_answer_ms", True),
     Figure("ready", "warm: ready", "ms", "lsp:startup.index_ready_ms", True),
     Figure(
@@ -283,8 +289,6 @@ FIGURES: tuple[Figure, ...] = (
 )
 
 NOT_REPORTED = (
-    "peak RSS of the language server: lsp_latency.py does not measure the server's memory (the "
-    "peak RSS row is the `zettel-lsp index` process of index_bench.py)",
     "per-step start-up costs from the server itself: it reports no step timings; the step rows "
     "are the time between phase changes seen by polling `zettel.status` every 50 ms "
     "(lsp_latency.py phases_ms), so a step shorter than ~50 ms may not be seen at all",

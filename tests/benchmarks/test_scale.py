@@ -79,6 +79,10 @@ def fixtures(work: Path) -> None:
                     "phases_ms": {"syncing": 5.0, "graph": 100.0, "ready": 100 + graph_ms},
                 },
                 "methods": {"workspace/symbol": {"p95_ms": 20.0 + n / 1000}},
+                "server_memory": {
+                    "at_ready": {"peak_mb": 100.0},
+                    "before_shutdown": {"peak_mb": 200.0 + n / 10, "rss_mb": 150.0},
+                },
             },
         )
         write(folder, "eval", {"overall": {"ndcg@10": 0.8 - n / 1e5}})
@@ -107,6 +111,9 @@ def test_table_from_saved_results(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert rows["first_answer"]["exponent_fit"] == pytest.approx(0.0, abs=1e-9)
     assert not rows["first_answer"]["over"]
     assert rows["symbol_p95"]["values"]["2000"] == 22.0
+    # the server's peak RSS is the high-water mark read before shutdown, not the one at ready
+    assert rows["server_peak_rss"]["values"]["4000"] == 600.0
+    assert not any(x.startswith("peak RSS of the language server") for x in out["not_measured"])
     # never measured: n/a everywhere, and listed
     assert all(v is None for v in rows["completion_p95"]["values"].values())
     assert rows["completion_p95"]["exponent_fit"] is None
@@ -131,3 +138,17 @@ def test_text_and_markdown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "| figure | unit | 1000 | 4000 | b (fit) | b (1000->4000) |  |" in md
     graph = next(line for line in md if line.startswith("| warm step: graph \\*"))
     assert graph.endswith("| ! step |")
+
+
+def test_server_memory_reads_the_process_status() -> None:
+    import os
+
+    from benchmarks import lsp_latency
+
+    got = lsp_latency.server_memory(os.getpid())
+    if got is None:
+        pytest.skip("no /proc/PID/status here (not Linux)")
+    assert got["peak_mb"] >= got["rss_mb"] > 0
+    assert got["anon_mb"] + got["file_mb"] <= got["rss_mb"] + 1  # RssShmem is the rest
+    assert lsp_latency.server_memory(None) is None
+    assert lsp_latency.server_memory(2**22 + 12345) is None  # no such process
