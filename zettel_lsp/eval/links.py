@@ -45,7 +45,7 @@ from typing import Any
 
 from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.index.state import STATE_FILE, IndexState, load_state, save_state
+from zettel_lsp.index.state import PENDING_FILE, STATE_FILE, IndexState, load_state, save_state
 from zettel_lsp.notes.card_cache import CACHE_FILE
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault
@@ -191,7 +191,7 @@ def _shared_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-_INDEX_FILES = (STATE_FILE, "shard", CACHE_FILE, "owner.json")
+_INDEX_FILES = (STATE_FILE, PENDING_FILE, "shard", CACHE_FILE, "owner.json")
 
 
 def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> IndexState:

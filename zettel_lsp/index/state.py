@@ -5,9 +5,11 @@ whether its dense vectors are done. It is written atomically (temp file, fsync, 
 *after* the shard is flushed, so after a crash the state never claims more than the shard holds.
 
 Before a batch touches the shard, the paths it will touch are recorded as ``pending`` (also
-atomically). On the next start, a pending path whose state entry does not match the file is
-re-indexed, and a pending path that no longer exists has its points deleted: a crash at any moment
-leads to redone work, never to phantom or missing cards.
+atomically): in ``pending.json``, a small file of their own, so that an edit does not write the
+whole state twice (at 50k cards each save of ``state.json`` took 0.25 s); the next save of the
+state takes them over and removes that file. On the next start, a pending path whose state entry
+does not match the file is re-indexed, and a pending path that no longer exists has its points
+deleted: a crash at any moment leads to redone work, never to phantom or missing cards.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ STATE_FILE = "state.json"
 # shard write and the state's (a crash, a kill), so the shard may hold points the state does
 # not know, and the first full sync looks for them (a facet over every point: 3.4 s at 100k).
 CLEAN_FILE = "closed-cleanly"
+# The paths a pass is about to write, saved before it writes them (see save_pending)
+PENDING_FILE = "pending.json"
 
 
 @dataclass(slots=True)
@@ -128,11 +132,25 @@ def load_state(folder: Path) -> IndexState | None:
     path = folder / STATE_FILE
     try:
         with path.open(encoding="utf-8") as fh:
-            return IndexState.from_json(json.load(fh))
+            state = IndexState.from_json(json.load(fh))
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    try:
+        with (folder / PENDING_FILE).open(encoding="utf-8") as fh:
+            data = json.load(fh)
+        if data.get("format") != STATE_FORMAT or not isinstance(data.get("pending"), list):
+            raise ValueError("not a pending file")
+        extra = [str(p) for p in data["pending"]]
+    except FileNotFoundError:
+        return state
+    except (OSError, ValueError, AttributeError):
+        # written atomically, so only damage makes it unreadable; the paths it held are
+        # unknown, and the state may lag the shard for any of them: reconcile everything
+        return None
+    state.pending = sorted(set(state.pending) | set(extra))
+    return state
 
 
 def _state_stamp(folder: Path) -> str:
@@ -160,18 +178,40 @@ def mark_clean(folder: Path) -> None:
 
 
 def save_state(folder: Path, state: IndexState) -> None:
-    """Write atomically: a reader (or a crash) sees the old file or the new one, never a mix."""
+    """Write atomically: a reader (or a crash) sees the old file or the new one, never a mix.
+    The state's own ``pending`` then stands for what :func:`save_pending` recorded, and its
+    file is removed (a crash before that leaves it: its paths are redone, nothing is lost)."""
+    # json.dumps runs the C encoder; json.dump streams through the pure-Python one (10x
+    # slower). ASCII escapes keep any path lossless, even one with lone surrogates.
+    _write_atomically(
+        folder,
+        STATE_FILE,
+        ".state-",
+        json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":")),
+    )
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(folder / PENDING_FILE)
+
+
+def save_pending(folder: Path, pending: list[str]) -> None:
+    """Record, atomically and without rewriting the whole state, that these paths are about to
+    be written to the shard: :func:`load_state` adds them to the saved state's ``pending``, so
+    a crash before the next :func:`save_state` has them redone."""
+    data = {"format": STATE_FORMAT, "pending": sorted(set(pending))}
+    _write_atomically(
+        folder, PENDING_FILE, ".state-", json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+    )
+
+
+def _write_atomically(folder: Path, name: str, prefix: str, data: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".json", dir=folder)
     try:
-        # json.dumps runs the C encoder; json.dump streams through the pure-Python one (10x
-        # slower). ASCII escapes keep any path lossless, even one with lone surrogates.
-        data = json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":"))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, folder / STATE_FILE)
+        os.replace(tmp, folder / name)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -42,11 +42,13 @@ from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
 from zettel_lsp.index.state import (
     CLEAN_FILE,
+    PENDING_FILE,
     STATE_FILE,
     FileState,
     IndexState,
     load_state,
     mark_clean,
+    save_pending,
     save_state,
     take_clean_mark,
 )
@@ -328,6 +330,7 @@ class Indexer:
                 log.warning("%s; rebuilding the index from the notes", exc)
                 EdgeStore.destroy(self.index_dir)
                 (self.index_dir / STATE_FILE).unlink(missing_ok=True)
+                (self.index_dir / PENDING_FILE).unlink(missing_ok=True)
                 return EdgeStore(self.index_dir, dim, 100.0)
         from zettel_lsp.index.remote_store import (
             RemoteStore,
@@ -784,7 +787,7 @@ class Indexer:
         # square of the vault: a minute at 100k cards). A crash redoes the pending cards only.
         if work:
             state.pending = sorted(set(work) | set(renames.values()))
-            save_state(self.index_dir, state)
+            save_pending(self.index_dir, state.pending)  # not the whole state: see state.py
         last_save = time.perf_counter()
         for start in range(0, max(total, 1), LEXICAL_BATCH_FILES):
             batch = work[start : start + LEXICAL_BATCH_FILES]
@@ -1217,6 +1220,7 @@ _INDEX_ENTRIES = frozenset(
     {
         LOCK_FILE,
         STATE_FILE,
+        PENDING_FILE,
         "shard",
         "owner.json",
         "cards.pickle",
