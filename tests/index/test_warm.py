@@ -79,3 +79,31 @@ def test_the_shard_is_read_ahead_before_it_loads_except_its_vectors(
         vault.open()
         assert vault.engine.search("rising bread dough")
     assert calls == [shard]
+
+
+def fake_shard(root: Path, points: int, dim: int, *, int8: bool) -> Path:
+    """A shard folder's dense storage only, as Edge lays it out (sparse files, no disk used)."""
+    seg = root / "segments" / "0f0e" / "vector_storage-dense"
+    seg.mkdir(parents=True)
+    with (seg / "matrix.dat").open("wb") as fh:
+        fh.truncate(points * 4 * dim)
+    if int8:
+        (seg / "quantized.data").write_bytes(b"\0" * 16)
+    return seg / "matrix.dat"
+
+
+def test_only_a_graph_searched_shards_originals_are_left_to_on_demand_reads(
+    tmp_path: Path,
+) -> None:
+    """Past exact search, with an int8 copy to search on, the originals are dropped from the
+    page cache and read a page at a time; below it (every vector read by warm_store) or
+    without the int8 copy (a layout-2 shard) they are left alone."""
+    big = store_module.EXACT_DENSE_POINTS + 1
+    matrix = fake_shard(tmp_path / "a", big, 8, int8=True)
+    assert store_module.searched_originals(tmp_path / "a", 8) == [matrix]
+    assert store_module.drop_cached_originals(tmp_path / "a", 8) == big * 32
+    fake_shard(tmp_path / "b", big - 1, 8, int8=True)
+    assert store_module.searched_originals(tmp_path / "b", 8) == []
+    assert store_module.drop_cached_originals(tmp_path / "b", 8) == 0
+    fake_shard(tmp_path / "c", big, 8, int8=False)
+    assert store_module.searched_originals(tmp_path / "c", 8) == []

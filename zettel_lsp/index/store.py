@@ -278,6 +278,51 @@ def graph_without_int8(path: Path, name: str = DENSE) -> bool:
     return False
 
 
+def searched_originals(path: Path, dim: int) -> list[Path]:
+    """The files of the original dense vectors of the shard at ``path`` that searches read only
+    a few of (see :func:`drop_cached_originals`): none below :data:`EXACT_DENSE_POINTS`."""
+    originals: list[Path] = []
+    points = 0
+    for seg in (path / "segments").glob(f"*/vector_storage-{DENSE}"):
+        matrix = seg / "matrix.dat"
+        with contextlib.suppress(OSError):
+            points += matrix.stat().st_size // (4 * max(1, dim))
+            if (seg / "quantized.data").is_file():
+                originals.append(matrix)
+    return originals if points > EXACT_DENSE_POINTS else []
+
+
+def drop_cached_originals(path: Path, dim: int) -> int:
+    """Drop the original dense vectors of the shard at ``path`` from the page cache (clean pages
+    only: ``posix_fadvise(DONTNEED)``, nothing is lost) where searches read only a few of them:
+    past :data:`EXACT_DENSE_POINTS` points, in the segments with an int8 copy to search on
+    (layout 3). Returns the bytes of the files advised.
+
+    Those searches rescore a few dozen candidates on the originals (``matrix.dat``). When the
+    file sits in the page cache as large folios, as a compaction or any sequential read leaves
+    it, each touch maps a whole folio into the process: in-process at 100k cards, 257 MB of it
+    after 102 searches, against 26 MB with the file read on demand. In the language server over
+    a whole `lsp_latency.py` run: 229-246 MB before, 155 MB after, and the peak RSS 2,216-2,245
+    -> 2,145-2,158 MB (docs/performance.md). Read again on demand, it costs a disk read per
+    rescored candidate that is not cached (no latency moved in that run)."""
+    if not hasattr(os, "posix_fadvise"):
+        return 0
+    done = 0
+    for matrix in searched_originals(path, dim):
+        try:
+            fd = os.open(matrix, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            done += os.fstat(fd).st_size
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return done
+
+
 def read_ahead(path: Path) -> int:
     """Read the files of the shard at ``path`` once, in order, before Edge loads it: all but
     the dense vectors' storage (``matrix.dat``, ``chunk_*``), which searches read on demand
@@ -347,6 +392,7 @@ class EdgeStore:
         try:
             if (path / "wal").exists() or (path / "segments").exists():
                 read_ahead(path)
+                drop_cached_originals(path, dim)
                 shard = EdgeShard.load(str(path))
             else:
                 path.mkdir(parents=True, exist_ok=True)
