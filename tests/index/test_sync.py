@@ -613,7 +613,9 @@ def test_an_edit_records_its_paths_as_pending_without_rewriting_the_state(
         assert load_state(tmp_path / "crashed").pending == []  # type: ignore[union-attr]
 
 
-def test_a_damaged_pending_file_means_a_full_reconcile(tmp_path: Path) -> None:
+def test_a_damaged_pending_file_has_every_card_redone(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     folder = tmp_path / "idx"
     state = IndexState(vault=str(tmp_path), model="m", chunker="c")
     state.files["a.md"] = FileState(1, 2, "h", 1)
@@ -621,8 +623,13 @@ def test_a_damaged_pending_file_means_a_full_reconcile(tmp_path: Path) -> None:
     save_pending(folder, ["b.md", "a.md", "b.md"])
     got = load_state(folder)
     assert got is not None and got.pending == ["a.md", "b.md"] and "a.md" in got.files
+    state.files["c.md"] = FileState(3, 4, "i", 2)
+    save_state(folder, state)
     (folder / PENDING_FILE).write_text('{"format": 1, "pend')  # not what an atomic write leaves
-    assert load_state(folder) is None  # unknown pending paths: reconcile everything
+    with caplog.at_level(logging.WARNING):
+        got = load_state(folder)
+    assert got is not None and got.pending == ["a.md", "c.md"]  # unknown paths: every card
+    assert "pending.json is unreadable" in caplog.text
     save_state(folder, state)  # the state's own pending stands for it now
     assert not (folder / PENDING_FILE).exists()
     assert load_state(folder) == state

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 STATE_FORMAT = 1
 STATE_FILE = "state.json"
@@ -145,10 +148,12 @@ def load_state(folder: Path) -> IndexState | None:
         extra = [str(p) for p in data["pending"]]
     except FileNotFoundError:
         return state
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError) as exc:
         # written atomically, so only damage makes it unreadable; the paths it held are
-        # unknown, and the state may lag the shard for any of them: reconcile everything
-        return None
+        # unknown, and the state may lag the shard for any of them: every card is redone
+        # (its chunks written again; its vectors are found by text hash, not embedded again)
+        log.warning("%s is unreadable (%s): every card is indexed again", PENDING_FILE, exc)
+        extra = list(state.files)
     state.pending = sorted(set(state.pending) | set(extra))
     return state
 
