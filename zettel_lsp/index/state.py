@@ -189,10 +189,7 @@ def save_state(folder: Path, state: IndexState) -> None:
     # json.dumps runs the C encoder; json.dump streams through the pure-Python one (10x
     # slower). ASCII escapes keep any path lossless, even one with lone surrogates.
     _write_atomically(
-        folder,
-        STATE_FILE,
-        ".state-",
-        json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":")),
+        folder, STATE_FILE, json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":"))
     )
     with contextlib.suppress(FileNotFoundError):
         os.unlink(folder / PENDING_FILE)
@@ -204,13 +201,15 @@ def save_pending(folder: Path, pending: list[str]) -> None:
     a crash before the next :func:`save_state` has them redone."""
     data = {"format": STATE_FORMAT, "pending": sorted(set(pending))}
     _write_atomically(
-        folder, PENDING_FILE, ".state-", json.dumps(data, ensure_ascii=True, separators=(",", ":"))
+        folder, PENDING_FILE, json.dumps(data, ensure_ascii=True, separators=(",", ":"))
     )
 
 
-def _write_atomically(folder: Path, name: str, prefix: str, data: str) -> None:
+def _write_atomically(folder: Path, name: str, data: str) -> None:
+    """``data`` as ``folder / name``, through a ``.state-*`` temp file (the name an index
+    folder's check knows), fsynced and renamed over it, the rename made durable too."""
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".json", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=".state-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(data)
