@@ -136,3 +136,44 @@ def test_phrases_in_by_hand() -> None:
     # names longer than ``longest`` are not looked up
     assert [m.phrase for m in phrases_in("machine learning", table, 8)] == ["learning"]
     assert phrases_in("", table, 16) == [] and phrases_in("rank", set(), 0) == []
+
+
+_MIXED = st.sampled_from("ab é\u0301İ中文😀./-_1\n")
+
+
+@given(
+    st.lists(st.text(alphabet=_MIXED, min_size=1, max_size=6), max_size=10),
+    st.text(alphabet=_MIXED, max_size=60),
+)
+def test_the_boundary_automaton_finds_what_the_plain_one_finds(names: list[str], text: str) -> None:
+    """With many titles the automaton matches at word boundaries only (a spaced copy of the
+    text): the same mentions as matching the text as written and checking each hit."""
+    from zettel_lsp.notes.mentions import normalise, phrases_in
+
+    pairs = [(n, f"{i}.md") for i, n in enumerate(names)]
+    plain = MentionMatcher(pairs, boundary=False)
+    spaced = MentionMatcher(pairs, boundary=True)
+    want = [(m.start, m.end, m.phrase, m.keys) for m in plain.find(text)]
+    assert [(m.start, m.end, m.phrase, m.keys) for m in spaced.find(text)] == want
+    table = {normalise(n) for n in names} - {""}
+    oracle = phrases_in(text, table, max(map(len, table), default=0))
+    assert [(m.start, m.end, m.phrase) for m in oracle] == [w[:3] for w in want]
+
+
+def test_the_boundary_automaton_by_hand() -> None:
+    names = ["rank", "a-b", "a.b", "a b", "-ab", "ab", "c++", "酸種", "Node"]
+    m = MentionMatcher(((n, n) for n in names), boundary=True)
+    text = "ranks rank a-b a.b a b -ab xab 酸種パン c++ node.js Node"
+    assert spans(m, text) == [
+        ("rank", ("rank",)),
+        ("a-b", ("a-b",)),
+        ("a.b", ("a.b",)),
+        ("a b", ("a b",)),
+        ("-ab", ("-ab",)),
+        ("酸種", ("酸種",)),
+        ("c++", ("c++",)),
+        ("Node", ("Node",)),
+    ]
+    # it is the default with many titles, not with a few
+    assert MentionMatcher([(f"t{i:04}", "x") for i in range(300)])._spaced is not None
+    assert MentionMatcher([("rank", "x")])._spaced is None

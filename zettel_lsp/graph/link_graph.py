@@ -557,14 +557,16 @@ class LinkGraph:
         self.mentions_found += 1
         card = self.cards[path]
         self._drop_mentions(path)
-        found = self._scan_mentions(card)
-        if not found:
-            return
         spans = array("i")
-        for m in found:
-            spans.append(m.start)
-            spans.append(m.end)
-        self._store_mentions(path, ("", spans, tuple(m.target for m in found)))
+        targets: list[str] = []
+        for m in self._matcher_now().find(card.text, unlinkable(card)):
+            target = self._mention_target(path, m.keys)
+            if target is not None:
+                spans.append(m.start)
+                spans.append(m.end)
+                targets.append(target)
+        if targets:
+            self._store_mentions(path, ("", spans, tuple(targets)))
 
     def _store_mentions(self, path: str, entry: CachedMentions) -> None:
         _, spans, targets = entry
@@ -592,15 +594,22 @@ class LinkGraph:
     def _to_mentions(self, card: Card, found: list[Mention]) -> list[UnlinkedMention]:
         out: list[UnlinkedMention] = []
         for m in found:
-            owners = [k for k in m.keys if k != card.path and k in self.cards]
-            if not owners or card.path in m.keys:
-                continue  # the card's own title, or a name it shares with others
-            target = (
-                owners[0]
-                if len(owners) == 1
-                else min(owners, key=lambda p: tie_break_key(p, card.path))
-            )
-            out.append(
-                UnlinkedMention(card.path, target, m.start, m.end, card.text[m.start : m.end])
-            )
+            target = self._mention_target(card.path, m.keys)
+            if target is not None:
+                out.append(
+                    UnlinkedMention(card.path, target, m.start, m.end, card.text[m.start : m.end])
+                )
         return out
+
+    def _mention_target(self, path: str, keys: tuple[str, ...]) -> str | None:
+        """The card a name owned by ``keys`` names in the card at ``path``: None for the card's
+        own title, or a name it shares with others."""
+        if len(keys) == 1:
+            key = keys[0]
+            return key if key != path and key in self.cards else None
+        if path in keys:
+            return None
+        owners = [k for k in keys if k in self.cards]
+        if len(owners) <= 1:
+            return owners[0] if owners else None
+        return min(owners, key=lambda p: tie_break_key(p, path))
