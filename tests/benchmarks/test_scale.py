@@ -77,6 +77,7 @@ def fixtures(work: Path) -> None:
                     "first_answer_ms": 400.0,
                     "index_ready_ms": 100 + graph_ms,
                     "phases_ms": {"syncing": 5.0, "graph": 100.0, "ready": 100 + graph_ms},
+                    "steps_s": {"open": 0.5, "sync": 1e-4 * n**1.3},
                 },
                 "methods": {"workspace/symbol": {"p95_ms": 20.0 + n / 1000}},
                 "server_memory": {
@@ -106,8 +107,12 @@ def test_table_from_saved_results(tmp_path: Path, capsys: pytest.CaptureFixture[
     graph = rows["warm_graph"]
     assert graph["step"] and graph["over"]
     assert graph["exponent_fit"] == pytest.approx(1.25, abs=1e-3)
-    assert out["steps_over_limit"] == ["warm_graph"]
-    assert out["over_limit"] == ["cold", "model_only", "warm_graph"]
+    # the server's own step timings are start-up steps too
+    sync = rows["warm_server_sync"]
+    assert sync["step"] and sync["exponent_fit"] == pytest.approx(1.3, abs=1e-3)
+    assert rows["warm_server_open"]["exponent_fit"] == pytest.approx(0.0, abs=1e-9)
+    assert out["steps_over_limit"] == ["warm_graph", "warm_server_sync"]
+    assert out["over_limit"] == ["cold", "model_only", "warm_graph", "warm_server_sync"]
     assert rows["first_answer"]["exponent_fit"] == pytest.approx(0.0, abs=1e-9)
     assert not rows["first_answer"]["over"]
     assert rows["symbol_p95"]["values"]["2000"] == 22.0
