@@ -13,13 +13,43 @@ is built anew, when the old one is dropped).
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 _LOCK = threading.Lock()
+
+
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        fn = ctypes.CDLL(None).malloc_trim  # glibc only
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+_TRIM = _malloc_trim()
+
+
+def release(reason: str) -> float:
+    """Give the C heap's free pages back to the system (glibc's ``malloc_trim``; nothing
+    elsewhere). Freed memory otherwise stays in the process, above all in the arena of a
+    thread that is done allocating: the embedding model's load leaves ~50 MB free in the
+    model thread's arena (measured in-process: RSS 245 -> 193 MB after the trim), which the
+    other threads' allocations never reuse. Returns the milliseconds it took."""
+    if _TRIM is None:
+        return 0.0
+    t0 = time.perf_counter()
+    _TRIM(0)
+    ms = (time.perf_counter() - t0) * 1000
+    log.info("%s: free heap pages returned to the system (%.0f ms)", reason, ms)
+    return ms
 
 
 def settle(
