@@ -159,27 +159,29 @@ class MentionMatcher:
         # the automaton over the text as written: every phrase, or (``boundary``) those with
         # a character of the scripts written without spaces
         self._automaton: ahocorasick.Automaton | None = None
-        # the boundary automaton: spaced phrase -> (phrase, owners, 1 if a space was put
-        # before it); phrases that differ in punctuation alone share a spaced form
+        # the boundary automaton: spaced phrase -> the phrase, or the phrases (a tuple) when
+        # several differ in punctuation alone; owners are looked up in _owners (an automaton's
+        # values are kept per phrase: a tuple each took 16 MB at 112k names)
         self._spaced: ahocorasick.Automaton | None = None
         raw = ahocorasick.Automaton()
-        spaced: dict[str, list[tuple[str, tuple[str, ...], int]]] = {}
-        for norm, sorted_keys in self._owners.items():
+        spaced: dict[str, list[str]] = {}
+        for norm in self._owners:
             if boundary and not _UNSPACED.search(norm):
-                lead = 1 if _is_word_char(norm[0]) else 0
                 key = (
-                    " " * lead + _NON_WORD.sub(" ", norm) + (" " if _is_word_char(norm[-1]) else "")
+                    (" " if _is_word_char(norm[0]) else "")
+                    + _NON_WORD.sub(" ", norm)
+                    + (" " if _is_word_char(norm[-1]) else "")
                 )
-                spaced.setdefault(key, []).append((norm, sorted_keys, lead))
+                spaced.setdefault(key, []).append(norm)
             else:
-                raw.add_word(norm, (norm, sorted_keys))
+                raw.add_word(norm, norm)
         if len(raw):
             raw.make_automaton()
             self._automaton = raw
         if spaced:
             auto = ahocorasick.Automaton()
-            for key, entries in spaced.items():
-                auto.add_word(key, (len(key), tuple(entries)))
+            for key, norms in spaced.items():
+                auto.add_word(key, norms[0] if len(norms) == 1 else tuple(norms))
             auto.make_automaton()
             self._spaced = auto
 
@@ -201,23 +203,25 @@ class MentionMatcher:
         low = lower_same_length(text)
         n = len(low)
         candidates: list[tuple[int, int, str, tuple[str, ...]]] = []
+        owners = self._owners
         if self._spaced is not None:
-            # copy index i is low's i - 1 (the leading space)
-            for end_idx, (size, entries) in self._spaced.iter(" " + _NON_WORD.sub(" ", low) + " "):
-                first = end_idx - size  # low's index of the key's first character
-                for norm, keys, lead in entries:
-                    start = first + lead
-                    end = start + len(norm)
-                    if not low.startswith(norm, start):
+            # copy index i is low's i - 1 (the leading space); a phrase's last character is
+            # followed by a space in the key when it is a word character (no CJK here)
+            for end_idx, found in self._spaced.iter(" " + _NON_WORD.sub(" ", low) + " "):
+                for norm in (found,) if isinstance(found, str) else found:
+                    last = norm[-1]
+                    end = end_idx - (1 if last.isalnum() or last == "_" else 0)
+                    start = end - len(norm)
+                    if start < 0 or not low.startswith(norm, start):
                         continue
                     # a dot or slash next to it: maybe part of a dotted token (rare)
                     if (
                         (start >= 2 and low[start - 1] in "./") or (end + 1 < n and low[end] == ".")
                     ) and _joined(low, start, end):
                         continue
-                    candidates.append((start, end, norm, keys))
+                    candidates.append((start, end, norm, owners[norm]))
         if self._automaton is not None:
-            for end_idx, (norm, keys) in self._automaton.iter(low):
+            for end_idx, norm in self._automaton.iter(low):
                 start = end_idx - len(norm) + 1
                 end = end_idx + 1
                 if start > 0 and _is_word_char(low[start - 1]) and _is_word_char(low[start]):
@@ -226,7 +230,7 @@ class MentionMatcher:
                     continue
                 if _joined(low, start, end):
                     continue
-                candidates.append((start, end, norm, keys))
+                candidates.append((start, end, norm, owners[norm]))
         return _select(candidates, back, excluded)
 
 
