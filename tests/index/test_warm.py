@@ -6,6 +6,7 @@ answers as they were."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -68,17 +69,30 @@ def test_the_shard_is_read_ahead_before_it_loads_except_its_vectors(
     assert store_module.read_ahead(shard) == expected
 
     calls: list[Path] = []
+    threads: list[str] = []
     real = store_module.read_ahead
+    real_drop = store_module.drop_cached_originals
+    loads: list[int] = []
 
     def recording(path: Path) -> int:
+        threads.append(threading.current_thread().name)
+        n = real(path)
         calls.append(path)
-        return real(path)
+        return n
+
+    def drop(path: Path, dim: int) -> int:  # the step right before EdgeShard.load
+        loads.append(len(calls))  # how many read-aheads had finished by then
+        return real_drop(path, dim)
 
     monkeypatch.setattr(store_module, "read_ahead", recording)
+    monkeypatch.setattr(store_module, "drop_cached_originals", drop)
     with Vault(vault_dir, index_dir, cache_dir=cache_dir) as vault:
         vault.open()
         assert vault.engine.search("rising bread dough")
     assert calls == [shard]
+    # on a thread of its own, beside the state's loading, and done before the shard loads
+    assert threads == ["zettel-read-ahead"]
+    assert loads and loads[0] == 1
 
 
 def fake_shard(root: Path, points: int, dim: int, *, int8: bool) -> Path:

@@ -347,6 +347,17 @@ def read_ahead(path: Path) -> int:
     return done
 
 
+def start_read_ahead(folder: Path) -> threading.Thread:
+    """:func:`read_ahead` of the shard in ``folder`` (an index folder) on a thread of its own,
+    to pass to :class:`EdgeStore`: its reads release the interpreter lock, so the caller can
+    read the index state meanwhile (0.41 s at 100k cards, before the shard's 0.45-0.75 s)."""
+    thread = threading.Thread(
+        target=read_ahead, args=(folder / SHARD_DIR,), name="zettel-read-ahead", daemon=True
+    )
+    thread.start()
+    return thread
+
+
 def _segment_vectors(path: Path) -> list[dict[str, dict[str, Any]]]:
     """Per segment of the shard at ``path``: its dense vectors' configuration, as Edge records
     it in ``segment.json`` (unreadable ones left out: Edge says so when it loads)."""
@@ -373,14 +384,23 @@ def _path_filter(paths: Iterable[str] | None) -> Filter | None:
 class EdgeStore:
     """One open shard. Thread-safe for use from a writer thread and reader threads."""
 
-    def __init__(self, folder: Path, dim: int, bm25_avg_len: float) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        dim: int,
+        bm25_avg_len: float,
+        *,
+        read_ahead_by: threading.Thread | None = None,
+    ) -> None:
+        """``read_ahead_by``: a thread already reading the shard's files ahead (see
+        :func:`start_read_ahead`), joined instead of reading them here."""
         self.folder = folder
         self.dim = dim
         self._bm25 = Bm25Encoder(bm25_avg_len)
         self._write_lock = threading.Lock()
         shard_dir = folder / SHARD_DIR
         self._created = not ((shard_dir / "wal").exists() or (shard_dir / "segments").exists())
-        self._shard = self._open(shard_dir, dim)
+        self._shard = self._open(shard_dir, dim, read_ahead_by)
         # points so far (upserts add to it, never minus deletes: a bound for _dense_params)
         self._points = int(self._shard.info().points_count)
         self._write_owner()
@@ -388,10 +408,13 @@ class EdgeStore:
     # ------------------------------------------------------------------ lifecycle
 
     @staticmethod
-    def _open(path: Path, dim: int) -> EdgeShard:
+    def _open(path: Path, dim: int, read_ahead_by: threading.Thread | None = None) -> EdgeShard:
         try:
             if (path / "wal").exists() or (path / "segments").exists():
-                read_ahead(path)
+                if read_ahead_by is not None:
+                    read_ahead_by.join()
+                else:
+                    read_ahead(path)
                 drop_cached_originals(path, dim)
                 shard = EdgeShard.load(str(path))
             else:
