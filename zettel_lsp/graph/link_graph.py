@@ -143,8 +143,11 @@ class LinkGraph:
             g.cards[card.path] = card
             g.graph.add_node(card.path)
             g._resolver.add(card)
+        # equal resolutions share one object (73k distinct among 230k links at 100k generated
+        # cards: 11 MB), also in a snapshot (pickle keeps shared objects shared)
+        same: dict[Resolution, Resolution] = {}
         for path in g.cards:
-            g._resolve_links(path)
+            g._resolve_links(path, same)
         g._matcher = g._build_matcher()
         reusable = g._reusable(mentions)
         for path, card in g.cards.items():
@@ -475,13 +478,15 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ internals
 
-    def _resolve_links(self, path: str) -> None:
+    def _resolve_links(self, path: str, same: dict[Resolution, Resolution] | None = None) -> None:
         card = self.cards[path]
         self._clear_outgoing(path)
         resolved: list[ResolvedLink] = []
         counts: Counter[tuple[str, EdgeKind]] = Counter()
         for link in card.links:
             res = self._resolver.resolve_link(link, path)
+            if same is not None:
+                res = same.setdefault(res, res)
             resolved.append(ResolvedLink(path, link, res))
             if link.target:
                 self._by_key.setdefault(name_key(link.target), set()).add(path)
