@@ -67,6 +67,7 @@ def settle(
             gc.collect(1 if young_only else 2)
         gc.freeze()
         ms = (time.perf_counter() - t0) * 1000
+    release(reason)  # what the collection (and the work before it) left free in the C heap
     log.info(
         "%s: %d long-lived objects set aside from garbage collection (%.0f ms)",
         reason,

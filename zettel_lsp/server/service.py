@@ -391,7 +391,6 @@ class VaultService:
         self.write(built)
         t = self._step("graph", t)
         heap.settle_graph(f"{self.root.name}: graph built")
-        heap.release(f"{self.root.name}: graph built")
         self.graph_ready.set()
         self._graph_changed()
         t = self._step("settle", t)
@@ -442,7 +441,6 @@ class VaultService:
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
             heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
-            heap.release(f"{self.root.name}: ready")
             return
         self._report(f"embedding {pending} chunks (lexical search works already)", 0)
         if self._watcher is not None:
@@ -468,7 +466,6 @@ class VaultService:
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
             heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
-            heap.release(f"{self.root.name}: ready")
 
     def _warm_store(self, vault: Vault) -> None:
         """Once per session, after the model loaded and before "ready" (in the model's
