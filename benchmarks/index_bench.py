@@ -27,6 +27,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -131,6 +132,15 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=5)
     ap.add_argument("--no-baseline", action="store_true", help="skip the model-only timing")
     ap.add_argument(
+        "--baseline-only",
+        action="store_true",
+        help="time the model alone on the vault's chunks and nothing else (a cold run measured "
+        "earlier without it: benchmarks/scale.py merges the two)",
+    )
+    ap.add_argument(
+        "--cache-dir", type=Path, help="--baseline-only: the model's folder (default: a new one)"
+    )
+    ap.add_argument(
         "--multilingual",
         choices=("auto", "on", "off"),
         default="auto",
@@ -142,6 +152,16 @@ def main() -> int:
         help="keep the work folder here (index, copy of vault); new, empty or kept before",
     )
     args = ap.parse_args()
+    if args.baseline_only:
+        with tempfile.TemporaryDirectory(prefix="zettel-bench-model-") as tmp:
+            base = model_baseline(args.vault, args.cache_dir or Path(tmp))
+        out = {
+            "vault": str(args.vault),
+            "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+            "model_only": {k: round(v, 2) if isinstance(v, float) else v for k, v in base.items()},
+        }
+        print(json.dumps(out, indent=2))
+        return 0
 
     # The work folder is one zettel-lsp made (workdir marker), never beside the vault's notes:
     # a --keep folder must be new, empty or kept by an earlier run (then it is emptied first).

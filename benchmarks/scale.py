@@ -601,6 +601,8 @@ class Runner:
             if "baseline" in a.skip:
                 cmd.append("--no-baseline")
             cold_ran = self.run_json(size, "cold", cmd) is not None
+        elif "baseline" not in a.skip:
+            self.add_baseline(size, vault)
         copy, index = keep / "vault", keep / "index"
         have_index = (index / "state.json").is_file() and copy.is_dir()
         for step in ("search", "eval", "lsp"):
@@ -630,6 +632,33 @@ class Runner:
             self.run_json(size, step, cmd)
         if self.want(size, "interrupted"):
             self.run_interrupted(size, vault)
+
+    def add_baseline(self, size: Size, vault: Path) -> None:
+        """The model alone for a cold index measured earlier without it (``--skip baseline``
+        then, e.g. to keep a long run short): ``index_bench.py --baseline-only`` on the same
+        vault, merged into the saved cold result with its ratio (``model_only.separate``)."""
+        saved = self.saved(size, "cold")
+        if not saved.is_file():
+            return
+        cold = json.loads(saved.read_text(encoding="utf-8"))
+        if "model_only" in cold:
+            return
+        cmd = [sys.executable, str(BENCH / "index_bench.py"), str(vault), "--baseline-only"]
+        cmd += ["--json", "--cache-dir", str(self.cache)]
+        log(f"[{size.label}] baseline: {shlex.join(cmd)}")
+        t0 = time.perf_counter()
+        err_path = self.folder(size) / "model_alone.stderr.log"
+        with err_path.open("w", encoding="utf-8") as err:
+            proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
+        self.record_wall(size, "baseline", time.perf_counter() - t0)
+        if proc.returncode != 0:
+            log(f"[{size.label}] baseline FAILED (exit {proc.returncode}); see {err_path}")
+            return
+        base = json.loads(proc.stdout)["model_only"]
+        base["separate"] = True  # measured in its own run, not right after the cold index
+        cold["model_only"] = base
+        cold["cold_over_model_only"] = round(cold["cold"]["seconds"] / base["seconds"], 3)
+        saved.write_text(json.dumps(cold, indent=2) + "\n", encoding="utf-8")
 
     def language_args(self) -> list[str]:
         """English queries only, unless ``--all-languages``: the vaults are English, and one

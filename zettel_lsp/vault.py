@@ -206,8 +206,19 @@ class Vault:
             **self._ml_report(),
             "index_dir": str(self.indexer.index_dir),
             "backend": self.settings.backend,
+            "points_uncompacted": state.uncompacted,
+            "keyword_index": self._keyword_index(),
             "skipped": dict(list(state.skipped.items())[:50]),
         }
+
+    def _keyword_index(self) -> str:
+        """How the keyword leg finds its words (see ``Indexer._keyword_index_rule``)."""
+        indexed = getattr(self.indexer.store, "keyword_indexed", None)
+        if indexed is None:
+            return "the server's"
+        if indexed:
+            return "full-text index"
+        return "none until the next compaction: words checked among the best BM25 points"
 
     def _ml_report(self) -> dict[str, Any]:
         ix = self.indexer

@@ -1,5 +1,6 @@
-"""benchmarks/scale.py without running a benchmark: the growth exponents, the table composed
-from saved sub-benchmark JSON (fixtures written here), and the CLI on ``--from-results``."""
+"""benchmarks/scale.py: the growth exponents, the table composed from saved sub-benchmark JSON
+(fixtures written here), the CLI on ``--from-results``, and the model-alone run merged into a
+saved cold result."""
 
 from __future__ import annotations
 
@@ -157,3 +158,21 @@ def test_server_memory_reads_the_process_status() -> None:
     assert got["anon_mb"] + got["file_mb"] <= got["rss_mb"] + 1  # RssShmem is the rest
     assert lsp_latency.server_memory(None) is None
     assert lsp_latency.server_memory(2**22 + 12345) is None  # no such process
+
+
+def test_a_cold_result_without_the_model_alone_gets_it_from_its_own_run(tmp_path: Path) -> None:
+    """``--skip cold`` with ``baseline`` wanted: ``index_bench.py --baseline-only`` (the real
+    model on the vault's chunks) is run and merged into the saved cold result with its ratio."""
+    vault = tmp_path / "v30"
+    vault.mkdir()
+    for i in range(30):
+        (vault / f"Card {i}.md").write_text(f"# Card {i}\n\nA short thought number {i}.\n")
+    (tmp_path / "v30.judged.json").write_text("[]")
+    write(tmp_path / "results" / "30", "index_bench", {"cold": {"cards": 30, "seconds": 40.0}})
+    steps = "graph,cold,search,eval,lsp,interrupted"
+    assert scale.main(["--sizes", "30", "--work", str(tmp_path), "--skip", steps]) == 0
+    saved = json.loads((tmp_path / "results" / "30" / "index_bench.json").read_text())
+    base = saved["model_only"]
+    assert base["chunks"] == 30 and base["separate"] is True and base["seconds"] > 0
+    assert saved["cold_over_model_only"] == pytest.approx(40.0 / base["seconds"], rel=1e-2)
+    assert saved["cold"] == {"cards": 30, "seconds": 40.0}  # the cold run itself untouched

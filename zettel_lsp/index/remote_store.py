@@ -445,6 +445,11 @@ class RemoteStore:
     def drop_vector(self, name: str) -> None:
         """Nothing to drop (see :meth:`ensure_vector`)."""
 
+    def keyword_index(self, on: bool) -> bool:
+        """The server keeps its full-text index on disk and does not rebuild it at a load:
+        the collection keeps it (nothing changes)."""
+        return False
+
     # ------------------------------------------------------------------ writes
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:

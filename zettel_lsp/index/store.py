@@ -118,6 +118,10 @@ _ORIGINALS = QuantizationSearchParams(ignore=True)
 # Points per warming query (EdgeStore.warm): one query holds the interpreter lock for ~25 ms at
 # 100k cards, so requests that arrive meanwhile wait at most that long.
 WARM_SLICE = 2048
+# The keyword leg without its full-text index (EdgeStore.keyword_index) checks the words in
+# this many of the best BM25 points: 5-6 ms per search on a never-compacted 100k-card shard
+# (1,024: 38 ms per query; docs/performance.md, ninth pass)
+KEYWORD_DEPTH = 256
 _READ_BLOCK = 1 << 20  # read_ahead's reads
 
 
@@ -401,16 +405,19 @@ class EdgeStore:
         shard_dir = folder / SHARD_DIR
         self._created = not ((shard_dir / "wal").exists() or (shard_dir / "segments").exists())
         self._shard = self._open(shard_dir, dim, read_ahead_by)
+        info = self._shard.info()
         # points so far (upserts add to it, never minus deletes: a bound for _dense_params)
-        self._points = int(self._shard.info().points_count)
+        self._points = int(info.points_count)
+        self._keyword_indexed = TEXT_FIELD in info.payload_schema  # see keyword_index
         self._write_owner()
 
     # ------------------------------------------------------------------ lifecycle
 
     @staticmethod
     def _open(path: Path, dim: int, read_ahead_by: threading.Thread | None = None) -> EdgeShard:
+        loaded = (path / "wal").exists() or (path / "segments").exists()
         try:
-            if (path / "wal").exists() or (path / "segments").exists():
+            if loaded:
                 if read_ahead_by is not None:
                     read_ahead_by.join()
                 else:
@@ -426,8 +433,9 @@ class EdgeStore:
                     ),
                 )
             # Also on load: a process killed right after creating the shard leaves it without
-            # its payload indexes (found by the SIGKILL test under load).
-            EdgeStore._ensure_indexes(shard)
+            # its payload indexes (found by the SIGKILL test under load). The keyword leg's
+            # index only on creation: on load its owner decides (keyword_index).
+            EdgeStore._ensure_indexes(shard, text=not loaded)
             return shard
         except Exception as exc:
             text = str(exc)
@@ -444,10 +452,10 @@ class EdgeStore:
             ) from exc
 
     @staticmethod
-    def _ensure_indexes(shard: EdgeShard) -> None:
+    def _ensure_indexes(shard: EdgeShard, *, text: bool = True) -> None:
         schema = shard.info().payload_schema
         for name in _FIELDS:
-            if name not in schema:
+            if name not in schema and (text or name != TEXT_FIELD):
                 shard.update(UpdateOperation.create_field_index(name, _field_params(name)))
 
     @staticmethod
@@ -455,7 +463,9 @@ class EdgeStore:
         """The shard at ``path`` (its ``shard`` folder), moved to :data:`STORE_LAYOUT` where it
         is not there yet: its vectors and BM25 index declared cold (the optimizer then writes
         them so) and its payload indexes rebuilt cold (22 s for the text index at 178k
-        points). For the compactor, which optimizes it next; takes no lock itself."""
+        points), or built when missing (the keyword leg's, which waits for this compaction
+        while many points are uncompacted: :meth:`keyword_index`). For the compactor, which
+        optimizes it next; takes no lock itself."""
         config = _cold_config(path)
         shard = (
             EdgeShard.load(str(path), config) if config is not None else EdgeShard.load(str(path))
@@ -528,6 +538,35 @@ class EdgeStore:
         """Delete the dense vector ``name`` and all its values (a model change)."""
         with self._write_lock:
             self._shard.update(UpdateOperation.delete_vector_name(name))
+
+    def keyword_index(self, on: bool) -> bool:
+        """Build (``on``) or drop the keyword leg's full-text index of the ``text`` field;
+        True when that changed something. Without the index the keyword leg checks the words
+        in the best BM25 points only (:meth:`_keyword_among_best`: the same answers when every
+        match is among them), which costs a few milliseconds per query instead of seconds at
+        every load.
+
+        Why drop it: Edge rebuilds the full-text index of the appendable segment in memory at
+        every load, re-reading and re-tokenizing every payload there. On a shard that was
+        never compacted (the first index of a vault, stopped mid-embedding) that was 85% of
+        the open: 4.2-5.4 s at 100k cards against 0.72-0.77 s without the index, and 365 MB
+        (docs/performance.md, seventh pass). The indexer drops it while many points wait for a
+        compaction, which builds it again on disk (:meth:`load_for_compaction`)."""
+        with self._write_lock:
+            if on == self._keyword_indexed:
+                return False
+            if on:
+                op = UpdateOperation.create_field_index(TEXT_FIELD, _field_params(TEXT_FIELD))
+            else:
+                op = UpdateOperation.delete_field_index(TEXT_FIELD)
+            self._shard.update(op)
+            self._keyword_indexed = on
+            return True
+
+    @property
+    def keyword_indexed(self) -> bool:
+        """Whether the keyword leg has its full-text index (see :meth:`keyword_index`)."""
+        return self._keyword_indexed
 
     def set_bm25_avg_len(self, avg_len: float) -> None:
         """BM25 document weights depend on the mean document length: fix it per index."""
@@ -652,13 +691,36 @@ class EdgeStore:
         """Points whose text holds every word of ``text`` (or the exact phrase), ranked by BM25
         among themselves (in id order when the words are all stopwords). Chinese, Japanese and
         Korean queries search the ``cjk`` field (see :func:`keyword_field`)."""
+        field = keyword_field(text)
         match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
-        flt = Filter(must=[FieldCondition(key=keyword_field(text), match=match)])
+        flt = Filter(must=[FieldCondition(key=field, match=match)])
         sparse = self._bm25.query(text, langs)
+        if len(sparse.indices) and field == TEXT_FIELD and not self._keyword_indexed:
+            return self._keyword_among_best(sparse, flt, limit)
         if len(sparse.indices):
             return self._query(Query.Nearest(sparse, using=BM25), limit, flt)
         records, _ = self._shard.scroll(ScrollRequest(limit=limit, filter=flt, with_payload=True))
         return [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
+
+    def _keyword_among_best(self, sparse: Any, flt: Filter, limit: int) -> list[Hit]:
+        """The keyword leg without its full-text index (:meth:`keyword_index`): the points
+        among the :data:`KEYWORD_DEPTH` (or twice ``limit``) best BM25 points that hold the
+        words, checked by Edge itself (its tokenizer) on those points alone, in BM25 order.
+        The same answer as with the index whenever every match is among those points; a
+        match further down is missed. Letting Edge check every point instead (the filter
+        alone) took 0.7 s per query on a never-compacted 100k-card shard."""
+        depth = max(KEYWORD_DEPTH, 2 * limit)
+        req = QueryRequest(limit=depth, query=Query.Nearest(sparse, using=BM25), with_payload=False)
+        scores = {int(p.id): float(p.score) for p in self._shard.query(req)}
+        if not scores:
+            return []
+        among = Filter(must=[HasIdCondition(set[int | UUID | str](scores)), *(flt.must or [])])
+        records, _ = self._shard.scroll(
+            ScrollRequest(limit=len(scores), filter=among, with_payload=False)
+        )
+        found = sorted((int(r.id) for r in records), key=lambda i: (-scores[i], i))[:limit]
+        payloads = {pid: payload for pid, payload, _ in self.retrieve(found)}
+        return [Hit(i, scores[i], payloads[i]) for i in found if i in payloads]
 
     def warm(
         self,

@@ -36,7 +36,7 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
-from zettel_lsp.index.compact import COMPACT_LOG
+from zettel_lsp.index.compact import COMPACT_LOG, compact_after
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
@@ -323,6 +323,24 @@ class Indexer:
         self._tally: tuple[int, Tally] | None = None
         if state.bm25_avg_len > 0:
             self.store.set_bm25_avg_len(state.bm25_avg_len)
+        self._keyword_index_rule()
+
+    def _keyword_index_rule(self) -> None:
+        """The keyword leg's full-text index exists while fewer than :func:`compact_after`
+        points wait for a compaction, and waits for that compaction otherwise (which builds
+        it again, on disk). Edge rebuilds the index of the never-compacted part at every load
+        (at 100k cards 85% of the open: :meth:`EdgeStore.keyword_index`), so a vault's first
+        index, stopped mid-embedding, opened in seconds. Without it the keyword leg looks
+        among the best BM25 points only. Checked at the open and after every write; the count
+        only grows until the next compaction, so within one opening the index is dropped at
+        most once."""
+        want = self.state.uncompacted < max(1, compact_after())
+        if self.store.keyword_index(want):
+            log.info(
+                "keyword index %s (%d points written since the last compaction)",
+                "built" if want else "left to the next compaction",
+                self.state.uncompacted,
+            )
 
     def _open_store(
         self, dim: int, own: IndexState | None, ahead: threading.Thread | None = None
@@ -634,6 +652,7 @@ class Indexer:
                     [batch[i].point for i in live], [vectors[i] for i in live], using=using
                 )
                 self.state.uncompacted += len(live)
+                self._keyword_index_rule()
                 for i in live:
                     path = batch[i].path
                     left = left_by_path.get(path, 0) - 1
@@ -923,6 +942,7 @@ class Indexer:
         state.uncompacted += (
             len(points) + len(surplus) + sum(files[p].chunks for p in deleted if p in files)
         )
+        self._keyword_index_rule()
 
         for p in removed:
             state.files.pop(p, None)
