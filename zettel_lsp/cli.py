@@ -550,10 +550,15 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
     )
 
 
-def _open_vault(args: argparse.Namespace) -> Vault:
+def _open_vault(args: argparse.Namespace, *, evaluating: bool = False) -> Vault:
     """The vault, indexed and embedded up to date. Raises :class:`CliError` for a missing
     folder and :class:`IndexLockedError` when another process holds the index (a caller that
-    can answer read-only catches it; :func:`main` turns it into exit code 1)."""
+    can answer read-only catches it; :func:`main` turns it into exit code 1).
+
+    ``evaluating``: the keyword leg is given its full-text index where it waits for a
+    compaction (a fresh index past 20,000 written points, ``Indexer._keyword_index_rule``),
+    so that an evaluation measures the ranking every compacted index has, not the interim
+    leg (6.4 s at 100k cards; the next opening drops it again until the compaction)."""
     _check_vault(args.vault)
     settings = _index_settings(args)
     progress = TerminalProgress()
@@ -573,6 +578,12 @@ def _open_vault(args: argparse.Namespace) -> Vault:
     progress.finish()
     if report.sync.cards == 0:
         print(no_notes_warning(args.vault, len(report.sync.skipped)), file=sys.stderr)
+    if evaluating and vault.indexer.store.keyword_index(True):
+        print(
+            "zettel-lsp: built the keyword index, which waits for a compaction in this fresh "
+            "index, so that the evaluation ranks as a compacted index does",
+            file=sys.stderr,
+        )
     return vault
 
 
@@ -941,7 +952,7 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
             changed = hc.changed
             args.vault, args.index_dir = hc.vault, hc.index_dir
-            vault = _open_vault(args)
+            vault = _open_vault(args, evaluating=True)
             t_index = time.perf_counter() - t0
             progress = TerminalProgress()
             with vault:
@@ -1004,7 +1015,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"relevant_paths, ...}}, see docs/evaluation.md): {type(exc).__name__}: {exc}"
         ) from exc
     opts = _search_options(args, max(args.k, 10))
-    vault = _open_vault(args)
+    vault = _open_vault(args, evaluating=True)
     with vault:
         _multilingual_for(vault, [q.query for q in golden])
         report = evaluate(lambda q: [r.path for r in vault.engine.search(q, opts)], golden, args.k)
@@ -1040,7 +1051,7 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         golden = golden[: args.limit_queries]
     t_vault = time.perf_counter()
     args.vault, args.index_dir = wd.vault, wd.index
-    vault = _open_vault(args)
+    vault = _open_vault(args, evaluating=True)
     t_index = time.perf_counter()
     with vault:
 

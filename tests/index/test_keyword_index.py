@@ -140,3 +140,25 @@ def test_verify_probes_the_index_and_leaves_it_waiting(
         report = verify(ix, None)
         assert report.keyword_probes >= 60 and report.ok, report.to_json()
         assert not ix.store.keyword_indexed  # dropped again
+
+
+def test_an_evaluation_ranks_with_the_index(tmp_path: Path, cache_dir: Path) -> None:
+    """``zettel-lsp eval`` on a fresh index past the threshold builds the keyword index first:
+    it measures the ranking a compacted index has, not the interim leg."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    vault = make_big_vault(tmp_path / "vault", 12)
+    judged = tmp_path / "judged.json"
+    judged.write_text(
+        json.dumps([{"id": "q1", "query": "Serial 7", "relevant_paths": ["card 0007.md"]}])
+    )
+    cmd = [sys.executable, "-m", "zettel_lsp", "eval", str(vault), str(judged), "--json"]
+    cmd += ["--index-dir", str(tmp_path / "index"), "--cache-dir", str(cache_dir)]
+    env = {**os.environ, COMPACT_AFTER_ENV: "5"}
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "built the keyword index" in out.stderr
+    assert json.loads(out.stdout)["overall"]["mrr"] == 1.0
