@@ -556,9 +556,8 @@ def _open_vault(args: argparse.Namespace, *, evaluating: bool = False) -> Vault:
     can answer read-only catches it; :func:`main` turns it into exit code 1).
 
     ``evaluating``: the keyword leg is given its full-text index where it waits for a
-    compaction (a fresh index past 20,000 written points, ``Indexer._keyword_index_rule``),
-    so that an evaluation measures the ranking every compacted index has, not the interim
-    leg (6.4 s at 100k cards; the next opening drops it again until the compaction)."""
+    compaction (:meth:`Vault.build_keyword_index`), so that an evaluation measures the
+    ranking every compacted index has, not the interim leg."""
     _check_vault(args.vault)
     settings = _index_settings(args)
     progress = TerminalProgress()
@@ -578,7 +577,7 @@ def _open_vault(args: argparse.Namespace, *, evaluating: bool = False) -> Vault:
     progress.finish()
     if report.sync.cards == 0:
         print(no_notes_warning(args.vault, len(report.sync.skipped)), file=sys.stderr)
-    if evaluating and vault.indexer.store.keyword_index(True):
+    if evaluating and vault.build_keyword_index():
         print(
             "zettel-lsp: built the keyword index, which waits for a compaction in this fresh "
             "index, so that the evaluation ranks as a compacted index does",
