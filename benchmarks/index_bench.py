@@ -125,6 +125,10 @@ def model_baseline(vault: Path, cache_dir: Path) -> dict[str, Any]:
     return {"chunks": len(texts), "seconds": secs, "tokens": tokens, "tokens_per_s": tokens / secs}
 
 
+def _rounded(figures: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in figures.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("vault", type=Path)
@@ -158,7 +162,7 @@ def main() -> int:
         out = {
             "vault": str(args.vault),
             "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-            "model_only": {k: round(v, 2) if isinstance(v, float) else v for k, v in base.items()},
+            "model_only": _rounded(base),
         }
         print(json.dumps(out, indent=2))
         return 0
@@ -213,9 +217,7 @@ def main() -> int:
     )
     if not args.no_baseline:
         base = model_baseline(args.vault, cache)
-        result["model_only"] = {
-            k: round(v, 2) if isinstance(v, float) else v for k, v in base.items()
-        }
+        result["model_only"] = _rounded(base)
         result["cold_over_model_only"] = round(wall / base["seconds"], 3)
     if not args.keep:
         remove_work_dir(work, tool=TOOL, vault=args.vault)

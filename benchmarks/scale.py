@@ -75,6 +75,7 @@ RESULT_FILES = {
     "eval": "eval",
     "lsp": "lsp_latency",
     "interrupted": "lsp_interrupted",
+    "baseline": "model_alone",  # only when the cold step ran without it (Runner.add_baseline)
 }
 LIMIT = 1.2  # the growth limit for start-up steps
 DEFAULT_LSP_ARGS = (
@@ -645,16 +646,10 @@ class Runner:
             return
         cmd = [sys.executable, str(BENCH / "index_bench.py"), str(vault), "--baseline-only"]
         cmd += ["--json", "--cache-dir", str(self.cache)]
-        log(f"[{size.label}] baseline: {shlex.join(cmd)}")
-        t0 = time.perf_counter()
-        err_path = self.folder(size) / "model_alone.stderr.log"
-        with err_path.open("w", encoding="utf-8") as err:
-            proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
-        self.record_wall(size, "baseline", time.perf_counter() - t0)
-        if proc.returncode != 0:
-            log(f"[{size.label}] baseline FAILED (exit {proc.returncode}); see {err_path}")
+        data = self.run_json(size, "baseline", cmd)
+        if data is None:
             return
-        base = json.loads(proc.stdout)["model_only"]
+        base = data["model_only"]
         base["separate"] = True  # measured in its own run, not right after the cold index
         cold["model_only"] = base
         cold["cold_over_model_only"] = round(cold["cold"]["seconds"] / base["seconds"], 3)
