@@ -190,7 +190,7 @@ class Vault:
         if self.dense_off_reason or not self.model_loaded:
             return False
         if not self._has_vectors:  # asked on every search: stop looking once a vector exists
-            self._has_vectors = any(f.dense for f in self.indexer.state.files.values())
+            self._has_vectors = any(f.dense for f in self.indexer.card_states())
         return self._has_vectors
 
     def status(self) -> dict[str, Any]:
@@ -261,9 +261,9 @@ class Vault:
 
     def summary(self) -> str:
         """``<name>: N cards, M chunks ready``."""
-        state = self.indexer.state
-        chunks = sum(f.chunks for f in state.files.values())
-        return f"{self.root.name}: {len(state.files)} cards, {chunks} chunks ready"
+        files = self.indexer.card_states()
+        chunks = sum(f.chunks for f in files)
+        return f"{self.root.name}: {len(files)} cards, {chunks} chunks ready"
 
     def watcher(self, *, debounce_ms: int, on_sync: Callable[[SyncReport], None]) -> VaultWatcher:
         """A watcher of the folder that keeps the index in step and reports each update to
@@ -299,7 +299,7 @@ class Vault:
         # the index is current (after a sync): the last run's graph, or the cards and mentions
         # the caches hold; only what they lack is read and parsed
         folder = self.indexer.index_dir
-        files = {rel: f.sha256 for rel, f in state.files.items()}
+        files = {rel: f.sha256 for rel, f in self.indexer.card_items()}
         snapshot = load_snapshot(folder, self.settings.title_source, DEFAULT_MIN_LENGTH)
         if snapshot is not None:
             loaded = self._from_snapshot(snapshot, files)

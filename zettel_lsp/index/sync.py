@@ -411,6 +411,16 @@ class Indexer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def card_states(self) -> list[FileState]:
+        """The card table's entries, copied at once. A sync on another thread may add cards
+        meanwhile (under this indexer's lock, which readers do not take): walking the table
+        itself then fails with "dictionary changed size during iteration"."""
+        return list(self.state.files.values())
+
+    def card_items(self) -> list[tuple[str, FileState]]:
+        """``(path, entry)`` of every card, copied at once (see :meth:`card_states`)."""
+        return list(self.state.files.items())
+
     @property
     def dense_pending(self) -> int:
         """Chunks waiting for vectors: queued, and (until the embedding thread queues them)
@@ -419,9 +429,7 @@ class Indexer:
         if not self._unqueued:
             return queued
         left = self._dense_left
-        return queued + sum(
-            f.chunks for p, f in list(self.state.files.items()) if not f.dense and p not in left
-        )
+        return queued + sum(f.chunks for p, f in self.card_items() if not f.dense and p not in left)
 
     @property
     def ml_pending(self) -> int:
@@ -439,7 +447,7 @@ class Indexer:
         if langs is not None:
             return langs
         counts: dict[str, int] = {}
-        for f in list(self.state.files.values()):  # a copy made at once, under the GIL
+        for f in self.card_states():
             counts[f.lang] = counts.get(f.lang, 0) + 1
         langs = self._languages = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
         return langs
@@ -501,7 +509,7 @@ class Indexer:
         if cached is not None and cached[0] == version:
             return cached[1]
         # sums over generators: 10.5 ms at 100k cards, one loop with branches 25 ms
-        files = list(self.state.files.values())
+        files = self.card_states()
         with_ml = [f for f in files if f.ml]
         ml_foreign = sum(f.lang != EN for f in with_ml)
         foreign = sum(f.lang != EN for f in files)
@@ -559,7 +567,8 @@ class Indexer:
             finally:
                 self._state_changed()
         if paths is None:  # cards without vectors found (or left) by it: queued later
-            self._unqueued = any(not f.dense for f in self.state.files.values())
+            # outside the lock (the watcher's sync may add cards meanwhile)
+            self._unqueued = any(not f.dense for f in self.card_states())
         if not keep_cards:
             report.cards_changed = []
         return report
@@ -1217,7 +1226,7 @@ class Indexer:
     def stored_ids(self, using: str = DENSE) -> Iterator[int]:
         """The point ids of the chunks whose vectors ``using`` are stored, by the state (made
         lazily: 200k ids take 0.19 s, which a caller may want to spread)."""
-        for path, f in list(self.state.files.items()):
+        for path, f in self.card_items():
             if f.dense if using == DENSE else f.ml:
                 for i in range(f.chunks):
                     yield point_id(path, i)
@@ -1229,7 +1238,7 @@ class Indexer:
         36 ms at 100k cards). It may stay true after a card lost its vectors: that card is
         embedded again by the phase that follows."""
         if self._ml_presence is None:
-            files = list(self.state.files.values())  # a sync may change the dict meanwhile
+            files = self.card_states()
             self._ml_presence = (
                 any(f.ml for f in files),
                 any(f.ml and f.lang != EN for f in files),

@@ -156,8 +156,8 @@ def _recency(service: VaultService) -> dict[str, float]:
     known = _RECENT.get(id(vault))
     if known is not None and now - known[0] < RECENT_TTL:
         return known[1]
-    files = vault.indexer.state.files
-    top = heapq.nlargest(cx.RECENT_DEPTH, files.items(), key=lambda kv: kv[1].mtime_ns)
+    files = vault.indexer.card_items()
+    top = heapq.nlargest(cx.RECENT_DEPTH, files, key=lambda kv: kv[1].mtime_ns)
     recent = {rel: float(f.mtime_ns) for rel, f in top}
     if len(_RECENT) > 8:
         _RECENT.clear()
