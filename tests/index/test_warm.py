@@ -6,6 +6,7 @@ answers as they were."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -66,7 +67,11 @@ def test_the_shard_is_read_ahead_before_it_loads_except_its_vectors(
     assert vectors and sum(p.stat().st_size for p in vectors) > 0
     expected = sum(p.stat().st_size for p in files if p not in vectors)
     assert expected > 0
+    for p in files:
+        evict(p)
     assert store_module.read_ahead(shard) == expected
+    # now every file is in the page cache: nothing to read (0.15 s at 100k cards otherwise)
+    assert store_module.read_ahead(shard) == 0
 
     calls: list[Path] = []
     threads: list[str] = []
@@ -93,6 +98,16 @@ def test_the_shard_is_read_ahead_before_it_loads_except_its_vectors(
     # on a thread of its own, beside the state's loading, and done before the shard loads
     assert threads == ["zettel-read-ahead"]
     assert loads and loads[0] == 1
+
+
+def evict(path: Path) -> None:
+    """Drop the file's pages from the page cache (written back first)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
 
 
 def fake_shard(root: Path, points: int, dim: int, *, int8: bool) -> Path:

@@ -65,6 +65,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
+from zettel_lsp.index.page_cache import cached
 from zettel_lsp.index.store_api import (
     CJK_FIELD,
     LANG_FIELD,
@@ -330,7 +331,8 @@ def drop_cached_originals(path: Path, dim: int) -> int:
 def read_ahead(path: Path) -> int:
     """Read the files of the shard at ``path`` once, in order, before Edge loads it: all but
     the dense vectors' storage (``matrix.dat``, ``chunk_*``), which searches read on demand
-    (:meth:`EdgeStore.warm` reads them where that pays). Returns the bytes read.
+    (:meth:`EdgeStore.warm` reads them where that pays), and the files already wholly in the
+    page cache (:func:`~zettel_lsp.index.page_cache.cached`). Returns the bytes read.
 
     ``EdgeShard.load`` reads a little of many files through memory maps, a page fault at a time,
     and holds the interpreter lock meanwhile. With the shard's files not in the page cache it
@@ -344,7 +346,10 @@ def read_ahead(path: Path) -> int:
         for name in sorted(files):
             if name == "matrix.dat" or name.startswith("chunk_"):
                 continue
-            with contextlib.suppress(OSError), open(os.path.join(folder, name), "rb") as fh:
+            file = os.path.join(folder, name)
+            if cached(file):  # nothing to gain (0.27 s of reads at 100k cards, all cached)
+                continue
+            with contextlib.suppress(OSError), open(file, "rb") as fh:
                 while block := fh.read(_READ_BLOCK):
                     done += len(block)
     log.debug("read ahead %d MB of the shard in %.2f s", done >> 20, time.perf_counter() - t0)

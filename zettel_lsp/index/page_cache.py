@@ -1,0 +1,82 @@
+"""Whether a file is wholly in the operating system's page cache (Linux: ``mincore``).
+
+The shard's read-ahead (:func:`zettel_lsp.index.store.read_ahead`) reads every file before
+Edge loads it, so that the load does not wait on a page fault at a time. A file already cached
+gains nothing from that read and still costs it: 0.15-0.27 s of reading for the 392 MB of a
+100k-card shard (0.01 s with this check). The first answer did not move with it, as the index
+state's parse runs beside the read-ahead and takes as long (docs/performance.md, tenth pass);
+what it saves is the work. Elsewhere than Linux (or if the check fails) every file counts as
+not cached, so it is read as before.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+_PAGE = mmap.PAGESIZE
+
+
+def _libc() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        c_mmap, c_munmap, c_mincore = libc.mmap, libc.munmap, libc.mincore
+    except (OSError, AttributeError):
+        return None
+    c_mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    c_mmap.restype = ctypes.c_void_p
+    c_munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    c_munmap.restype = ctypes.c_int
+    c_mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    c_mincore.restype = ctypes.c_int
+    return c_mmap, c_munmap, c_mincore
+
+
+_LIBC = _libc()
+_MAP_FAILED = ctypes.c_void_p(-1).value
+_LOW_BIT = bytes(i & 1 for i in range(256))
+
+
+def cached(path: str) -> bool:
+    """Whether every page of the file at ``path`` is in the page cache (an empty file is).
+    False when that cannot be told. Reads nothing: the file is mapped, asked about, unmapped."""
+    if _LIBC is None:
+        return False
+    c_mmap, c_munmap, c_mincore = _LIBC
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return True
+        addr = c_mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if addr in (None, _MAP_FAILED):
+            return False
+        try:
+            pages = (size + _PAGE - 1) // _PAGE
+            vec = ctypes.create_string_buffer(pages)
+            if c_mincore(addr, size, vec) != 0:
+                return False
+            # the low bit of each byte: that page is resident
+            return b"\x00" not in vec.raw.translate(_LOW_BIT)
+        finally:
+            c_munmap(addr, size)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
