@@ -700,12 +700,12 @@ class Runner:
 
 def read_state(index: Path) -> tuple[int, int] | None:
     """(cards, cards with vectors) in the index's saved state, None before the first save."""
-    try:
-        data = json.loads((index / "state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from zettel_lsp.index.state import load_state  # the state's own reader (its format)
+
+    state = load_state(index)
+    if state is None:
         return None
-    files = data.get("files", {})
-    return len(files), sum(1 for f in files.values() if f.get("dense"))
+    return len(state.files), state.dense_done
 
 
 def interrupt_index(
