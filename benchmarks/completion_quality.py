@@ -41,6 +41,7 @@ from typing import Any
 
 from zettel_lsp.eval.links import HeldOut, load_holdout
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.sparse_copy import copy_tree
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search import complete as cx
@@ -147,7 +148,7 @@ def open_vault(vault: Path, index_dir: Path | None, work: Path) -> Vault:
     """The vault on a copy of ``index_dir`` in ``work`` (or a new index there)."""
     target = work / "index"
     if index_dir is not None and index_dir.is_dir():
-        shutil.copytree(index_dir, target, ignore=shutil.ignore_patterns("lock"))
+        copy_tree(index_dir, target, ignore=shutil.ignore_patterns("lock"))
     v = Vault(vault, target)
     v.open()
     v.build_keyword_index()  # as a compacted index ranks (a fresh one past 20k points)

@@ -28,6 +28,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from zettel_lsp.index.sparse_copy import copy_tree
 from zettel_lsp.index.state import load_state, save_state
 from zettel_lsp.notes.model import LinkKind
 from zettel_lsp.notes.parser import parse_card
@@ -107,7 +108,7 @@ def main() -> int:
     copy = args.out / "vault"
     shutil.copytree(args.vault, copy, symlinks=True)
     if args.index_dir is not None:
-        shutil.copytree(args.index_dir, args.out / "index")
+        copy_tree(args.index_dir, args.out / "index")
         state = load_state(args.out / "index")
         if state is not None:  # the copy's index, or the server starts it again from nothing
             state.vault = str(copy.resolve())

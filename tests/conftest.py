@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.llm.stub import OllamaStub
+from zettel_lsp.index.sparse_copy import copy_tree
 from zettel_lsp.index.state import load_state, save_state
 from zettel_lsp.vault import Vault
 
@@ -56,7 +57,9 @@ def indexed_example(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def copy_indexed(template: Path, vault: Path, index_dir: Path) -> None:
     """A private copy of :func:`indexed_example`'s vault at ``vault`` and of its index folder at
-    ``index_dir``; the index state points at the copy (so it opens warm: nothing to re-embed)."""
+    ``index_dir``; the index state points at the copy (so it opens warm: nothing to re-embed).
+    The index is copied with its holes kept: its files are preallocated (249 MB by length,
+    1.6 MB of data), and a plain copy per test filled a small disk in CI."""
     shutil.copytree(template / "vault", vault)
     copy_index(template, vault, index_dir)
 
@@ -64,7 +67,7 @@ def copy_indexed(template: Path, vault: Path, index_dir: Path) -> None:
 def copy_index(template: Path, vault: Path, index_dir: Path) -> None:
     """A copy of :func:`indexed_example`'s index folder at ``index_dir``, for ``vault`` (a copy
     of the template's vault made before)."""
-    shutil.copytree(template / "index", index_dir, ignore=shutil.ignore_patterns("lock"))
+    copy_tree(template / "index", index_dir, ignore=shutil.ignore_patterns("lock"))
     state = load_state(index_dir)
     assert state is not None
     state.vault = str(vault.resolve())

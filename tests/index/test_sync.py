@@ -17,6 +17,7 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.index.conftest import assert_index_matches_folder, folder_cards
 from zettel_lsp.index.chunker import chunk_cards
+from zettel_lsp.index.sparse_copy import copy_tree
 from zettel_lsp.index.state import (
     PENDING_FILE,
     STATE_FILE,
@@ -600,7 +601,7 @@ def test_an_edit_records_its_paths_as_pending_without_rewriting_the_state(
         assert (idx / STATE_FILE).read_bytes() == saved  # the state was not written
         assert load_state(idx).pending == [rel]  # type: ignore[union-attr]
         # what a process killed here leaves behind (the folder's lock aside)
-        shutil.copytree(idx, tmp_path / "crashed", ignore=shutil.ignore_patterns("lock"))
+        copy_tree(idx, tmp_path / "crashed", ignore=shutil.ignore_patterns("lock"))
         monkeypatch.undo()
     card.write_text(original)  # back to the text the saved state describes
     with open_indexer(vault, tmp_path / "crashed", cache_dir) as ix:

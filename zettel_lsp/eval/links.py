@@ -45,6 +45,7 @@ from typing import Any
 
 from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.sparse_copy import copy_tree
 from zettel_lsp.index.state import PENDING_FILE, STATE_FILE, IndexState, load_state, save_state
 from zettel_lsp.notes.card_cache import CACHE_FILE
 from zettel_lsp.notes.model import Card
@@ -207,7 +208,7 @@ def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> Ind
                 shutil.rmtree(old)
             else:
                 old.unlink(missing_ok=True)
-        shutil.copytree(seed.folder / "shard", index_dir / "shard", symlinks=True)
+        copy_tree(seed.folder / "shard", index_dir / "shard")
         if (seed.folder / CACHE_FILE).is_file():
             shutil.copy2(seed.folder / CACHE_FILE, index_dir / CACHE_FILE)
     state.vault = str(copy.resolve())
