@@ -1171,13 +1171,15 @@ def cmd_index(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     indexer = _open_indexer(args, progress)
     interrupted = False
+    before_dense: dict[str, Any] | None = None
     with indexer:
         try:
             report = indexer.sync()
             lexical_s = time.perf_counter() - t0
             lexical_at = time.time()
-            t_dense = time.perf_counter()
             with _StopOnCtrlC() as ctrl_c:
+                before_dense = _compact_before_embedding(indexer, progress)
+                t_dense = time.perf_counter()
                 embedded = indexer.embed_pending(should_stop=lambda: ctrl_c.requested)
                 dense_s = time.perf_counter() - t_dense
                 t_ml = time.perf_counter()
@@ -1225,6 +1227,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             },
             "lexical_ready_at": lexical_at,
         }
+        if before_dense is not None:
+            summary["compacted_before_embedding"] = before_dense
         verified = None
         if args.verify:
             from zettel_lsp.index.verify import verify
@@ -1263,6 +1267,33 @@ def cmd_index(args: argparse.Namespace) -> int:
         if args.watch:
             _watch_forever(indexer, progress)
     return EXIT_OK
+
+
+def _compact_before_embedding(
+    indexer: Indexer, progress: TerminalProgress
+) -> dict[str, Any] | None:
+    """Compact the shard between the lexical and the dense phase when both are large (at least
+    ``compact_after()`` points written and as many chunks to embed): an index stopped while
+    embedding (Ctrl-C, a closed terminal, a kill) then opens from indexed segments, and Edge
+    rebuilds in memory only what was embedded since; never compacted, its open rebuilt the BM25
+    index of every point (0.7 s of a 1.1 s first answer at 100k cards). None when not done."""
+    from zettel_lsp.index.compact import compact_after, uncompacted
+
+    if indexer.dense_pending < max(1, compact_after()):
+        return None
+    points = uncompacted(indexer.state, indexer.index_dir)
+    if not points:
+        return None
+    progress.finish()
+    print(
+        f"zettel-lsp: compacting the lexical index ({points:,} points) before embedding, so "
+        "that an interrupted run reopens fast",
+        file=sys.stderr,
+    )
+    result = indexer.compact_now()
+    if result is None:
+        return None
+    return {"points": result.points, "seconds": round(result.seconds, 3)}
 
 
 def _compact_after_index(indexer: Indexer) -> dict[str, Any] | None:

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.index.test_sync import make_big_vault
+from tests.index.conftest import assert_index_matches_folder
+from tests.index.test_sync import index_cmd, make_big_vault
 from zettel_lsp.index.compact import (
     COMPACT_AFTER_ENV,
     COMPACT_AFTER_POINTS,
@@ -421,3 +422,110 @@ def test_a_graph_without_the_int8_copy_is_read_ahead_until_its_compaction(
     assert state is not None and uncompacted(state, index_dir) > 0  # the layout is due
     assert compact(index_dir).changed
     assert not graph_without_int8(index_dir / SHARD_DIR)
+
+
+# ------------------------------------------- the compaction between the CLI's two phases
+
+
+def test_index_compacts_between_its_phases_when_both_are_large(
+    example: tuple[Path, Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from zettel_lsp.cli import _compact_before_embedding
+    from zettel_lsp.progress import TerminalProgress
+
+    vault, index_dir = example
+    quiet = TerminalProgress(io.StringIO())
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ix.state.uncompacted = 0
+        (vault / "Fresh.md").write_text("# Fresh\n\nA note about quokkas and their islands.\n")
+        ix.sync()
+        assert ix.dense_pending == ix.state.uncompacted == 1
+        monkeypatch.setenv(COMPACT_AFTER_ENV, "2")
+        assert _compact_before_embedding(ix, quiet) is None  # nothing worth it yet
+        for i in range(4):
+            (vault / f"More {i}.md").write_text(f"# More {i}\n\nQuokkas, part {i}.\n")
+        ix.sync()
+        assert ix.dense_pending == ix.state.uncompacted == 5
+        monkeypatch.setenv(COMPACT_AFTER_ENV, "6")
+        assert _compact_before_embedding(ix, quiet) is None  # both below the threshold
+        monkeypatch.setenv(COMPACT_AFTER_ENV, "5")
+        written = ix.state.uncompacted
+        ix.state.uncompacted = 0
+        assert _compact_before_embedding(ix, quiet) is None  # a long dense phase, few points
+        ix.state.uncompacted = written
+        before = sorted(h.path for h in ix.store.keyword_search("quokkas", 10))
+        assert len(before) == 5
+        done = _compact_before_embedding(ix, quiet)
+        assert done is not None and done["points"] == 5
+        assert ix.state.uncompacted == 0
+        # the shard was closed and opened again in place: it answers and takes writes
+        assert sorted(h.path for h in ix.store.keyword_search("quokkas", 10)) == before
+        assert ix.store.keyword_indexed
+        (vault / "Later.md").write_text("# Later\n\nWombats dig burrows.\n")
+        ix.sync()
+        ix.embed_pending()
+        assert ix.store.keyword_search("wombats", 5)[0].path == "Later.md"
+        assert_index_matches_folder(ix)
+    state = load_state(index_dir)
+    assert state is not None and state.store_layout == STORE_LAYOUT
+
+
+def test_the_cli_compacts_before_embedding_and_ends_with_a_whole_index(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    vault = make_big_vault(tmp_path / "vault", 60)
+    index_dir = tmp_path / "index"
+    env = {**os.environ, COMPACT_AFTER_ENV: "30"}
+    out = subprocess.run(
+        [*index_cmd(vault, index_dir, cache_dir), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    summary = json.loads(out.stdout)
+    assert summary["compacted_before_embedding"]["points"] == summary["chunks"] == 60
+    assert "compacting the lexical index (60 points) before embedding" in out.stderr
+    assert summary["embedded"] == 60
+    assert summary["compacted"]["points"] == 60  # the vectors written since
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        assert ix.sync().indexed == 0
+        assert_index_matches_folder(ix)
+        assert ix.store.keyword_search("Serial 17", 3, phrase=True)[0].path == "card 0017.md"
+
+
+@pytest.mark.parametrize("after", [0.0, 1.5])
+def test_killed_during_or_after_the_compaction_between_phases_the_index_converges(
+    tmp_path: Path, cache_dir: Path, after: float
+) -> None:
+    vault = make_big_vault(tmp_path / "vault", 400)
+    index_dir = tmp_path / "index"
+    env = {**os.environ, COMPACT_AFTER_ENV: "100"}
+    proc = subprocess.Popen(
+        index_cmd(vault, index_dir, cache_dir),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "compacting the lexical index" in line:
+            break
+    else:
+        pytest.fail("the index ended without compacting between its phases")
+    time.sleep(after)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert proc.returncode == -9
+    (vault / "card 0003.md").unlink()
+    (vault / "card 0001.md").write_text("# Rewritten\nCompletely new text about axolotls.\n")
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ix.sync()
+        ix.embed_pending()
+        assert_index_matches_folder(ix)
+        assert len(ix.state.files) == 399
+        assert ix.store.keyword_search("axolotls", 5)[0].path == "card 0001.md"

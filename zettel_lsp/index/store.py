@@ -485,6 +485,30 @@ class EdgeStore:
             shard.update(UpdateOperation.create_field_index(name, _field_params(name)))
         return shard
 
+    def compact_in_place(self) -> bool:
+        """Compact this shard now, in this process (what the detached compactor does, see
+        :mod:`zettel_lsp.index.compact`): close it, optimize it as loaded for compaction, open
+        it again. Holds the interpreter lock for the optimizer's whole run (tens of seconds at
+        100k cards), so only for a caller no one waits on: ``zettel-lsp index`` between its
+        lexical and dense phases. Returns whether the optimizer rewrote segments."""
+        path = self.folder / SHARD_DIR
+        with self._write_lock:
+            self._shard.flush()
+            self._shard.close()
+            try:
+                shard = self.load_for_compaction(path)
+                try:
+                    changed = bool(shard.optimize())
+                    shard.flush()
+                finally:
+                    shard.close()
+            finally:
+                self._shard = self._open(path, self.dim)
+            info = self._shard.info()
+            self._points = int(info.points_count)
+            self._keyword_indexed = TEXT_FIELD in info.payload_schema
+        return changed
+
     @property
     def created(self) -> bool:
         """Whether this opening created the shard (in :data:`STORE_LAYOUT`)."""

@@ -36,7 +36,7 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
-from zettel_lsp.index.compact import COMPACT_LOG, compact_after
+from zettel_lsp.index.compact import COMPACT_LOG, CompactResult, compact_after, uncompacted
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
@@ -404,6 +404,31 @@ class Indexer:
                     self.store.close()
                 finally:
                     self._folder_lock.release()
+
+    def compact_now(self) -> CompactResult | None:
+        """Compact the local shard in this process when enough was written since the last
+        compaction (:func:`~zettel_lsp.index.compact.uncompacted`); None when not needed (or
+        the index is remote). Holds the interpreter lock while the optimizer runs: for
+        ``zettel-lsp index``, which calls it between a large lexical phase and its dense phase,
+        so that an index stopped while embedding (closed, killed) opens from indexed segments,
+        Edge rebuilding only what was embedded since (docs/performance.md, eleventh pass)."""
+        store = self.store
+        if not isinstance(store, EdgeStore):
+            return None
+        with self._lock:
+            points = uncompacted(self.state, self.index_dir)
+            if not points:
+                return None
+            t0 = time.perf_counter()
+            save_state(self.index_dir, self.state)  # a crash meanwhile: the state before it
+            changed = store.compact_in_place()
+            seconds = time.perf_counter() - t0
+            self.state.uncompacted = 0
+            self.state.store_layout = STORE_LAYOUT
+            save_state(self.index_dir, self.state)
+            self._keyword_index_rule()
+        log.info("compacted the index in %.1f s (%d points written before)", seconds, points)
+        return CompactResult(points, seconds, changed)
 
     def __enter__(self) -> Indexer:
         return self
