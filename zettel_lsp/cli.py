@@ -1290,7 +1290,11 @@ def _compact_before_embedding(
         "that an interrupted run reopens fast",
         file=sys.stderr,
     )
-    result = indexer.compact_now()
+    try:
+        result = indexer.compact_now()
+    except Exception as exc:  # noqa: BLE001 - only a faster reopen is lost: embed on
+        print(f"zettel-lsp: compacting failed ({exc}); embedding goes on", file=sys.stderr)
+        return None
     if result is None:
         return None
     return {"points": result.points, "seconds": round(result.seconds, 3)}

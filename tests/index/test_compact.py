@@ -529,3 +529,39 @@ def test_killed_during_or_after_the_compaction_between_phases_the_index_converge
         assert_index_matches_folder(ix)
         assert len(ix.state.files) == 399
         assert ix.store.keyword_search("axolotls", 5)[0].path == "card 0001.md"
+
+
+def test_a_failed_compaction_between_phases_leaves_the_shard_open_and_the_run_going(
+    example: tuple[Path, Path], cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from zettel_lsp.cli import _compact_before_embedding
+    from zettel_lsp.index.store import EdgeStore
+    from zettel_lsp.progress import TerminalProgress
+
+    vault, index_dir = example
+    for i in range(3):
+        (vault / f"Extra {i}.md").write_text(f"# Extra {i}\n\nPangolins, part {i}.\n")
+    monkeypatch.setenv(COMPACT_AFTER_ENV, "3")
+
+    def full_disk(path: Path) -> object:
+        raise OSError(28, "No space left on device")
+
+    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
+        ix.state.uncompacted = 0
+        ix.sync()
+        written = ix.state.uncompacted
+        monkeypatch.setattr(EdgeStore, "load_for_compaction", staticmethod(full_disk))
+        with pytest.raises(OSError, match="No space left"):
+            ix.compact_now()
+        # the shard was opened again: it answers and takes writes; nothing counted as compacted
+        assert ix.state.uncompacted == written
+        assert len(ix.store.keyword_search("pangolins", 10)) == 3
+        err = io.StringIO()
+        monkeypatch.setattr("sys.stderr", err)
+        assert _compact_before_embedding(ix, TerminalProgress(io.StringIO())) is None
+        assert "compacting failed" in err.getvalue() and "embedding goes on" in err.getvalue()
+        monkeypatch.undo()
+        ix.embed_pending()
+        assert_index_matches_folder(ix)
