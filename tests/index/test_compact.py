@@ -208,7 +208,9 @@ def test_cli_index_compacts_at_the_end(tmp_path: Path, cache_dir: Path) -> None:
     env = {**os.environ, COMPACT_AFTER_ENV: "1"}
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True, timeout=300)
     summary = json.loads(out.stdout)
-    assert summary["compacted"]["points"] == 10  # 5 chunks written, then their 5 vectors
+    # 5 chunks written and compacted before embedding (as many to embed), then their 5 vectors
+    assert summary["compacted_before_embedding"]["points"] == 5
+    assert summary["compacted"]["points"] == 5
     assert "compacting the index" in out.stderr
     state = load_state(tmp_path / "index")
     assert state is not None and state.uncompacted == 0

@@ -170,6 +170,17 @@ class SyncReport:
         return ", ".join(parts) or "no changes"
 
 
+def chunker_id(settings: IndexSettings) -> str:
+    """What the index's chunks depend on besides the text: the chunker's code and token budget,
+    the title rule (the embedded text starts with the title) and the per-language payload and
+    BM25; any of them changing re-chunks every card (vectors are reused where the embedded text
+    is unchanged)."""
+    return (
+        f"{CHUNKER_VERSION}:{settings.chunk_tokens}:"
+        f"title-{TitleSource(settings.title_source)}:lang-{LANGUAGE_VERSION}"
+    )
+
+
 def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("zettel-lsp", appauthor=False))
 
@@ -220,10 +231,7 @@ class Indexer:
         # chunk boundaries depend on the code and on the budget, and the embedded text starts
         # with the card's title: any of them changing re-chunks every card (vectors are reused
         # where the embedded text is unchanged); so do the per-language payload and BM25
-        self._chunker_id = (
-            f"{CHUNKER_VERSION}:{self.settings.chunk_tokens}:"
-            f"title-{TitleSource(self.settings.title_source)}:lang-{LANGUAGE_VERSION}"
-        )
+        self._chunker_id = chunker_id(self.settings)
         self.ml_mode = self.settings.multilingual
         if self.ml_mode not in MULTILINGUAL_MODES:
             raise StoreError(
@@ -411,7 +419,7 @@ class Indexer:
         the index is remote). Holds the interpreter lock while the optimizer runs: for
         ``zettel-lsp index``, which calls it between a large lexical phase and its dense phase,
         so that an index stopped while embedding (closed, killed) opens from indexed segments,
-        Edge rebuilding only what was embedded since (docs/performance.md, eleventh pass)."""
+        Edge rebuilding only what was embedded since (docs/indexing.md)."""
         store = self.store
         if not isinstance(store, EdgeStore):
             return None
