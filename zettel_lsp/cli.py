@@ -35,7 +35,6 @@ from zettel_lsp.eval.evaluate import EvalReport, evaluate, load_golden
 from zettel_lsp.eval.links import SeedIndex, evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
-from zettel_lsp.index.chunker import CHUNKER_VERSION
 from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError, make_embedder
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
@@ -45,6 +44,7 @@ from zettel_lsp.index.sync import (
     Progress,
     ProgressFn,
     SyncReport,
+    chunker_id,
     default_cache_dir,
 )
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
@@ -924,25 +924,26 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     return fusion
 
 
+def seed_index_of(args: argparse.Namespace) -> SeedIndex:
+    """``--seed-index``, with the model and chunker the copy's index would get anyway."""
+    settings = _index_settings(args)
+    embedder = make_embedder(
+        settings.model,
+        cache_dir=args.cache_dir or default_cache_dir(),
+        max_length=settings.chunk_tokens,
+        ollama=settings.ollama,
+    )
+    expect = {"model": embedder.model_id, "chunker": chunker_id(settings)}
+    return SeedIndex(args.seed_index, expect)
+
+
 def cmd_eval_links(args: argparse.Namespace) -> int:
     _check_vault(args.vault)
     if not args.holdout.is_file():
         raise CliError(f"hold-out file {args.holdout} not found")
     held = load_holdout(args.holdout)
     fusion = eval_links_fusion(args)
-    seed = None
-    if args.seed_index is not None:
-        settings = _index_settings(args)
-        embedder = make_embedder(
-            settings.model,
-            cache_dir=args.cache_dir or default_cache_dir(),
-            max_length=settings.chunk_tokens,
-            ollama=settings.ollama,
-        )
-        chunker = (
-            f"{CHUNKER_VERSION}:{settings.chunk_tokens}:title-{TitleSource(settings.title_source)}"
-        )
-        seed = SeedIndex(args.seed_index, {"model": embedder.model_id, "chunker": chunker})
+    seed = None if args.seed_index is None else seed_index_of(args)
     dump: list[dict[str, Any]] | None = [] if args.dump_legs is not None else None
     t0 = time.perf_counter()
     # the copy goes to a new temporary folder (removed afterwards); --index-dir, when given, must

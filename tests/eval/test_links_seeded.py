@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.make_holdout import hold_out
-from zettel_lsp.cli import CliError, eval_links_fusion
+from zettel_lsp.cli import CliError, build_parser, eval_links_fusion, seed_index_of
 from zettel_lsp.eval.links import HeldOut, SeedIndex, evaluate_links, holdout_copy
 from zettel_lsp.index.state import load_state
 from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION, GRAPH_LEGS, SUGGEST_LEGS
@@ -167,3 +167,16 @@ def test_hold_out_takes_a_fifth_rounded_up_of_notes_with_three_links() -> None:
     assert hold_out(pairs, seed=1) == held
     assert hold_out(pairs, seed=0) != held
     assert json.dumps(held)  # plain pairs
+
+
+def test_the_cli_expects_what_an_index_records(indexed: tuple[Path, Path, str, str]) -> None:
+    """``eval-links --seed-index`` accepts an index made with the same settings (it refused
+    every index once the chunker id gained the language version)."""
+    vault, index, model, chunker = indexed
+    args = build_parser().parse_args(
+        ["eval-links", str(vault), "held.tsv", "--seed-index", str(index)]
+    )
+    seed = seed_index_of(args)
+    assert seed.expect == {"model": model, "chunker": chunker}
+    with holdout_copy(vault, HELD, "mention", seed=seed) as hc:
+        assert load_state(hc.index_dir) is not None
