@@ -25,211 +25,35 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
-from zettel_lsp.search.suggest import (
-    DEFAULT_SUGGEST_FUSION,
-    SUGGEST_LEGS,
-    SURE_MENTION,
-    SuggestFusion,
+from zettel_lsp.search.fusion_tune import (
+    ARRAY_LEGS,
+    LEADS,
+    LegArrays,
+    describe,
+    leg_arrays,
+    metrics,
+    objective,
+    table,
+    to_arrays,
+    tune,
 )
-
-WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
-KS = (5.0, 15.0, 30.0, 60.0)
-DEPTHS = (10, 20, 30, 50)
-SURES = (0.2, 0.3, 0.5, 0.7)  # the confident leg's threshold (SURE_MENTION)
-PASSES = 3
-LEADS = (None, "confident")  # the leg whose cards come first (SuggestFusion.lead)
-LEAD_BONUS = 1e6  # above any fused score: lead cards first, in their leg's order
-# The legs as the arrays hold them: the confident leg once per threshold, rebuilt from the
-# mentions leg and the dumped confidences (a prefix of it: mentions are ranked by confidence).
-ARRAY_LEGS = tuple(leg for leg in SUGGEST_LEGS if leg != "confident") + tuple(
-    f"confident@{t}" for t in SURES
-)
+from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION
 
 
-@dataclass
-class Dump:
-    """One (vault, set, variant) dump as arrays: ``ranks[s, leg, c]`` is candidate c's 1-based
-    rank in the leg for source s (0: not listed); candidates of a source are sorted by path, so
-    a lower index wins a tie; ``pairs`` holds (source, candidate index or -1) per held-out link."""
-
-    name: str
-    vault: str
-    variant: str
-    ranks: np.ndarray
-    pair_src: np.ndarray
-    pair_cand: np.ndarray
-    baselines: dict[str, float]  # Recall@10 of each baseline ranking in the dump
-
-
-def load_dump(path: Path, legs: Sequence[str] = ARRAY_LEGS) -> Dump:
+def load_dump(path: Path, legs: Sequence[str] = ARRAY_LEGS) -> LegArrays:
+    """A dump file (named ``<vault>.<set>.<variant>.legs.json``) as arrays."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    parts = path.name.split(".")
-    vault, variant = parts[0], data["variant"]
-    sources = data["sources"]
-    for s in sources:
-        conf = s.get("confidence", {})
-        for t in SURES:
-            s["legs"][f"confident@{t}"] = [p for p in s["legs"]["mentions"] if conf[p] >= t]
-    cands = [sorted({p for leg in legs for p in s["legs"].get(leg, [])}) for s in sources]
-    width = max((len(c) for c in cands), default=0) or 1
-    ranks = np.zeros((len(sources), len(legs), width), dtype=np.int16)
-    pair_src: list[int] = []
-    pair_cand: list[int] = []
-    hits: dict[str, list[float]] = {}
-    for i, (s, cs) in enumerate(zip(sources, cands, strict=True)):
-        index = {p: j for j, p in enumerate(cs)}
-        for li, leg in enumerate(legs):
-            for r, p in enumerate(s["legs"].get(leg, []), start=1):
-                ranks[i, li, index[p]] = r
-        for d in s["dsts"]:
-            pair_src.append(i)
-            pair_cand.append(index.get(d, -1))
-            for name, ranking in s["baselines"].items():
-                hits.setdefault(name, []).append(float(d in ranking[:10]))
-    return Dump(
-        path.name.removesuffix(".legs.json"),
-        vault,
-        variant,
-        ranks,
-        np.array(pair_src, dtype=np.int64),
-        np.array(pair_cand, dtype=np.int64),
-        {name: float(np.mean(v)) for name, v in hits.items()},
+    return leg_arrays(
+        data["sources"],
+        name=path.name.removesuffix(".legs.json"),
+        vault=path.name.split(".")[0],
+        variant=data["variant"],
+        legs=legs,
     )
-
-
-def scores(d: Dump, fusion: SuggestFusion, legs: Sequence[str] = ARRAY_LEGS) -> np.ndarray:
-    w = np.array([fusion.weights.get(leg, 0.0) for leg in legs], dtype=np.float64)
-    r = d.ranks.astype(np.float64)
-    listed = (d.ranks > 0) & (d.ranks <= fusion.depth)
-    contrib = np.where(listed, w[None, :, None] / (fusion.k + r), 0.0)
-    out = np.asarray(contrib.sum(axis=1))
-    lead = lead_leg(fusion, legs)
-    if lead is not None:  # the lead leg's cards first, in its order (fuse_suggestions)
-        i = legs.index(lead)
-        out = out + np.where(listed[:, i, :], LEAD_BONUS - r[:, i, :], 0.0)
-    return out
-
-
-def lead_leg(fusion: SuggestFusion, legs: Sequence[str]) -> str | None:
-    """The array leg that leads: ``fusion.lead``, or for "confident" the confident leg at the
-    threshold that has a weight; None when it has no weight (as in fuse_suggestions)."""
-    if not fusion.lead:
-        return None
-    names = (
-        [fusion.lead]
-        if fusion.lead != "confident"
-        else [n for n in legs if n.startswith("confident@")]
-    )
-    return next((n for n in names if n in legs and fusion.weights.get(n, 0.0) > 0), None)
-
-
-def metrics(d: Dump, fusion: SuggestFusion) -> dict[str, float]:
-    """Recall@5, Recall@10 and MRR of the fused ranking over the dump's held-out links."""
-    s = scores(d, fusion)
-    found = d.pair_cand >= 0
-    src, cand = d.pair_src[found], d.pair_cand[found]
-    mine = s[src, cand]
-    rows = s[src]
-    col = np.arange(s.shape[1])[None, :]
-    above = (rows > mine[:, None]) | ((rows == mine[:, None]) & (col < cand[:, None]))
-    rank = above.sum(axis=1)  # 0-based
-    ok = mine > 0
-    n = len(d.pair_cand)
-    return {
-        "recall@5": float(((rank < 5) & ok).sum() / n),
-        "recall@10": float(((rank < 10) & ok).sum() / n),
-        "mrr": float(np.where(ok, 1.0 / (rank + 1), 0.0).sum() / n),
-    }
-
-
-def objective(dumps: Sequence[Dump], fusion: SuggestFusion) -> float:
-    """Mean over vaults of the vault's mean Recall@10 (its variants and hold-out sets)."""
-    per_vault: dict[str, list[float]] = {}
-    for d in dumps:
-        per_vault.setdefault(d.vault, []).append(metrics(d, fusion)["recall@10"])
-    return float(np.mean([np.mean(v) for v in per_vault.values()]))
-
-
-def with_weight(f: SuggestFusion, leg: str, w: float) -> SuggestFusion:
-    return replace(f, weights={**f.weights, leg: w})
-
-
-def tune(dumps: Sequence[Dump], start: SuggestFusion = DEFAULT_SUGGEST_FUSION) -> SuggestFusion:
-    """Coordinate ascent over the grid; a change is kept only when it raises the objective."""
-    best = to_arrays(start)
-    best_score = objective(dumps, best)
-    for _ in range(PASSES):
-        improved = False
-        now = next((n for n, w in best.weights.items() if n.startswith("confident@") and w > 0), "")
-        for t in SURES:  # move the confident leg's weight to another threshold
-            if not now:
-                break
-            w = best.weights[now]
-            cand = with_weight(with_weight(best, now, 0.0), f"confident@{t}", w)
-            sc = objective(dumps, cand)
-            if sc > best_score + 1e-9:
-                best, best_score, improved = cand, sc, True
-                now = f"confident@{t}"
-        for leg in ARRAY_LEGS:
-            if leg.startswith("confident@") and leg != (now or f"confident@{SURES[-2]}"):
-                continue  # one threshold at a time
-            for w in WEIGHTS:
-                cand = with_weight(best, leg, w)
-                if not cand.legs:
-                    continue
-                sc = objective(dumps, cand)
-                if sc > best_score + 1e-9:
-                    best, best_score, improved = cand, sc, True
-        for k in KS:
-            cand = replace(best, k=k)
-            sc = objective(dumps, cand)
-            if sc > best_score + 1e-9:
-                best, best_score, improved = cand, sc, True
-        for depth in DEPTHS:
-            cand = replace(best, depth=depth)
-            sc = objective(dumps, cand)
-            if sc > best_score + 1e-9:
-                best, best_score, improved = cand, sc, True
-        for lead in LEADS:
-            cand = replace(best, lead=lead)
-            sc = objective(dumps, cand)
-            if sc > best_score + 1e-9:
-                best, best_score, improved = cand, sc, True
-        if not improved:
-            break
-    return best
-
-
-def to_arrays(f: SuggestFusion) -> SuggestFusion:
-    """The fusion with its confident leg at SURE_MENTION named as the arrays name it."""
-    weights = {n: w for n, w in f.weights.items() if n != "confident"}
-    weights[f"confident@{SURE_MENTION}"] = f.weights.get("confident", 0.0)
-    return replace(f, weights=weights)
-
-
-def describe(f: SuggestFusion) -> dict[str, object]:
-    """The setting as the code takes it: weights by leg, k, depth, and the confident leg's
-    threshold (``sure``: SURE_MENTION), and the leading leg."""
-    weights: dict[str, float] = {}
-    sure = None
-    for n, w in f.weights.items():
-        if w <= 0:
-            continue
-        if n.startswith("confident@"):
-            weights["confident"], sure = w, float(n.split("@")[1])
-        else:
-            weights[n] = w
-    return {"weights": weights, "k": f.k, "depth": f.depth, "sure": sure, "lead": f.lead}
-
-
-def table(dumps: Sequence[Dump], fusion: SuggestFusion) -> dict[str, dict[str, float]]:
-    return {d.name: metrics(d, fusion) for d in dumps}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -242,6 +66,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the arguments are eval-links --json outputs: print them as Markdown tables",
     )
     parser.add_argument(
+        "--self",
+        action="store_true",
+        help="the arguments are benchmarks/self_tune.py outputs: per vault and variant, the "
+        "fusion chosen on the vault's own links against the default, on the held-out links",
+    )
+    parser.add_argument(
         "--lead-only",
         action="store_true",
         help="keep the default weights; choose only the lead (on/off) by leave-one-vault-out",
@@ -252,6 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.lead_only:
         return lead_only([load_dump(p) for p in args.dumps])
+    if args.self:
+        return self_tuned(args.dumps)
     t0 = time.perf_counter()
     dumps = [load_dump(p) for p in args.dumps]
     vaults = sorted({d.vault for d in dumps})
@@ -288,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def lead_only(dumps: Sequence[Dump]) -> int:
+def lead_only(dumps: Sequence[LegArrays]) -> int:
     """Leave-one-vault-out over :data:`LEADS` alone, the default weights fixed."""
     start = to_arrays(DEFAULT_SUGGEST_FUSION)
     vaults = sorted({d.vault for d in dumps})
@@ -308,6 +140,36 @@ def lead_only(dumps: Sequence[Dump]) -> int:
                 )
     final = max(options, key=lambda k: objective(dumps, options[k]))
     print(f"chosen on all vaults: lead {final}")
+    return 0
+
+
+TUNERS = {
+    "full": {},
+    "full+m.005": {"margin": 0.005},
+    "full+m.01": {"margin": 0.01},
+    "weights": {"weights_only": True},
+    "weights+m.005": {"weights_only": True, "margin": 0.005},
+    "weights+m.01": {"weights_only": True, "margin": 0.01},
+}
+
+
+def self_tuned(paths: Sequence[Path]) -> int:
+    """For each ``<vault>.held.<variant>`` dump: the fusion chosen (from the default, by
+    :func:`tune`) on the self hold-outs of the same copy (``<vault>.self.<variant>.*``),
+    and Recall@10 of the default and of that fusion on the held-out links."""
+    held = [p for p in paths if ".held." in p.name]
+    for h in held:
+        d = load_dump(h)
+        prefix = h.name.replace(".held.", ".self.").removesuffix(".legs.json") + "."
+        own = [load_dump(p) for p in paths if p.name.startswith(prefix)]
+        start = to_arrays(DEFAULT_SUGGEST_FUSION)
+        m0 = metrics(d, start)
+        best = max(d.baselines.values())
+        row = [f"{d.name:<36} default {m0['recall@10']:.3f} (best baseline {best:.3f})"]
+        for name, kw in TUNERS.items():
+            chosen = tune(own, **kw)  # type: ignore[arg-type]
+            row.append(f"{name} {metrics(d, chosen)['recall@10']:.3f}")
+        print(" | ".join(row))
     return 0
 
 
@@ -355,21 +217,6 @@ def tables(paths: Sequence[Path]) -> str:
             f"{ms.get('p50', 0):.0f} / {ms.get('p95', 0):.0f} |"
         )
     return "\n".join(lines)
-
-
-def fusion_from(data: Mapping[str, object]) -> SuggestFusion:
-    """A fusion from :func:`describe`'s JSON (its ``sure`` is SURE_MENTION's to set)."""
-    weights = data["weights"]
-    assert isinstance(weights, dict)
-    k, depth = data["k"], data["depth"]
-    assert isinstance(k, int | float) and isinstance(depth, int)
-    lead = data.get("lead")
-    return SuggestFusion(
-        {str(n): float(w) for n, w in weights.items()},
-        float(k),
-        depth,
-        lead=str(lead) if lead else None,
-    )
 
 
 if __name__ == "__main__":

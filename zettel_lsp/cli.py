@@ -54,6 +54,7 @@ from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.progress import TerminalProgress
+from zettel_lsp.search.calibrate import Calibration, calibrate
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
@@ -195,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     sg.add_argument("card", help="the card's path inside the vault, e.g. 'method/Atomic notes.md'")
     sg.add_argument("--limit", type=int, default=10)
     sg.add_argument("--json", action="store_true")
+    _add_self_tune_option(sg)
     _add_search_options(sg)
 
     el = sub.add_parser(
@@ -246,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write every source's leg and baseline rankings to FILE (JSON) for offline tuning",
     )
+    _add_self_tune_option(el)
     _add_index_options(el)
     _add_vault_options(el)
 
@@ -275,6 +278,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_search_options(eb)
     return parser
+
+
+def _add_self_tune_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-self-tune",
+        action="store_true",
+        help="fuse the related-card suggestions with the default weights, not the ones chosen "
+        "on the vault's own links (docs/evaluation.md, 'Self-tuned suggestions')",
+    )
 
 
 def _add_search_options(p: argparse.ArgumentParser) -> None:
@@ -814,6 +826,8 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         card = graph.cards.get(rel)
         if card is None:
             raise CliError(f"{rel} could not be read (see -v)", EXIT_FAILED)
+        if vault is not None:
+            _self_tune(vault, args)
         targets = ranked_mentions(graph, card)
         related = (
             related_suggestions(vault.engine, card, args.limit, unmentioned=True)
@@ -924,6 +938,25 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     return fusion
 
 
+def _self_tune(vault: Vault, args: argparse.Namespace) -> Calibration | None:
+    """Choose the related-card suggestions' fusion on the vault's own links where that is due
+    (none yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`), as a server
+    does in the background; ``--no-self-tune``: the default fusion. Returns what was made."""
+    vault.self_tune = not args.no_self_tune
+    if not vault.calibration_due():
+        return None
+    print(
+        "zettel-lsp: choosing the suggestions' weights on this vault's own links (once; it is "
+        "kept in the index folder)",
+        file=sys.stderr,
+    )
+    progress = TerminalProgress()
+    try:
+        return vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
+    finally:
+        progress.finish()
+
+
 def seed_index_of(args: argparse.Namespace) -> SeedIndex:
     """``--seed-index``, with the model and chunker the copy's index would get anyway."""
     settings = _index_settings(args)
@@ -956,13 +989,26 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
             t_index = time.perf_counter() - t0
             progress = TerminalProgress()
             with vault:
+                # as a server on the copy would: the weights chosen on the links it still has,
+                # from the fusion asked for (its legs only)
+                calibration = None
+                if not args.no_self_tune:
+                    calibration = calibrate(
+                        vault.engine,
+                        title_source=vault.settings.title_source,
+                        start=fusion,
+                        progress=lambda d, t: progress(Progress("self-tune", d, t)),
+                    )
+                    progress.finish()
+                chosen = fusion if calibration is None else calibration.fusion
                 report = evaluate_links(
                     vault,
                     held,
-                    fusion=fusion,
+                    fusion=chosen,
                     ablate=args.ablate,
                     dump=dump,
                     progress=lambda d, t: progress(Progress("suggest", d, t)),
+                    extra={} if calibration is None else {"ours-fixed": fusion},
                 )
             progress.finish()
     except WorkDirError as exc:
@@ -972,7 +1018,8 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         "pairs": report.pairs,
         "sources": report.sources,
         "links_changed": changed,
-        "fusion": {"weights": dict(fusion.weights), "k": fusion.k, "depth": fusion.depth},
+        "fusion": {"weights": dict(chosen.weights), "k": chosen.k, "depth": chosen.depth},
+        "self_tuned": None if calibration is None else calibration.to_json(),
         "rankers": report.rankers,
         "seconds": round(time.perf_counter() - t0, 1),
         "index_seconds": round(t_index, 1),

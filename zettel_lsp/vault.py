@@ -25,7 +25,15 @@ from zettel_lsp.notes.card_cache import cached_cards
 from zettel_lsp.notes.mentions import DEFAULT_MIN_LENGTH
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_card, load_vault
-from zettel_lsp.search.engine import Multilingual, SearchEngine, title_index
+from zettel_lsp.search.calibrate import (
+    Calibration,
+    calibrate,
+    is_stale,
+    load_calibration,
+    save_calibration,
+)
+from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
+from zettel_lsp.search.suggest import SuggestFusion
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.snapshot import (
     GraphSnapshot,
@@ -78,6 +86,10 @@ class Vault:
         self._has_vectors = False  # some card is embedded (once true, stays true)
         self._has_ml: tuple[bool, bool] = (False, False)  # some card / foreign card has ml
         self.on_foreign_query: Callable[[], None] | None = None  # set by a server: wake work
+        # the link suggestions' fusion chosen on the vault's own links (search/calibrate.py);
+        # self_tune False: the default fusion (a setting; the calibration stays on disk)
+        self.self_tune = True
+        self.calibration = load_calibration(self.indexer.index_dir)
         self.graph = LinkGraph()
         self.engine = self._engine(self.graph)
 
@@ -177,6 +189,47 @@ class Vault:
                 ix.stored_ids(DENSE_ML), emb.dim, using=DENSE_ML, should_stop=should_stop
             )
         return done
+
+    @property
+    def suggest_fusion(self) -> SuggestFusion | None:
+        """The link suggestions' fusion chosen on this vault's links, None for the default
+        (none made yet, or ``self_tune`` off)."""
+        if not self.self_tune or self.calibration is None:
+            return None
+        return self.calibration.fusion
+
+    def calibration_due(self) -> bool:
+        """Whether :meth:`calibrate` should run: self-tuning is on, the dense leg is ready
+        (the legs it weighs need vectors), and there is no calibration yet or the vault's cards
+        or links changed by 10% since (:func:`~zettel_lsp.search.calibrate.is_stale`)."""
+        if not self.self_tune or not self.dense_ready:
+            return False
+        graph = self.graph
+        return is_stale(self.calibration, len(graph.cards), len(graph.linked_pairs()))
+
+    def calibrate(
+        self,
+        *,
+        read: Reader = direct,
+        progress: Callable[[int, int], None] | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
+    ) -> Calibration | None:
+        """Choose the suggestions' fusion on the vault's own links
+        (:func:`~zettel_lsp.search.calibrate.calibrate`), save it in the index folder and use
+        it from now on. None (and the default kept) when the vault has too few links or
+        ``should_stop`` said so. ``read``: a server's vault lock, for the graph and index
+        reads; the work between them runs outside it."""
+        made = calibrate(
+            self.engine,
+            title_source=self.settings.title_source,
+            read=read,
+            progress=progress,
+            should_stop=should_stop,
+        )
+        if made is not None:
+            save_calibration(self.indexer.index_dir, made)
+            self.calibration = made
+        return made
 
     def disable_dense(self, reason: str) -> None:
         """Search without the dense leg from now on (e.g. an ``ollama:`` model while Ollama is
@@ -391,6 +444,7 @@ class Vault:
                 else None
             ),
             titles=titles,
+            suggest_fusion=lambda: self.suggest_fusion,
         )
 
     def close(self) -> None:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import csv
 import logging
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -50,6 +49,7 @@ from zettel_lsp.index.state import PENDING_FILE, STATE_FILE, IndexState, load_st
 from zettel_lsp.notes.card_cache import CACHE_FILE
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault
+from zettel_lsp.search.calibrate import unlinked_text
 from zettel_lsp.search.suggest import (
     DEFAULT_SUGGEST_FUSION,
     GRAPH_LEGS,
@@ -76,8 +76,6 @@ from zettel_lsp.workdir import (
 log = logging.getLogger(__name__)
 
 TOOL = "zettel-lsp eval-links"  # in the marker of the folders eval-links makes
-
-_SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,25 +107,10 @@ def unlink_copy(vault: Path, copy: Path, held: Sequence[HeldOut], variant: str) 
         by_src.setdefault(h.src, set()).add(h.dst)
     changed = 0
     for src, dsts in by_src.items():
-        card = graph.cards.get(src)
-        if card is None:
+        if src not in graph.cards:
             continue
-        edits: list[tuple[int, int, str]] = []
-        for rl in graph.links_of(src):
-            if rl.target in dsts:
-                s, e = rl.link.span.start, rl.link.span.end
-                if variant == "mention":
-                    edits.append((s, e, _visible(rl.link.label, rl.link.target)))
-                else:
-                    edits.append(_sentence_around(card.text, s, e))
-        text = card.text
-        last = len(text) + 1
-        for s, e, new in sorted(set(edits), reverse=True):
-            if e > last:  # overlapping sentence edits: the later one already removed it
-                continue
-            text = text[:s] + new + text[e:]
-            last = s
-            changed += 1
+        text, n = unlinked_text(graph, src, dsts, variant)
+        changed += n
         (copy / src).write_text(text, encoding="utf-8")
     return changed
 
@@ -258,22 +241,6 @@ def holdout_copy(
             log.error("the temporary vault copy %s was not removed: %s", work, exc)
 
 
-def _visible(label: str | None, target: str) -> str:
-    if label:
-        return label
-    return target.rsplit("/", 1)[-1].removesuffix(".md")
-
-
-def _sentence_around(text: str, start: int, end: int) -> tuple[int, int, str]:
-    line_start = text.rfind("\n", 0, start) + 1
-    line_end = text.find("\n", end)
-    line_end = len(text) if line_end == -1 else line_end
-    for m in _SENTENCE.finditer(text, line_start, line_end):
-        if m.start() <= start and m.end() >= end:
-            return m.start(), m.end(), ""
-    return line_start, line_end, ""
-
-
 @dataclass(slots=True)
 class LinkEvalReport:
     pairs: int
@@ -368,16 +335,25 @@ def evaluate_links(
     ablate: bool = False,
     dump: list[dict[str, Any]] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    extra: Mapping[str, SuggestFusion] | None = None,
 ) -> LinkEvalReport:
     """Score ``ours`` (``fusion`` of the suggestion legs) and the baselines. ``ablate`` adds the
-    rows of :func:`ablations`; ``dump``, when given, receives per source its held-out targets
-    and every leg and baseline ranking (:data:`LEG_DEPTH` deep), for offline tuning."""
+    rows of :func:`ablations`, ``extra`` rows of other fusions by name; ``dump``, when given,
+    receives per source its held-out targets and every leg and baseline ranking
+    (:data:`LEG_DEPTH` deep), for offline tuning."""
     by_src = _by_src(held)
     graph = vault.graph
     engine = vault.engine
     scores = _Scores()
-    extra = ablations(fusion) if ablate else {}
-    wanted = SUGGEST_LEGS if dump is not None or ablate else fusion.legs
+    others = dict(extra or {})
+    if ablate:
+        others.update(ablations(fusion))
+    extra = others
+    wanted = (
+        SUGGEST_LEGS
+        if dump is not None or ablate
+        else tuple(sorted({leg for f in (fusion, *others.values()) for leg in f.legs}))
+    )
     seconds: list[float] = []  # per source: computing the legs (what a code action waits for)
     for i, (src, dsts) in enumerate(sorted(by_src.items())):
         card = graph.cards.get(src)

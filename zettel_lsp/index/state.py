@@ -225,7 +225,7 @@ def save_state(folder: Path, state: IndexState) -> None:
     file is removed (a crash before that leaves it: its paths are redone, nothing is lost)."""
     # json.dumps runs the C encoder; json.dump streams through the pure-Python one (10x
     # slower). ASCII escapes keep any path lossless, even one with lone surrogates.
-    _write_atomically(
+    write_atomically(
         folder, STATE_FILE, json.dumps(state.to_json(), ensure_ascii=True, separators=(",", ":"))
     )
     with contextlib.suppress(FileNotFoundError):
@@ -237,12 +237,12 @@ def save_pending(folder: Path, pending: list[str]) -> None:
     be written to the shard: :func:`load_state` adds them to the saved state's ``pending``, so
     a crash before the next :func:`save_state` has them redone."""
     data = {"format": STATE_FORMAT, "pending": sorted(set(pending))}
-    _write_atomically(
+    write_atomically(
         folder, PENDING_FILE, json.dumps(data, ensure_ascii=True, separators=(",", ":"))
     )
 
 
-def _write_atomically(folder: Path, name: str, data: str) -> None:
+def write_atomically(folder: Path, name: str, data: str) -> None:
     """``data`` as ``folder / name``, through a ``.state-*`` temp file (the name an index
     folder's check knows), fsynced and renamed over it, the rename made durable too."""
     folder.mkdir(parents=True, exist_ok=True)

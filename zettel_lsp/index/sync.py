@@ -1295,6 +1295,7 @@ _INDEX_ENTRIES = frozenset(
         "cards.pickle",
         "mentions.pickle",
         "graph.pickle",  # zettel_lsp/snapshot.py (not imported: the index layer stays below it)
+        "suggest-fusion.json",  # zettel_lsp/search/calibrate.py (likewise)
         COMPACT_LOG,
         CLEAN_FILE,
     }

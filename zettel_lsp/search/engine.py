@@ -43,7 +43,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedders import Embedder, EmbedderError
@@ -54,6 +54,9 @@ from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse, fuse_conve
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
+
+if TYPE_CHECKING:  # suggest imports this module
+    from zettel_lsp.search.suggest import SuggestFusion
 
 log = logging.getLogger(__name__)
 
@@ -126,6 +129,10 @@ def _english_only() -> tuple[str, ...]:
     return (EN,)
 
 
+def _no_fusion() -> SuggestFusion | None:
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Multilingual:
     """What the owning vault tells the engine about the multilingual leg (see the module)."""
@@ -160,10 +167,13 @@ class SearchEngine:
         multilingual: Multilingual | None = None,
         languages: Callable[[], Sequence[str]] = _english_only,
         titles: TitleIndex | None = None,
+        suggest_fusion: Callable[[], SuggestFusion | None] = _no_fusion,
     ) -> None:
         """``languages``: the vault's main languages, for the lexical legs (English alone by
         default); ``multilingual``: the multilingual leg, None where there is none; ``titles``:
-        the graph's :func:`title_index`, when the caller has it already."""
+        the graph's :func:`title_index`, when the caller has it already; ``suggest_fusion``:
+        the fusion of the link suggestions' legs the vault chose (its own links:
+        :mod:`zettel_lsp.search.calibrate`), None for the default."""
         self.store = store
         self.embedder = embedder
         self.multilingual = multilingual
@@ -171,6 +181,7 @@ class SearchEngine:
         self.graph = graph
         self.titles = titles if titles is not None else title_index(graph)
         self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
+        self.suggest_fusion = suggest_fusion
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
         self._cache_lock = threading.Lock()
 

@@ -393,17 +393,21 @@ def related_suggestions(
     card: Card,
     limit: int = 10,
     *,
-    fusion: SuggestFusion = DEFAULT_SUGGEST_FUSION,
+    fusion: SuggestFusion | None = None,
     unmentioned: bool = False,
     read: Reader = direct,
 ) -> list[RelatedSuggestion]:
     """Cards related in meaning or by the graph that this card neither is nor links to: the
-    legs of :func:`suggestion_legs` fused by ``fusion``. ``unmentioned``: leave out the cards
+    legs of :func:`suggestion_legs` fused by ``fusion`` (by default the one the vault chose on
+    its own links, :attr:`SearchEngine.suggest_fusion`, else :data:`DEFAULT_SUGGEST_FUSION`).
+    ``unmentioned``: leave out the cards
     the card names without linking (the editor offers those as "Link" fixes in place; the
     ranking of the others is the same).
 
     ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
     index does not hold (unsaved edits) are embedded outside it."""
+    if fusion is None:
+        fusion = engine.suggest_fusion() or DEFAULT_SUGGEST_FUSION
     legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
     hide: frozenset[str] = frozenset()
     if unmentioned and legs.mentioned is not None:
