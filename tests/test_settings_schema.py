@@ -41,6 +41,7 @@ OTHER_VALUES: dict[str, object] = {
     "symbolLimit": 7,
     "hoverLimit": 3,
     "relatedLimit": 2,
+    "suggestSelfTune": False,
     "relatedHeading": "## See also",
     "diagnosticsUnresolved": "error",
     "diagnosticsAmbiguous": "off",

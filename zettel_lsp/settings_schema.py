@@ -606,6 +606,19 @@ CORE = Schema(
             ui_json=_LIMIT,
         ),
         Setting(
+            "suggestSelfTune",
+            "suggest_self_tune",
+            True,
+            boolean(),
+            doc="weigh the related-card suggestions by what predicts this vault's own links "
+            "(chosen once in the background after indexing, kept in the index folder; see "
+            "[evaluation.md](evaluation.md#self-tuned-suggestions)); `false`: the default weights",
+            ui="Weigh *Add related links* and the suggestions by what predicts this vault's own "
+            "links (chosen once in the background, kept in the index folder); off: the default "
+            "weights.",
+            cli="`suggest --no-self-tune`",
+        ),
+        Setting(
             "relatedHeading",
             "related_heading",
             "## Related",

@@ -261,6 +261,14 @@ class Vault:
             "backend": self.settings.backend,
             "points_uncompacted": state.uncompacted,
             "keyword_index": self._keyword_index(),
+            "suggestion_weights": (
+                "default (self-tuning off)"
+                if not self.self_tune
+                else "chosen on this vault's links"
+                if self.calibration is not None
+                else "default (not chosen yet)"
+            ),
+            "self_tuned": None if self.calibration is None else self.calibration.to_json(),
             "skipped": dict(list(state.skipped.items())[:50]),
         }
 

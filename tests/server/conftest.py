@@ -65,7 +65,10 @@ async def client(
 
 
 def options(cache: Path, index_dir: Path, **extra: Any) -> dict[str, Any]:
-    return {"cacheDir": str(cache), "indexDir": str(index_dir), **extra}
+    """Initialization options. The suggestions keep their default weights (the tests name the
+    cards they expect); choosing them on the vault's links has tests of its own
+    (tests/server/test_self_tune.py)."""
+    return {"cacheDir": str(cache), "indexDir": str(index_dir), "suggestSelfTune": False, **extra}
 
 
 async def start_session(

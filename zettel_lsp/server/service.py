@@ -55,6 +55,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REPORT_EVERY_SECONDS = 0.25
+# above this many cards the server does not choose the suggestions' weights itself (it builds
+# a second link graph for it: ~1 GB more at 100k cards); `zettel-lsp suggest` does, once
+SELF_TUNE_MAX_CARDS = 50_000
 
 
 class Phase(StrEnum):
@@ -135,6 +138,7 @@ class VaultService:
         self._warm: threading.Thread | None = None
         self._store_warmed = False  # the stored vectors were read ahead (_warm_store)
         self._ml_loading = threading.Lock()  # one multilingual model load at a time
+        self._self_tuning = threading.Lock()  # one calibration at a time (self_tune)
         # bumped (inside the lock) whenever ``graph`` is replaced or changed
         self.graph_version = 0
         self._listeners: dict[str, GraphListener] = {}
@@ -364,6 +368,7 @@ class VaultService:
         if self._stop.is_set():
             vault.close()
             return
+        vault.self_tune = s.suggest_self_tune
 
         def opened() -> None:
             self.vault = vault
@@ -441,6 +446,7 @@ class VaultService:
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
             heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
+            self.self_tune()
             return
         self._report(f"embedding {pending} chunks (lexical search works already)", 0)
         if self._watcher is not None:
@@ -466,6 +472,91 @@ class VaultService:
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
             heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
+            self.self_tune()
+
+    def set_self_tune(self, on: bool) -> None:
+        """The ``suggestSelfTune`` setting changed: takes effect at the next suggestion (and
+        starts :meth:`self_tune` when turned on)."""
+        vault = self.vault
+        if vault is None:
+            return
+        vault.self_tune = on
+        if on and self.phase == Phase.READY:
+            self.self_tune()
+
+    def self_tune(self) -> None:
+        """After "ready", in a thread of its own and with its own ``$/progress``: choose the
+        related-card suggestions' weights on the vault's own links where that is due (none
+        chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`). The
+        vault lock is held only for its graph and index reads; suggestions use the default
+        weights until it is done (13k cards: about a minute)."""
+        threading.Thread(
+            target=self._calibrate, name=f"zettel-self-tune-{self.root.name}", daemon=True
+        ).start()
+
+    def _calibrate(self) -> None:
+        vault = self.vault
+        if vault is None or not self._self_tuning.acquire(blocking=False):
+            return
+        try:
+            if not self.read(vault.calibration_due) or self._stop.is_set():
+                return
+            cards = self.read(lambda: len(vault.graph.cards))
+            if cards > SELF_TUNE_MAX_CARDS:
+                log.info(
+                    "%s: %d cards; the suggestions keep %s (the server chooses them on vaults "
+                    "of at most %d cards; `zettel-lsp suggest` does it for any vault)",
+                    self.root.name,
+                    cards,
+                    "the weights chosen before" if vault.calibration else "the default weights",
+                    SELF_TUNE_MAX_CARDS,
+                )
+                return
+            op = self._operation(
+                f"Link suggestions for {self.root.name}",
+                "choosing the weights on this vault's own links",
+            )
+            last = [0.0]
+
+            def progress(done: int, total: int) -> None:
+                now = time.monotonic()
+                if now - last[0] >= REPORT_EVERY_SECONDS or done >= total:
+                    last[0] = now
+                    op.report(f"{done}/{total} cards", int(100 * done / total) if total else None)
+
+            try:
+                made = vault.calibrate(
+                    read=self.read, progress=progress, should_stop=self._stop.is_set
+                )
+            except Exception:
+                if self._stop.is_set():  # the vault closed under it
+                    op.end("stopped")
+                    return
+                log.exception("%s: choosing the suggestions' weights failed", self.root.name)
+                op.end("failed (see the log); the default weights serve")
+                return
+            if made is None:
+                op.end(
+                    "stopped"
+                    if self._stop.is_set()
+                    else "too few links to learn from: the default weights serve"
+                )
+                return
+            log.info(
+                "%s: suggestion weights chosen on %d of its links in %.0f s (Recall@10 on "
+                "them %.3f, default %.3f)",
+                self.root.name,
+                made.pairs,
+                made.seconds,
+                made.recall,
+                made.default_recall,
+            )
+            op.end(
+                f"weights chosen on {made.pairs} of its links (they find "
+                f"{made.recall:.0%} of them in the top 10, the default {made.default_recall:.0%})"
+            )
+        finally:
+            self._self_tuning.release()
 
     def _warm_store(self, vault: Vault) -> None:
         """Once per session, after the model loaded and before "ready" (in the model's

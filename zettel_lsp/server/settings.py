@@ -48,6 +48,7 @@ class ServerSettings:
     symbol_limit: int = _DEFAULTS["symbol_limit"]
     hover_limit: int = _DEFAULTS["hover_limit"]
     related_limit: int = _DEFAULTS["related_limit"]
+    suggest_self_tune: bool = _DEFAULTS["suggest_self_tune"]  # issue #15: search/calibrate.py
     related_heading: str = _DEFAULTS["related_heading"]
     # diagnostics (issue #16): a severity or "off" per kind; where "Create card" puts cards
     diagnostics_unresolved: str = _DEFAULTS["diagnostics_unresolved"]

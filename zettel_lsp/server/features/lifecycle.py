@@ -43,7 +43,11 @@ def on_configuration(ls: ZettelLanguageServer, params: types.DidChangeConfigurat
     if problems:
         ls.show("warning", "zettel-lsp settings: " + "; ".join(problems))
     restart = new.index_key() != ls.settings.index_key()
+    self_tune = new.suggest_self_tune != ls.settings.suggest_self_tune
     ls.settings = new
+    if self_tune and not restart:
+        for service in ls.services:
+            service.set_self_tune(new.suggest_self_tune)
     if restart:
 
         def reopen() -> None:
