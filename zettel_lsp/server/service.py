@@ -489,7 +489,7 @@ class VaultService:
         related-card suggestions' weights on the vault's own links where that is due (none
         chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`). The
         vault lock is held only for its graph and index reads; suggestions use the default
-        weights until it is done (13k cards: about a minute)."""
+        weights until it is done (13k cards: about 40 s)."""
         threading.Thread(
             target=self._calibrate, name=f"zettel-self-tune-{self.root.name}", daemon=True
         ).start()
