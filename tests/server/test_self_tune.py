@@ -45,11 +45,13 @@ async def vault_status(client: LanguageClient) -> dict[str, Any]:
 
 
 async def wait_for(client: LanguageClient, weights: str) -> dict[str, Any]:
+    """Poll zettel.status every second (as editors do, every 2 s: the server works on the
+    weights between requests)."""
     deadline = time.monotonic() + 120
     while (st := await vault_status(client))["suggestion_weights"] != weights:
         if time.monotonic() > deadline:
             raise AssertionError(f"suggestion_weights not {weights!r} in 120 s: {st}")
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)
     return st
 
 

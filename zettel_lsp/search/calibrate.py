@@ -158,6 +158,9 @@ def self_legs(
                 changed[h.src] = text
         return changed, list(graph.cards.values()), graph.mention_cache(), graph.mention_min_length
 
+    out: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
+    if should_stop():  # (a server's waits for a quiet moment: the build takes a while)
+        return out
     changed, cards, mentions, min_length = read(unlink)
     cards = [
         parse_card(c.path, changed[c.path], title_source=title_source) if c.path in changed else c
@@ -171,7 +174,6 @@ def self_legs(
         dense_ready=lambda: engine.dense_available,
         titles=engine.titles,  # unused by the legs; not built again
     )
-    out: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}
     todo = [h for h in held if h.src in changed]
     for i, h in enumerate(todo):
         if should_stop():
@@ -282,8 +284,9 @@ def calibrate(
     two variants, with neither variant allowed below its Recall@10 under ``start`` (``keep``
     0): a vault's suggestions never get worse on its own links, of either kind. Chosen so by
     the held-out links of four vaults (docs/evaluation.md, "Self-tuned suggestions"). None when
-    fewer than :data:`MIN_SOURCES` cards have 3 or more links, or when stopped (the caller keeps
-    ``start``)."""
+    fewer than :data:`MIN_SOURCES` cards have 3 or more links, or when ``should_stop`` said so
+    (the caller keeps ``start``). ``should_stop`` is asked before each card and may wait (a
+    server's waits for a moment without requests)."""
     t0 = time.perf_counter()
     graph = engine.graph
     found: dict[str, list[dict[str, Any]]] = {v: [] for v in VARIANTS}

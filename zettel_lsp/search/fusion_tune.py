@@ -17,7 +17,7 @@ gains more than ``margin``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -181,73 +181,46 @@ def tune(
     floors = None
     if keep is not None:
         floors = [metrics(d, best)["recall@10"] - keep for d in dumps]
+    best_score = objective(dumps, best, floors)
 
-    def objective(dumps: Sequence[LegArrays], fusion: SuggestFusion) -> float:
-        return _objective(dumps, fusion, floors)
+    def better(cand: SuggestFusion) -> bool:
+        nonlocal best, best_score
+        if not cand.legs:
+            return False
+        sc = objective(dumps, cand, floors)
+        if sc > best_score + margin:
+            best, best_score = cand, sc
+            return True
+        return False
 
-    best_score = objective(dumps, best)
-    if weights_only:
-        return _tune_weights(dumps, best, best_score, margin, objective)
+    start_legs = [leg for leg in ARRAY_LEGS if best.weights.get(leg, 0.0) > 0]
     for _ in range(PASSES):
         improved = False
+        if weights_only:  # the start's legs only (one may drop to 0)
+            for leg in start_legs:
+                for w in WEIGHTS:
+                    improved |= better(with_weight(best, leg, w))
+            if not improved:
+                break
+            continue
         now = next((n for n, w in best.weights.items() if n.startswith("confident@") and w > 0), "")
         for t in SURES:  # move the confident leg's weight to another threshold
             if not now:
                 break
             w = best.weights[now]
-            cand = with_weight(with_weight(best, now, 0.0), f"confident@{t}", w)
-            sc = objective(dumps, cand)
-            if sc > best_score + margin:
-                best, best_score, improved = cand, sc, True
-                now = f"confident@{t}"
+            if better(with_weight(with_weight(best, now, 0.0), f"confident@{t}", w)):
+                improved, now = True, f"confident@{t}"
         for leg in ARRAY_LEGS:
             if leg.startswith("confident@") and leg != (now or f"confident@{SURES[-2]}"):
                 continue  # one threshold at a time
             for w in WEIGHTS:
-                cand = with_weight(best, leg, w)
-                if not cand.legs:
-                    continue
-                sc = objective(dumps, cand)
-                if sc > best_score + margin:
-                    best, best_score, improved = cand, sc, True
+                improved |= better(with_weight(best, leg, w))
         for k in KS:
-            cand = replace(best, k=k)
-            sc = objective(dumps, cand)
-            if sc > best_score + margin:
-                best, best_score, improved = cand, sc, True
+            improved |= better(replace(best, k=k))
         for depth in DEPTHS:
-            cand = replace(best, depth=depth)
-            sc = objective(dumps, cand)
-            if sc > best_score + margin:
-                best, best_score, improved = cand, sc, True
+            improved |= better(replace(best, depth=depth))
         for lead in LEADS:
-            cand = replace(best, lead=lead)
-            sc = objective(dumps, cand)
-            if sc > best_score + margin:
-                best, best_score, improved = cand, sc, True
-        if not improved:
-            break
-    return best
-
-
-def _tune_weights(
-    dumps: Sequence[LegArrays],
-    best: SuggestFusion,
-    best_score: float,
-    margin: float,
-    objective: Callable[[Sequence[LegArrays], SuggestFusion], float],
-) -> SuggestFusion:
-    legs = [leg for leg in ARRAY_LEGS if best.weights.get(leg, 0.0) > 0]  # the start's legs
-    for _ in range(PASSES):
-        improved = False
-        for leg in legs:
-            for w in WEIGHTS:
-                cand = with_weight(best, leg, w)
-                if not cand.legs:
-                    continue
-                sc = objective(dumps, cand)
-                if sc > best_score + margin:
-                    best, best_score, improved = cand, sc, True
+            improved |= better(replace(best, lead=lead))
         if not improved:
             break
     return best
@@ -308,6 +281,3 @@ def fusion_from(data: Mapping[str, object]) -> SuggestFusion:
         depth,
         lead=str(lead) if lead else None,
     )
-
-
-_objective = objective

@@ -56,8 +56,12 @@ T = TypeVar("T")
 
 REPORT_EVERY_SECONDS = 0.25
 # above this many cards the server does not choose the suggestions' weights itself (it builds
-# a second link graph for it: ~1 GB more at 100k cards); `zettel-lsp suggest` does, once
-SELF_TUNE_MAX_CARDS = 50_000
+# a second link graph for it: +0.4 GB for a while at 13k cards); `zettel-lsp suggest` does
+SELF_TUNE_MAX_CARDS = 20_000
+# it works between requests: a card at a time, once none came for this long (seconds), or
+# after waiting this long for such a moment (a client polling all the time does not starve it)
+SELF_TUNE_QUIET = 0.3
+SELF_TUNE_MAX_WAIT = 2.0
 
 
 class Phase(StrEnum):
@@ -139,6 +143,7 @@ class VaultService:
         self._store_warmed = False  # the stored vectors were read ahead (_warm_store)
         self._ml_loading = threading.Lock()  # one multilingual model load at a time
         self._self_tuning = threading.Lock()  # one calibration at a time (self_tune)
+        self._last_read = 0.0  # monotonic time of the last read (see _when_quiet)
         # bumped (inside the lock) whenever ``graph`` is replaced or changed
         self.graph_version = 0
         self._listeners: dict[str, GraphListener] = {}
@@ -148,8 +153,26 @@ class VaultService:
 
     def read(self, fn: Callable[[], T], /) -> T:
         """Run ``fn`` while the index and graph hold still (no model call inside ``fn``)."""
+        self._last_read = time.monotonic()  # background work waits for a quiet moment
         with self._lock:
             return fn()
+
+    def _read_quietly(self, fn: Callable[[], T], /) -> T:
+        """:meth:`read` for background work that yields to requests (not counted as one)."""
+        with self._lock:
+            return fn()
+
+    def _when_quiet(self) -> bool:
+        """Wait until no read came for :data:`SELF_TUNE_QUIET` seconds, at most
+        :data:`SELF_TUNE_MAX_WAIT`; True when stopping."""
+        give_up = time.monotonic() + SELF_TUNE_MAX_WAIT
+        while not self._stop.is_set():
+            now = time.monotonic()
+            idle = now - self._last_read
+            if idle >= SELF_TUNE_QUIET or now >= give_up:
+                return False
+            self._stop.wait(min(SELF_TUNE_QUIET - idle, give_up - now))
+        return True
 
     def write(self, fn: Callable[[], T], /) -> T:
         """Run ``fn``, which changes the vault's graph, engine or phase, alone."""
@@ -487,9 +510,11 @@ class VaultService:
     def self_tune(self) -> None:
         """After "ready", in a thread of its own and with its own ``$/progress``: choose the
         related-card suggestions' weights on the vault's own links where that is due (none
-        chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`). The
-        vault lock is held only for its graph and index reads; suggestions use the default
-        weights until it is done (13k cards: about 40 s)."""
+        chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`). It
+        yields to the editor: a card at a time, once no request came for
+        :data:`SELF_TUNE_QUIET` seconds (or after :data:`SELF_TUNE_MAX_WAIT`), the vault lock
+        held only for its graph and index reads.
+        Suggestions use the default weights until it is done (13k cards: about 40 s of work)."""
         threading.Thread(
             target=self._calibrate, name=f"zettel-self-tune-{self.root.name}", daemon=True
         ).start()
@@ -499,9 +524,9 @@ class VaultService:
         if vault is None or not self._self_tuning.acquire(blocking=False):
             return
         try:
-            if not self.read(vault.calibration_due) or self._stop.is_set():
+            if not self._read_quietly(vault.calibration_due) or self._stop.is_set():
                 return
-            cards = self.read(lambda: len(vault.graph.cards))
+            cards = self._read_quietly(lambda: len(vault.graph.cards))
             if cards > SELF_TUNE_MAX_CARDS:
                 log.info(
                     "%s: %d cards; the suggestions keep %s (the server chooses them on vaults "
@@ -526,7 +551,7 @@ class VaultService:
 
             try:
                 made = vault.calibrate(
-                    read=self.read, progress=progress, should_stop=self._stop.is_set
+                    read=self._read_quietly, progress=progress, should_stop=self._when_quiet
                 )
             except Exception:
                 if self._stop.is_set():  # the vault closed under it
@@ -535,6 +560,8 @@ class VaultService:
                 log.exception("%s: choosing the suggestions' weights failed", self.root.name)
                 op.end("failed (see the log); the default weights serve")
                 return
+            finally:
+                heap.release(f"{self.root.name}: suggestion weights")  # the second graph
             if made is None:
                 op.end(
                     "stopped"
