@@ -144,6 +144,7 @@ local function main()
       root = "/m", phase = "ready", legs_ready = { "bm25", "dense_ml" },
       languages = { ru = 8, de = 5 }, multilingual_scope = "all cards",
       cards_embedded_multilingual = 13, cards_waiting_for_multilingual = 0,
+      suggestion_weights = "chosen on this vault's links",
     } },
   })
   local buf = vim.api.nvim_create_buf(false, true)
@@ -310,10 +311,11 @@ def test_answers_that_need_no_server(report: dict[str, Any]) -> None:
         "  index dir -",
         "  skipped files 1, problems 0",
     ]
-    assert report["status_ml"][4:7] == [
+    assert report["status_ml"][4:8] == [
         "  search legs ready: bm25, dense_ml",
         "  languages: de 5, ru 8",
         "  multilingual: all cards, 13 cards embedded, 0 waiting",
+        "  suggestion weights: chosen on this vault's links",
     ]
     assert report["paragraph"] == [4, 5, "first\nsecond"]
     # nil answers: absent from the report

@@ -69,6 +69,9 @@ function M.format_status(result)
         s(v.multilingual_scope), s(v.cards_embedded_multilingual),
         s(v.cards_waiting_for_multilingual)))
     end
+    if type(v.suggestion_weights) == "string" then
+      table.insert(lines, "  suggestion weights: " .. v.suggestion_weights)
+    end
     table.insert(lines, "  index dir " .. s(v.index_dir))
     if v.note and v.note ~= vim.NIL and v.note ~= "" then
       table.insert(lines, "  note: " .. tostring(v.note))

@@ -85,6 +85,8 @@ export interface VaultStatus {
   cards_embedded_multilingual?: number;
   cards_waiting_for_multilingual?: number;
   multilingual_off_reason?: string;
+  // The related-card suggestions' weights (issue #15): chosen on the vault's links, or default
+  suggestion_weights?: string;
 }
 
 /** `zettel.status {ollama: true}`: whether Ollama answers, and whether it has the models. */
@@ -331,6 +333,7 @@ export function parseVaultStatus(value: unknown): VaultStatus | undefined {
   }
   if (typeof value.multilingual === "string") out.multilingual = value.multilingual;
   if (typeof value.multilingual_scope === "string") out.multilingual_scope = value.multilingual_scope;
+  if (typeof value.suggestion_weights === "string") out.suggestion_weights = value.suggestion_weights;
   const mlDone = optNum(value.cards_embedded_multilingual);
   if (mlDone !== undefined) out.cards_embedded_multilingual = mlDone;
   const mlWaiting = optNum(value.cards_waiting_for_multilingual);

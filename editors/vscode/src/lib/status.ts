@@ -151,6 +151,7 @@ export function vaultDetails(v: VaultStatus): string[] {
     const reason = v.multilingual_off_reason ? ` (${v.multilingual_off_reason})` : "";
     out.push(`multilingual: ${v.multilingual_scope}${reason}, ${done} cards embedded${waiting}`);
   }
+  if (v.suggestion_weights) out.push(`suggestion weights: ${v.suggestion_weights}`);
   if (v.model) out.push(`model: ${v.model}`);
   if (v.backend) out.push(`backend: ${v.backend}`);
   if (v.index_dir) out.push(`index: ${v.index_dir}`);

@@ -106,13 +106,15 @@ describe("phaseText / vaultLine / vaultDetails", () => {
         multilingual_scope: "all cards",
         cards_embedded_multilingual: 30,
         cards_waiting_for_multilingual: 15,
+        suggestion_weights: "chosen on this vault's links",
       }),
     );
-    assert.deepEqual(ml.slice(3, 7), [
+    assert.deepEqual(ml.slice(3, 8), [
       "cards with vectors: 45",
       "search legs ready: bm25, keyword, title, dense, dense_ml",
       "languages: en 40, de 5",
       "multilingual: all cards, 30 cards embedded, 15 cards waiting",
+      "suggestion weights: chosen on this vault's links",
     ]);
   });
 });
