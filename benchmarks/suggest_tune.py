@@ -3,6 +3,7 @@
     python benchmarks/suggest_tune.py DUMP.legs.json ... [--json OUT.json]
     python benchmarks/suggest_tune.py --tables EVAL.json ...   # eval-links --json outputs
     python benchmarks/suggest_tune.py DUMP.legs.json ... --lead-only  # only the lead, by LOVO
+    python benchmarks/suggest_tune.py --self DIR/*.legs.json  # benchmarks/self_tune.py outputs
 
 Each dump is written by one ``zettel-lsp eval-links VAULT HOLDOUT --variant V --dump-legs FILE``
 pass: per source card its held-out targets and every leg's ranking (50 deep). A dump's name
@@ -11,12 +12,13 @@ pass: per source card its held-out targets and every leg's ranking (50 deep). A 
 first ``depth`` ranks of each leg, ties by path) is recomputed here with numpy for every
 candidate setting, so a sweep takes seconds, not one index per setting.
 
-Search: coordinate ascent from the defaults over a small grid (a weight per leg from
-:data:`WEIGHTS`, ``k`` from :data:`KS`, ``depth`` from :data:`DEPTHS`, the lead from
-:data:`LEADS`), a few passes, maximising
-the mean over vaults of the vault's mean Recall@10 (over its variants and hold-out sets, each
-equal). LOVO: for each vault, the setting chosen on the other vaults, and that vault's figures
-with it; then the setting chosen on all vaults (the default candidate).
+Search (:func:`zettel_lsp.search.fusion_tune.tune`): coordinate ascent from the defaults over a
+small grid (a weight per leg, ``k``, ``depth``, the lead), a few passes, maximising the mean
+over vaults of the vault's mean Recall@10 (over its variants and hold-out sets, each equal).
+LOVO: for each vault, the setting chosen on the other vaults, and that vault's figures with it;
+then the setting chosen on all vaults (the default candidate). ``--self``: per vault and
+variant, the held-out Recall@10 of the default and of each tuner in :data:`TUNERS` run on the
+vault's own links (how the self-tuning of docs/evaluation.md#self-tuned-suggestions was chosen).
 """
 
 from __future__ import annotations
