@@ -123,8 +123,8 @@ def test_a_calibration_is_kept_as_json_and_refused_when_damaged(tmp_path: Path) 
     assert is_stale(c, 110, 300) and is_stale(c, 100, 330)
 
 
-def groups_vault(root: Path, groups: int = 8, size: int = 6, seed: int = 1) -> None:
-    """Cards in groups by subject; each links 3 of its group (so >= 3 links each)."""
+def groups_vault(root: Path, groups: int = 8, size: int = 6, seed: int = 1, links: int = 3) -> None:
+    """Cards in groups by subject; each links ``links`` of its group."""
     subjects = [
         ("sourdough", "levain flour water crumb crust oven proof"),
         ("sailing", "wind sail keel tack jib harbour knot"),
@@ -141,10 +141,10 @@ def groups_vault(root: Path, groups: int = 8, size: int = 6, seed: int = 1) -> N
         name, words = subjects[g]
         for i in range(size):
             others = [j for j in range(size) if j != i]
-            links = " ".join(f"[[{name} {j}]]" for j in rng.sample(others, 3))
+            see = " ".join(f"[[{name} {j}]]" for j in rng.sample(others, links))
             body = " ".join(rng.sample(words.split(), 5))
             (root / f"{name} {i}.md").write_text(
-                f"# {name} {i}\n\nNotes on {name}: {body}. See {links}.\n", encoding="utf-8"
+                f"# {name} {i}\n\nNotes on {name}: {body}. See {see}.\n", encoding="utf-8"
             )
 
 
