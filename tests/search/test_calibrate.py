@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.notes.parser import parse_card
+from tests.search.test_suggest_legs import build as graph_of
 from zettel_lsp.search.calibrate import (
     CALIBRATION_FILE,
     Calibration,
@@ -26,10 +25,6 @@ from zettel_lsp.search.calibrate import (
 from zettel_lsp.search.fusion_tune import leg_arrays, metrics, to_arrays, tune
 from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION, SuggestFusion, related_suggestions
 from zettel_lsp.vault import Vault
-
-
-def graph_of(cards: dict[str, str]) -> LinkGraph:
-    return LinkGraph.build(parse_card(p, t) for p, t in cards.items())
 
 
 def test_unlinked_text_keeps_the_visible_text_or_drops_the_sentence() -> None:
