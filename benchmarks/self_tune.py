@@ -29,7 +29,6 @@ from typing import Any
 from zettel_lsp.cli import _open_vault, build_parser, seed_index_of
 from zettel_lsp.eval.links import evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.search.calibrate import dump_document, self_holdout, self_legs
-from zettel_lsp.search.suggest import LEG_DEPTH
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,9 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _write(path: Path, entries: list[dict[str, Any]], variant: str) -> None:
-    doc = dump_document(entries, variant)
-    assert doc["depth"] == LEG_DEPTH
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path.write_text(json.dumps(dump_document(entries, variant)), encoding="utf-8")
 
 
 if __name__ == "__main__":

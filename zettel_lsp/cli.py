@@ -54,7 +54,7 @@ from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.progress import TerminalProgress
-from zettel_lsp.search.calibrate import Calibration, calibrate
+from zettel_lsp.search.calibrate import Calibration, calibrate, dump_document
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
@@ -70,7 +70,6 @@ from zettel_lsp.search.results import result_dict
 from zettel_lsp.search.suggest import (
     DEFAULT_SUGGEST_FUSION,
     GRAPH_LEGS,
-    LEG_DEPTH,
     SUGGEST_LEGS,
     SuggestFusion,
     mention_fields,
@@ -1026,17 +1025,8 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         "legs_ms": report.legs_ms,
     }
     if dump is not None:
-        args.dump_legs.write_text(
-            json.dumps(
-                {
-                    "holdout": str(args.holdout),
-                    "variant": args.variant,
-                    "depth": LEG_DEPTH,
-                    "sources": dump,
-                }
-            ),
-            encoding="utf-8",
-        )
+        doc = dump_document(dump, args.variant, str(args.holdout))
+        args.dump_legs.write_text(json.dumps(doc), encoding="utf-8")
     if args.json:
         print(json.dumps(out, indent=2))
         return EXIT_OK

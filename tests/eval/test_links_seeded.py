@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.make_holdout import hold_out
-from zettel_lsp.cli import CliError, build_parser, eval_links_fusion, seed_index_of
+from zettel_lsp.cli import CliError, build_parser, eval_links_fusion, main, seed_index_of
 from zettel_lsp.eval.links import HeldOut, SeedIndex, evaluate_links, holdout_copy
 from zettel_lsp.index.state import load_state
 from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION, GRAPH_LEGS, SUGGEST_LEGS
@@ -180,3 +180,22 @@ def test_the_cli_expects_what_an_index_records(indexed: tuple[Path, Path, str, s
     assert seed.expect == {"model": model, "chunker": chunker}
     with holdout_copy(vault, HELD, "mention", seed=seed) as hc:
         assert load_state(hc.index_dir) is not None
+
+
+def test_the_cli_dumps_the_legs_for_the_tuner(
+    indexed: tuple[Path, Path, str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``eval-links --dump-legs``: the layout ``benchmarks/suggest_tune.py`` reads; too few
+    links to self-tune on, so ``ours`` is the default fusion and no ``ours-fixed`` row."""
+    vault, index, _, _ = indexed
+    held = tmp_path / "held.tsv"
+    held.write_text("src\tdst\n" + "".join(f"{h.src}\t{h.dst}\n" for h in HELD))
+    out = tmp_path / "legs.json"
+    argv = ["eval-links", str(vault), str(held), "--variant", "mention", "--json"]
+    assert main([*argv, "--seed-index", str(index), "--dump-legs", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["self_tuned"] is None and "ours-fixed" not in report["rankers"]
+    doc = json.loads(out.read_text())
+    assert doc["holdout"] == str(held) and doc["variant"] == "mention" and doc["depth"] == 50
+    (source,) = doc["sources"]
+    assert source["src"] == "Src.md" and set(source["legs"]) == set(SUGGEST_LEGS)

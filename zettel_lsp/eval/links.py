@@ -345,14 +345,13 @@ def evaluate_links(
     graph = vault.graph
     engine = vault.engine
     scores = _Scores()
-    others = dict(extra or {})
+    rows = dict(extra or {})  # name -> fusion, scored beside ours
     if ablate:
-        others.update(ablations(fusion))
-    extra = others
+        rows.update(ablations(fusion))
     wanted = (
         SUGGEST_LEGS
         if dump is not None or ablate
-        else tuple(sorted({leg for f in (fusion, *others.values()) for leg in f.legs}))
+        else tuple(sorted({leg for f in (fusion, *rows.values()) for leg in f.legs}))
     )
     seconds: list[float] = []  # per source: computing the legs (what a code action waits for)
     for i, (src, dsts) in enumerate(sorted(by_src.items())):
@@ -376,7 +375,7 @@ def evaluate_links(
             ("bm25", bm25),
             ("adamic_adar", aa),
         ]
-        lists += [(name, fuse_suggestions(legs, f)) for name, f in extra.items()]
+        lists += [(name, fuse_suggestions(legs, f)) for name, f in rows.items()]
         for name, ranking in lists:
             scores.add(name, ranking, dsts)
         if dump is not None:

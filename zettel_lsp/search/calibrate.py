@@ -197,9 +197,11 @@ def self_legs(
     return out
 
 
-def dump_document(entries: Sequence[Mapping[str, Any]], variant: str) -> dict[str, Any]:
-    """The legs in the layout of ``eval-links --dump-legs``."""
-    return {"holdout": "self", "variant": variant, "depth": LEG_DEPTH, "sources": list(entries)}
+def dump_document(
+    entries: Sequence[Mapping[str, Any]], variant: str, holdout: str = "self"
+) -> dict[str, Any]:
+    """Legs in the layout of ``eval-links --dump-legs`` (``holdout``: which hold-out)."""
+    return {"holdout": holdout, "variant": variant, "depth": LEG_DEPTH, "sources": list(entries)}
 
 
 MIN_SOURCES = 30  # fewer cards with 3+ links: too little to learn from, the default stays

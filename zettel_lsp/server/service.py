@@ -56,7 +56,7 @@ T = TypeVar("T")
 
 REPORT_EVERY_SECONDS = 0.25
 # above this many cards the server does not choose the suggestions' weights itself (it builds
-# a second link graph for it: +0.4 GB for a while at 13k cards); `zettel-lsp suggest` does
+# a second link graph for it: +260-300 MB for a while at 13k cards); `zettel-lsp suggest` does
 SELF_TUNE_MAX_CARDS = 20_000
 # it works between requests: a card at a time, once none came for this long (seconds), or
 # after waiting this long for such a moment (a client polling all the time does not starve it)
@@ -554,12 +554,11 @@ class VaultService:
                     read=self._read_quietly, progress=progress, should_stop=self._when_quiet
                 )
             except Exception:
-                if self._stop.is_set():  # the vault closed under it
-                    op.end("stopped")
+                if not self._stop.is_set():  # else: the vault closed under it
+                    log.exception("%s: choosing the suggestions' weights failed", self.root.name)
+                    op.end("failed (see the log); the default weights serve")
                     return
-                log.exception("%s: choosing the suggestions' weights failed", self.root.name)
-                op.end("failed (see the log); the default weights serve")
-                return
+                made = None
             finally:
                 heap.release(f"{self.root.name}: suggestion weights")  # the second graph
             if made is None:
