@@ -81,3 +81,42 @@ async def test_the_setting_turns_them_off_and_on(client: LanguageClient) -> None
             types.DidChangeConfigurationParams(settings={"zettel": {"suggestSelfTune": on}})
         )
         await wait_for(client, weights)
+
+
+async def test_edits_that_change_a_tenth_of_the_vault_choose_them_again(
+    client: LanguageClient, vault: Path
+) -> None:
+    """Made again once a tenth of the cards are new, without a restart (after the edits were
+    embedded), and not before: 4 new cards of 48 are under the tenth, the 5th reaches it."""
+    first = (await wait_for(client, CHOSEN))["self_tuned"]
+    assert first["cards"] == 48
+
+    def add(i: int) -> None:
+        see = " ".join(f"[[chess {j}]]" for j in (i % 6, (i + 1) % 6, (i + 2) % 6))
+        (vault / f"chess extra {i}.md").write_text(
+            f"# chess extra {i}\n\nNotes on chess: rook gambit endgame pawn king. See {see}.\n",
+            encoding="utf-8",
+        )
+
+    async def embedded(cards: int) -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            st = await vault_status(client)
+            if st["cards"] == cards and st["cards_embedded"] == cards:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{cards} cards not embedded in 60 s: {st}")
+            await asyncio.sleep(0.5)
+
+    for i in range(4):
+        add(i)
+    await embedded(52)
+    await asyncio.sleep(3.0)  # what a re-choice would have started by now
+    assert (await vault_status(client))["self_tuned"]["cards"] == 48
+    add(4)
+    await embedded(53)
+    deadline = time.monotonic() + 120
+    while (made := (await vault_status(client))["self_tuned"])["cards"] != 53:
+        assert time.monotonic() < deadline, f"not chosen again in 120 s: {made}"
+        await asyncio.sleep(1.0)
+    assert made["pairs"] >= first["pairs"]

@@ -143,6 +143,7 @@ class VaultService:
         self._store_warmed = False  # the stored vectors were read ahead (_warm_store)
         self._ml_loading = threading.Lock()  # one multilingual model load at a time
         self._self_tuning = threading.Lock()  # one calibration at a time (self_tune)
+        self._self_tune_skipped = False  # the vault is over SELF_TUNE_MAX_CARDS (logged)
         self._last_read = 0.0  # monotonic time of the last read (see _when_quiet)
         # bumped (inside the lock) whenever ``graph`` is replaced or changed
         self.graph_version = 0
@@ -496,6 +497,10 @@ class VaultService:
             log.info("%s", vault.summary())
             heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
             self.self_tune()
+        elif count and self.phase == Phase.READY and vault.self_tune:
+            # edits came in while ready: once they add up to a tenth of the vault's cards or
+            # links, the weights are chosen again (checked in the thread, under the lock)
+            self.self_tune()
 
     def set_self_tune(self, on: bool) -> None:
         """The ``suggestSelfTune`` setting changed: takes effect at the next suggestion (and
@@ -510,7 +515,8 @@ class VaultService:
     def self_tune(self) -> None:
         """After "ready", in a thread of its own and with its own ``$/progress``: choose the
         related-card suggestions' weights on the vault's own links where that is due (none
-        chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`). It
+        chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`; asked
+        at "ready" and again whenever edits were embedded while ready). It
         yields to the editor: a card at a time, once no request came for
         :data:`SELF_TUNE_QUIET` seconds (or after :data:`SELF_TUNE_MAX_WAIT`), the vault lock
         held only for its graph and index reads.
@@ -524,10 +530,13 @@ class VaultService:
         if vault is None or not self._self_tuning.acquire(blocking=False):
             return
         try:
-            if not self._read_quietly(vault.calibration_due) or self._stop.is_set():
+            if not vault.self_tune:
                 return
             cards = self._read_quietly(lambda: len(vault.graph.cards))
-            if cards > SELF_TUNE_MAX_CARDS:
+            if cards > SELF_TUNE_MAX_CARDS:  # before calibration_due: it walks every link
+                if self._self_tune_skipped:
+                    return
+                self._self_tune_skipped = True  # said once a session, not after every edit
                 log.info(
                     "%s: %d cards; the suggestions keep %s (the server chooses them on vaults "
                     "of at most %d cards; `zettel-lsp suggest` does it for any vault)",
@@ -536,6 +545,8 @@ class VaultService:
                     "the weights chosen before" if vault.calibration else "the default weights",
                     SELF_TUNE_MAX_CARDS,
                 )
+                return
+            if not self._read_quietly(vault.calibration_due) or self._stop.is_set():
                 return
             op = self._operation(
                 f"Link suggestions for {self.root.name}",
