@@ -24,11 +24,13 @@ judged set ``DIR/vN.judged.json`` beside it). Steps per size (``--skip`` takes t
   when it is not one of ``--sizes``; the table shows each size's difference to it;
 - ``lsp``: ``lsp_latency.py`` on that index (warm start: first answer, ready, the phases seen in
   ``zettel.status``, the p95 of every method, and the server's peak RSS over the run);
-- ``interrupted``: ``python -m zettel_lsp index V`` on a fresh ``DIR/index/<size>/interrupted``,
-  stopped with SIGKILL once the lexical phase is done and ``--interrupt-at`` of the cards have
-  their vectors in the saved state (an editor that closes kills its server; the indexer has no
-  SIGTERM handler, so SIGTERM would end it the same way), then ``lsp_latency.py --startup-only``
-  on that index: the first answer and ready of a server that resumes mid-embedding.
+- ``interrupted``: a vault's first index on a fresh ``DIR/index/<size>/interrupted``, stopped
+  with SIGKILL once the lexical phase is done and ``--interrupt-at`` of the cards have their
+  vectors in the saved state, then ``lsp_latency.py --startup-only`` on that index: the first
+  answer and ready of a server that resumes mid-embedding. ``--interrupt-with server``
+  (default): the language server makes the first index (an editor opened on the vault, then
+  killed: the case of issue #18); ``cli``: ``python -m zettel_lsp index V`` makes it, which
+  compacts between its phases (docs/indexing.md), so its index reopens faster than a server's.
 
 Every sub-benchmark's JSON is saved as ``DIR/results/<size>/<step>.json`` (its stderr beside it,
 ``walls.json`` with the wall seconds of each step) and reused unless ``--fresh``: a long run
@@ -46,6 +48,8 @@ exponent above 1.2 (issue #18: no start-up step may grow faster than N^1.2 betwe
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import math
 import os
@@ -667,7 +671,8 @@ class Runner:
         if index.exists():
             shutil.rmtree(index)
         index.parent.mkdir(parents=True, exist_ok=True)
-        info = interrupt_index(vault, index, self.cache, a.interrupt_at, self.folder(size))
+        interrupt = interrupt_server if a.interrupt_with == "server" else interrupt_index
+        info = interrupt(vault, index, self.cache, a.interrupt_at, self.folder(size))
         info_path = self.folder(size) / "interrupt.json"
         info_path.write_text(json.dumps(info, indent=2) + "\n")
         self.record_wall(size, "interrupted_index", info["seconds"])
@@ -675,7 +680,7 @@ class Runner:
             log(f"[{size.label}] interrupted: {info['note']}")
             return
         log(
-            f"[{size.label}] indexer killed after {info['seconds']:.1f} s with "
+            f"[{size.label}] {info['by']} killed after {info['seconds']:.1f} s with "
             f"{info['cards_embedded']}/{info['cards']} cards embedded (saved state)"
         )
         cmd = [sys.executable, str(BENCH / "lsp_latency.py"), str(vault), "--json"]
@@ -733,6 +738,7 @@ def interrupt_index(
                     proc.send_signal(signal.SIGKILL)
                     proc.wait()
                     return {
+                        "by": "cli",
                         "killed": True,
                         "signal": "SIGKILL",
                         "seconds": round(time.perf_counter() - t0, 1),
@@ -745,11 +751,95 @@ def interrupt_index(
                 proc.kill()
                 proc.wait()
     return {
+        "by": "cli",
         "killed": False,
         "seconds": round(time.perf_counter() - t0, 1),
         "exit_code": proc.returncode,
         "note": f"the indexer ended (exit {proc.returncode}) before it could be interrupted "
         f"at {fraction:.0%} of the cards embedded; last state {state}",
+    }
+
+
+def interrupt_server(
+    vault: Path,
+    index: Path,
+    cache: Path,
+    fraction: float,
+    logs: Path,
+    poll: float = 0.5,
+    timeout: float = 4 * 3600,
+) -> dict[str, Any]:
+    """What :func:`interrupt_index` does, with the language server making the first index: it
+    is started over stdio on ``vault`` with the fresh folder ``index`` (as an editor opening
+    the vault for the first time), and SIGKILLed at the same point of its saved state. The
+    server's stderr comes out on this script's."""
+    return asyncio.run(_interrupt_server(vault, index, cache, fraction, logs, poll, timeout))
+
+
+async def _interrupt_server(
+    vault: Path, index: Path, cache: Path, fraction: float, logs: Path, poll: float, timeout: float
+) -> dict[str, Any]:
+    from lsprotocol import types
+    from pytest_lsp import client_capabilities
+    from pytest_lsp.client import make_test_lsp_client
+
+    logs.mkdir(parents=True, exist_ok=True)
+    vault = vault.resolve()
+    cmd = [sys.executable, "-m", "zettel_lsp"]
+    log(f"interrupted: the language server ({shlex.join(cmd)}) indexes {vault} into {index}")
+    client = make_test_lsp_client()
+    t0 = time.perf_counter()
+    state = None
+    await client.start_io(*cmd, cwd=ROOT)  # its stderr comes out on this script's
+    server = client._server
+    assert server is not None
+    try:
+        capabilities = client_capabilities("visual_studio_code")
+        client.capabilities = capabilities
+        await client.initialize_async(
+            types.InitializeParams(
+                process_id=os.getpid(),
+                capabilities=capabilities,
+                root_uri=vault.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name=vault.name)],
+                initialization_options={
+                    "indexDir": str(index.resolve()),
+                    "cacheDir": str(cache.resolve()),
+                },
+            )
+        )
+        client.initialized(types.InitializedParams())
+        while server.returncode is None and time.perf_counter() - t0 < timeout:
+            await asyncio.sleep(poll)
+            state = read_state(index)
+            if state is None:
+                continue
+            cards, dense = state
+            if cards and max(1, math.ceil(fraction * cards)) <= dense < cards:
+                server.send_signal(signal.SIGKILL)
+                await server.wait()
+                return {
+                    "by": "server",
+                    "killed": True,
+                    "signal": "SIGKILL",
+                    "seconds": round(time.perf_counter() - t0, 1),
+                    "cards": cards,
+                    "cards_embedded": dense,
+                    "fraction_wanted": fraction,
+                }
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
+        with contextlib.suppress(Exception):
+            await client.stop()  # type: ignore[no-untyped-call]
+    return {
+        "by": "server",
+        "killed": False,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "exit_code": server.returncode,
+        "note": f"the server ended (exit {server.returncode}) or took over {timeout:.0f} s before "
+        f"it could be interrupted at {fraction:.0%} of the cards embedded; last state {state}",
     }
 
 
@@ -804,6 +894,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=float,
         default=0.5,
         help="kill the indexer once this share of the cards has vectors (default %(default)s)",
+    )
+    ap.add_argument(
+        "--interrupt-with",
+        choices=("server", "cli"),
+        default="server",
+        help="what makes the first index that is killed: the language server (default; an "
+        "editor closed during a vault's first index) or `zettel-lsp index`",
     )
     ap.add_argument(
         "--interrupted-ready-timeout",

@@ -176,3 +176,21 @@ def test_a_cold_result_without_the_model_alone_gets_it_from_its_own_run(tmp_path
     assert base["chunks"] == 30 and base["separate"] is True and base["seconds"] > 0
     assert saved["cold_over_model_only"] == pytest.approx(40.0 / base["seconds"], rel=1e-2)
     assert saved["cold"] == {"cards": 30, "seconds": 40.0}  # the cold run itself untouched
+
+
+def test_the_language_server_s_first_index_is_killed_midway(tmp_path: Path) -> None:
+    """``--interrupt-with server`` (the default): the language server indexes a fresh folder,
+    as an editor opened on a new vault would, and is SIGKILLed once the lexical phase is done
+    and a fifth of the cards have vectors: what it saved is a partial dense phase."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    words = "orbit garden kiln levain rook harbour comet pedal swarm glaze".split()
+    for i in range(1000):
+        body = " ".join(words[(i + k) % len(words)] for k in range(12))
+        (vault / f"Card {i}.md").write_text(f"# Card {i}\n\n{body} number {i}.\n")
+    index = tmp_path / "index"
+    info = scale.interrupt_server(vault, index, tmp_path / "cache", 0.2, tmp_path / "logs", 0.05)
+    assert info["by"] == "server" and info["killed"], info
+    assert info["cards"] == 1000 and 200 <= info["cards_embedded"] < 1000
+    state = scale.read_state(index)
+    assert state is not None and state[0] == 1000 and 200 <= state[1] < 1000
