@@ -567,3 +567,36 @@ def test_a_failed_compaction_between_phases_leaves_the_shard_open_and_the_run_go
         monkeypatch.undo()
         ix.embed_pending()
         assert_index_matches_folder(ix)
+
+
+# ------------------------------------------- the compaction in a child (the language server's)
+
+
+def test_compact_in_child_keeps_every_answer_and_a_stopped_one_loses_nothing(
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's compaction between its phases: the optimizer in a child process, the shard
+    closed meanwhile and open again after, with the same answers; stopped at once, the child is
+    ended and the shard opens with every point, still uncompacted."""
+    vault = make_big_vault(tmp_path / "vault", 300)
+    monkeypatch.setenv(COMPACT_AFTER_ENV, "100")
+    rng = np.random.default_rng(7)
+    with Indexer(vault, tmp_path / "index", cache_dir=cache_dir) as ix:
+        random_vectors(ix, rng)
+        vec = rng.normal(size=ix.embedder.dim).tolist()
+        before = answers(ix, vec)
+        written = ix.state.uncompacted
+        assert written >= 300
+        assert ix.compact_in_child(should_stop=lambda: True) is None  # stopped: nothing done
+        assert ix.state.uncompacted == written
+        assert answers(ix, vec) == before
+        done = ix.compact_in_child()
+        assert done is not None and done.points == written
+        assert ix.state.uncompacted == 0 and ix.state.store_layout == STORE_LAYOUT
+        assert answers(ix, vec) == before
+        assert ix.store.keyword_indexed
+        (vault / "Later.md").write_text("# Later\n\nWombats dig burrows.\n")
+        ix.sync()  # it takes writes again
+        assert ix.store.keyword_search("wombats", 5)[0].path == "Later.md"
+    state = load_state(tmp_path / "index")
+    assert state is not None and state.uncompacted == 1

@@ -133,3 +133,48 @@ def _text(path: Path) -> str:
         return path.read_text()
     except FileNotFoundError:
         return ""
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "zettel_lsp"],
+        server_env={**os.environ, COMPACT_AFTER_ENV: "10"},
+    ),
+)
+async def first_index(lsp_client: LanguageClient, tmp_path: Path, server_cache: Path):
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    for i in range(30):
+        (vault / f"Card {i}.md").write_text(f"# Card {i}\n\nQuokka island number {i}.\n")
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual_studio_code"),
+            root_uri=vault.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name="vault")],
+            initialization_options={
+                "cacheDir": str(server_cache),
+                "indexDir": str(tmp_path / "ix"),
+            },
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_first_index_is_compacted_before_embedding(
+    first_index: LanguageClient, tmp_path: Path
+) -> None:
+    """Issue #18: a vault's first index past the threshold (here 10 points and 10 chunks to
+    embed) is compacted between its lexical and dense phases, in a child process, as
+    `zettel-lsp index` does: a server stopped while embedding reopens from indexed segments.
+    After "ready" only the vectors written since are uncompacted, and every leg answers."""
+    st = await wait_ready(first_index)
+    (v,) = st["vaults"]
+    assert "compact" in v["startup_seconds"]
+    logs = [m.message for m in first_index.log_messages]
+    assert any("compacted the new index (30 points)" in m for m in logs), logs
+    state = load_state(tmp_path / "ix")
+    assert state is not None and state.dense_done == 30
+    assert state.uncompacted == 30  # the vectors alone: the 30 lexical points were compacted
+    found = await first_index.workspace_symbol_async(types.WorkspaceSymbolParams(query="quokka 17"))
+    assert found and found[0].name.startswith("Card 17")

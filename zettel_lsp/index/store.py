@@ -509,6 +509,53 @@ class EdgeStore:
             self._keyword_indexed = TEXT_FIELD in info.payload_schema
         return changed
 
+    def compact_in_child(self, should_stop: Callable[[], bool] = lambda: False) -> bool:
+        """:meth:`compact_in_place` with the optimizer in a child process
+        (``python -m zettel_lsp.index.compact --shard PATH``, niced), so this process's
+        interpreter lock stays free: for the language server between a vault's first lexical
+        phase and its dense phase. The shard is closed meanwhile: the caller keeps every reader
+        away (the server answers from its graph). ``should_stop`` (asked every 0.2 s) stops the
+        child: an optimization stopped midway loses nothing (the shard opens with every point).
+        Returns whether the child finished; the shard is open again either way."""
+        import subprocess
+        import sys
+
+        path = self.folder / SHARD_DIR
+        with self._write_lock:
+            self._shard.flush()
+            self._shard.close()
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "zettel_lsp.index.compact", "--shard", str(path)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                )
+                try:
+                    while True:
+                        if should_stop():
+                            proc.terminate()
+                            proc.communicate()
+                            return False
+                        try:
+                            _, err = proc.communicate(timeout=0.2)
+                            break
+                        except subprocess.TimeoutExpired:
+                            continue
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                if proc.returncode != 0:
+                    tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+                    raise StoreError(f"compacting {path} failed: {' | '.join(tail)}")
+                return True
+            finally:
+                self._shard = self._open(path, self.dim)
+                info = self._shard.info()
+                self._points = int(info.points_count)
+                self._keyword_indexed = TEXT_FIELD in info.payload_schema
+
     @property
     def created(self) -> bool:
         """Whether this opening created the shard (in :data:`STORE_LAYOUT`)."""

@@ -413,6 +413,32 @@ class Indexer:
                 finally:
                     self._folder_lock.release()
 
+    def compact_in_child(
+        self, should_stop: Callable[[], bool] = lambda: False
+    ) -> CompactResult | None:
+        """:meth:`compact_now` with the optimizer in a child process
+        (:meth:`EdgeStore.compact_in_child`): this process's interpreter lock stays free, and
+        the store is closed meanwhile (the caller keeps its readers away). None when not
+        needed, or stopped by ``should_stop``."""
+        store = self.store
+        if not isinstance(store, EdgeStore):
+            return None
+        with self._lock:
+            points = uncompacted(self.state, self.index_dir)
+            if not points:
+                return None
+            t0 = time.perf_counter()
+            save_state(self.index_dir, self.state)  # a crash meanwhile: the state before it
+            if not store.compact_in_child(should_stop):
+                return None
+            seconds = time.perf_counter() - t0
+            self.state.uncompacted = 0
+            self.state.store_layout = STORE_LAYOUT
+            save_state(self.index_dir, self.state)
+            self._keyword_index_rule()
+        log.info("compacted the index in %.1f s (%d points written before)", seconds, points)
+        return CompactResult(points, seconds, True)
+
     def compact_now(self) -> CompactResult | None:
         """Compact the local shard in this process when enough was written since the last
         compaction (:func:`~zettel_lsp.index.compact.uncompacted`); None when not needed (or

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.index.compact import spawn_compactor
+from zettel_lsp.index.compact import compact_after, spawn_compactor, uncompacted
 from zettel_lsp.index.embedders import EmbedderError
+from zettel_lsp.index.store import EdgeStore
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import Progress, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
@@ -253,6 +254,8 @@ class VaultService:
             return ""
         if self.phase in (Phase.STARTING, Phase.SYNCING):
             return "indexing: results come from the previous index, without the link graph"
+        if self.phase == Phase.GRAPH and self.vault is None and self.graph_ready.is_set():
+            return "compacting the new index: results come from titles and a scan of the text"
         if self.phase == Phase.GRAPH:
             return "building the link graph: results are not graph-reranked yet"
         if self.phase == Phase.EMBEDDING:
@@ -425,6 +428,9 @@ class VaultService:
         t = self._step("settle", t)
         if self._stop.is_set():
             return
+        if not self._compact_before_embedding(vault):
+            return  # closed meanwhile
+        t = self._step("compact", t)
         if s.watch:
             self._watcher = vault.watcher(debounce_ms=s.debounce_ms, on_sync=self._watched)
             self._watcher.on_embedded = self._embedded
@@ -441,6 +447,58 @@ class VaultService:
         steps = ", ".join(f"{k} {v:.1f} s" for k, v in self.startup_seconds.items())
         log.info("start-up of %s: %s", self.root.name, steps)
         self._embedding_phase(vault)
+
+    def _compact_before_embedding(self, vault: Vault) -> bool:
+        """After a vault's first lexical phase, when it wrote at least
+        :func:`~zettel_lsp.index.compact.compact_after` points and leaves as many chunks to
+        embed: compact the shard before embedding, as ``zettel-lsp index`` does, so that a
+        server stopped while embedding (an editor closed or killed during a first index) opens
+        from indexed segments next time; never compacted, its open rebuilds the BM25 index of
+        every point (issue #18). The optimizer runs in a child process (it holds the
+        interpreter lock for tens of seconds at 100k cards); the index is detached meanwhile and
+        requests are answered from the graph: titles and a scan of the text, as when another
+        process holds the index. False when the vault was closed meanwhile."""
+        ix = vault.indexer
+        if not isinstance(ix.store, EdgeStore) or ix.dense_pending < max(1, compact_after()):
+            return True
+        points = uncompacted(ix.state, ix.index_dir)
+        if not points:
+            return True
+
+        def detach() -> bool:
+            if self.vault is not vault:
+                return False  # closed meanwhile
+            self.vault = None
+            return True
+
+        def attach() -> bool:
+            if self._stop.is_set():
+                return False
+            self.vault = vault
+            return True
+
+        if not self.write(detach):
+            return False
+        self._report(
+            f"compacting the new index ({points:,} points) before embedding, so that a restart "
+            "opens it fast; titles and text are searched meanwhile"
+        )
+        try:
+            done = ix.compact_in_child(should_stop=self._stop.is_set)
+        except Exception:  # only a faster reopen is lost: the index is open again, embed on
+            log.exception("%s: compacting the new index failed; embedding goes on", self.root)
+            done = None
+        if not self.write(attach):
+            vault.close()  # the service closed while it was detached: nobody else will
+            return False
+        if done is not None:
+            log.info(
+                "%s: compacted the new index (%d points) in %.1f s before embedding",
+                self.root.name,
+                done.points,
+                done.seconds,
+            )
+        return True
 
     def _warm_up(self) -> None:
         """The server's warm-ups, once, before "ready" (so that the first completion and the
