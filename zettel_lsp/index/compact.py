@@ -11,7 +11,11 @@ only then (docs/performance.md#scale-issue-18).
 ``optimize()`` holds the GIL for its whole run (18.8 s for 20k points, 26 s for 45k), so it never
 runs inside the language server, whose event loop would stop answering. It runs:
 
-- at the end of ``zettel-lsp index`` (no editor waits for it), and
+- at the end of ``zettel-lsp index`` (no editor waits for it), and between its lexical and
+  dense phases on a vault's first index;
+- in a child process of the language server between a vault's first lexical and dense phases
+  (``--shard``: :meth:`~zettel_lsp.index.store.EdgeStore.compact_in_child`), the index
+  detached meanwhile; and
 - in a separate, detached process the server starts as it closes (``shutdown`` or a workspace
   folder removed), taking the index folder's lock with the purpose ``compacting``; a server
   or CLI that opens the folder meanwhile stops it and carries on (see
