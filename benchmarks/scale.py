@@ -713,6 +713,15 @@ def read_state(index: Path) -> tuple[int, int] | None:
     return len(state.files), state.dense_done
 
 
+def uncompacted_points(index: Path) -> int | None:
+    """Points written since the last compaction, by the index's saved state (what the next
+    open rebuilds in memory); None before the first save."""
+    from zettel_lsp.index.state import load_state
+
+    state = load_state(index)
+    return None if state is None else state.uncompacted
+
+
 def interrupt_index(
     vault: Path, index: Path, cache: Path, fraction: float, logs: Path, poll: float = 0.5
 ) -> dict[str, Any]:
@@ -745,6 +754,7 @@ def interrupt_index(
                         "cards": cards,
                         "cards_embedded": dense,
                         "fraction_wanted": fraction,
+                        "uncompacted_points": uncompacted_points(index),
                     }
         finally:
             if proc.poll() is None:
@@ -826,6 +836,7 @@ async def _interrupt_server(
                     "cards": cards,
                     "cards_embedded": dense,
                     "fraction_wanted": fraction,
+                    "uncompacted_points": uncompacted_points(index),
                 }
     finally:
         if server.returncode is None:

@@ -178,10 +178,16 @@ def test_a_cold_result_without_the_model_alone_gets_it_from_its_own_run(tmp_path
     assert saved["cold"] == {"cards": 30, "seconds": 40.0}  # the cold run itself untouched
 
 
-def test_the_language_server_s_first_index_is_killed_midway(tmp_path: Path) -> None:
+def test_the_language_server_s_first_index_is_killed_midway(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``--interrupt-with server`` (the default): the language server indexes a fresh folder,
     as an editor opened on a new vault would, and is SIGKILLed once the lexical phase is done
-    and a fifth of the cards have vectors: what it saved is a partial dense phase."""
+    and a fifth of the cards have vectors: what it saved is a partial dense phase, after the
+    compaction of its lexical points (the threshold lowered to 500 points for the test)."""
+    from zettel_lsp.index.compact import COMPACT_AFTER_ENV
+
+    monkeypatch.setenv(COMPACT_AFTER_ENV, "500")
     vault = tmp_path / "vault"
     vault.mkdir()
     words = "orbit garden kiln levain rook harbour comet pedal swarm glaze".split()
@@ -192,5 +198,7 @@ def test_the_language_server_s_first_index_is_killed_midway(tmp_path: Path) -> N
     info = scale.interrupt_server(vault, index, tmp_path / "cache", 0.2, tmp_path / "logs", 0.05)
     assert info["by"] == "server" and info["killed"], info
     assert info["cards"] == 1000 and 200 <= info["cards_embedded"] < 1000
+    # the server compacted its lexical points before embedding: only vectors are left
+    assert 0 < info["uncompacted_points"] <= info["cards_embedded"]
     state = scale.read_state(index)
     assert state is not None and state[0] == 1000 and 200 <= state[1] < 1000
