@@ -713,6 +713,50 @@ def read_state(index: Path) -> tuple[int, int] | None:
     return len(state.files), state.dense_done
 
 
+def kill_point(state: tuple[int, int] | None, fraction: float) -> bool:
+    """Whether a first index whose saved state is ``state`` (cards, cards with vectors) is
+    where the interrupted start kills it: every card listed, at least ``fraction`` of them
+    (at least one) with vectors, not all."""
+    if state is None:
+        return False
+    cards, dense = state
+    return bool(cards) and max(1, math.ceil(fraction * cards)) <= dense < cards
+
+
+def killed(
+    by: str, t0: float, state: tuple[int, int] | None, fraction: float, index: Path
+) -> dict[str, Any]:
+    assert state is not None
+    return {
+        "by": by,
+        "killed": True,
+        "signal": "SIGKILL",
+        "seconds": round(time.perf_counter() - t0, 1),
+        "cards": state[0],
+        "cards_embedded": state[1],
+        "fraction_wanted": fraction,
+        "uncompacted_points": uncompacted_points(index),
+    }
+
+
+def not_killed(
+    by: str,
+    t0: float,
+    exit_code: int | None,
+    what: str,
+    fraction: float,
+    state: tuple[int, int] | None,
+) -> dict[str, Any]:
+    return {
+        "by": by,
+        "killed": False,
+        "seconds": round(time.perf_counter() - t0, 1),
+        "exit_code": exit_code,
+        "note": f"{what} before it could be interrupted at {fraction:.0%} of the cards "
+        f"embedded; last state {state}",
+    }
+
+
 def uncompacted_points(index: Path) -> int | None:
     """Points written since the last compaction, by the index's saved state (what the next
     open rebuilds in memory); None before the first save."""
@@ -740,34 +784,16 @@ def interrupt_index(
             while proc.poll() is None:
                 time.sleep(poll)
                 state = read_state(index)
-                if state is None:
-                    continue
-                cards, dense = state
-                if cards and max(1, math.ceil(fraction * cards)) <= dense < cards:
+                if kill_point(state, fraction):
                     proc.send_signal(signal.SIGKILL)
                     proc.wait()
-                    return {
-                        "by": "cli",
-                        "killed": True,
-                        "signal": "SIGKILL",
-                        "seconds": round(time.perf_counter() - t0, 1),
-                        "cards": cards,
-                        "cards_embedded": dense,
-                        "fraction_wanted": fraction,
-                        "uncompacted_points": uncompacted_points(index),
-                    }
+                    return killed("cli", t0, state, fraction, index)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-    return {
-        "by": "cli",
-        "killed": False,
-        "seconds": round(time.perf_counter() - t0, 1),
-        "exit_code": proc.returncode,
-        "note": f"the indexer ended (exit {proc.returncode}) before it could be interrupted "
-        f"at {fraction:.0%} of the cards embedded; last state {state}",
-    }
+    what = f"the indexer ended (exit {proc.returncode})"
+    return not_killed("cli", t0, proc.returncode, what, fraction, state)
 
 
 def interrupt_server(
@@ -822,36 +848,18 @@ async def _interrupt_server(
         while server.returncode is None and time.perf_counter() - t0 < timeout:
             await asyncio.sleep(poll)
             state = read_state(index)
-            if state is None:
-                continue
-            cards, dense = state
-            if cards and max(1, math.ceil(fraction * cards)) <= dense < cards:
+            if kill_point(state, fraction):
                 server.send_signal(signal.SIGKILL)
                 await server.wait()
-                return {
-                    "by": "server",
-                    "killed": True,
-                    "signal": "SIGKILL",
-                    "seconds": round(time.perf_counter() - t0, 1),
-                    "cards": cards,
-                    "cards_embedded": dense,
-                    "fraction_wanted": fraction,
-                    "uncompacted_points": uncompacted_points(index),
-                }
+                return killed("server", t0, state, fraction, index)
     finally:
         if server.returncode is None:
             server.kill()
             await server.wait()
         with contextlib.suppress(Exception):
             await client.stop()  # type: ignore[no-untyped-call]
-    return {
-        "by": "server",
-        "killed": False,
-        "seconds": round(time.perf_counter() - t0, 1),
-        "exit_code": server.returncode,
-        "note": f"the server ended (exit {server.returncode}) or took over {timeout:.0f} s before "
-        f"it could be interrupted at {fraction:.0%} of the cards embedded; last state {state}",
-    }
+    what = f"the server ended (exit {server.returncode}) or took over {timeout:.0f} s"
+    return not_killed("server", t0, server.returncode, what, fraction, state)
 
 
 def load_results(work: Path, sizes: Sequence[Size]) -> dict[str, Results]:

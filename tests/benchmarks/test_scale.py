@@ -183,7 +183,7 @@ def test_the_language_server_s_first_index_is_killed_midway(
 ) -> None:
     """``--interrupt-with server`` (the default): the language server indexes a fresh folder,
     as an editor opened on a new vault would, and is SIGKILLed once the lexical phase is done
-    and a fifth of the cards have vectors: what it saved is a partial dense phase, after the
+    and a tenth of the cards have vectors: what it saved is a partial dense phase, after the
     compaction of its lexical points (the threshold lowered to 500 points for the test)."""
     from zettel_lsp.index.compact import COMPACT_AFTER_ENV
 
@@ -191,14 +191,16 @@ def test_the_language_server_s_first_index_is_killed_midway(
     vault = tmp_path / "vault"
     vault.mkdir()
     words = "orbit garden kiln levain rook harbour comet pedal swarm glaze".split()
-    for i in range(1000):
-        body = " ".join(words[(i + k) % len(words)] for k in range(12))
+    for i in range(2000):  # long enough that the dense phase saves its state many times
+        body = " ".join(words[(i * k) % len(words)] for k in range(150))
         (vault / f"Card {i}.md").write_text(f"# Card {i}\n\n{body} number {i}.\n")
     index = tmp_path / "index"
-    info = scale.interrupt_server(vault, index, tmp_path / "cache", 0.2, tmp_path / "logs", 0.05)
+    info = scale.interrupt_server(
+        vault, index, tmp_path / "cache", 0.1, tmp_path / "logs", 0.02, timeout=240
+    )
     assert info["by"] == "server" and info["killed"], info
-    assert info["cards"] == 1000 and 200 <= info["cards_embedded"] < 1000
+    assert info["cards"] == 2000 and 200 <= info["cards_embedded"] < 2000
     # the server compacted its lexical points before embedding: only vectors are left
     assert 0 < info["uncompacted_points"] <= info["cards_embedded"]
     state = scale.read_state(index)
-    assert state is not None and state[0] == 1000 and 200 <= state[1] < 1000
+    assert state is not None and state[0] == 2000 and 200 <= state[1] < 2000

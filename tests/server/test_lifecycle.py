@@ -84,6 +84,16 @@ async def test_shutdown_closes_the_index(
         assert ix.state.dense_done == 1
 
 
+def init_params(vault: Path, index: Path, cache: Path) -> types.InitializeParams:
+    """A VS Code session on ``vault`` with its index and cache folders."""
+    return types.InitializeParams(
+        capabilities=client_capabilities("visual_studio_code"),
+        root_uri=vault.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name="vault")],
+        initialization_options={"cacheDir": str(cache), "indexDir": str(index)},
+    )
+
+
 @pytest_lsp.fixture(
     config=ClientServerConfig(
         server_command=[sys.executable, "-m", "zettel_lsp"],
@@ -92,17 +102,8 @@ async def test_shutdown_closes_the_index(
 )
 async def compacting(lsp_client: LanguageClient, tmp_path: Path, server_cache: Path):
     (tmp_path / "Note.md").write_text("# Note\n\nA thought worth keeping.\n")
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual_studio_code"),
-            root_uri=tmp_path.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="vault")],
-            initialization_options={
-                "cacheDir": str(server_cache),
-                "indexDir": str(tmp_path.parent / f"{tmp_path.name}-index"),
-            },
-        )
-    )
+    index = tmp_path.parent / f"{tmp_path.name}-index"
+    await lsp_client.initialize_session(init_params(tmp_path, index, server_cache))
     yield
     lsp_client.exit(None)
 
@@ -146,17 +147,7 @@ async def first_index(lsp_client: LanguageClient, tmp_path: Path, server_cache: 
     vault.mkdir()
     for i in range(30):
         (vault / f"Card {i}.md").write_text(f"# Card {i}\n\nQuokka island number {i}.\n")
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual_studio_code"),
-            root_uri=vault.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=vault.as_uri(), name="vault")],
-            initialization_options={
-                "cacheDir": str(server_cache),
-                "indexDir": str(tmp_path / "ix"),
-            },
-        )
-    )
+    await lsp_client.initialize_session(init_params(vault, tmp_path / "ix", server_cache))
     yield
     await lsp_client.shutdown_session()
 

@@ -90,7 +90,7 @@ def compact(index_dir: Path) -> CompactResult:
         state = load_state(index_dir)
         points = state.uncompacted if state is not None else 0
         t0 = time.perf_counter()
-        changed = optimize_shard(index_dir / SHARD_DIR)
+        changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
         seconds = time.perf_counter() - t0
         if state is not None:
             state.uncompacted = 0
@@ -131,18 +131,6 @@ def spawn_compactor(index_dir: Path, state: IndexState) -> subprocess.Popen[byte
     return proc
 
 
-def optimize_shard(path: Path) -> bool:
-    """Optimize the shard folder ``path`` (closed by its owner, who holds the index folder's
-    lock: :meth:`EdgeStore.compact_in_child`). Returns whether segments were rewritten."""
-    shard = EdgeStore.load_for_compaction(path)
-    try:
-        changed = bool(shard.optimize())
-        shard.flush()
-    finally:
-        shard.close()
-    return changed
-
-
 def main(argv: list[str] | None = None) -> int:
     """The detached compactor: ``python -m zettel_lsp.index.compact INDEX_DIR``; with
     ``--shard SHARD_FOLDER``, the optimizer alone for a process that holds the folder's lock
@@ -151,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) == 2 and args[0] == "--shard":
         with contextlib.suppress(OSError):
             os.nice(5)  # the server's own requests go first
-        optimize_shard(Path(args[1]))
+        EdgeStore.optimize_folder(Path(args[1]))
         return 0
     if len(args) != 1:
         print("usage: python -m zettel_lsp.index.compact INDEX_DIR", file=sys.stderr)

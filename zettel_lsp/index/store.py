@@ -485,6 +485,19 @@ class EdgeStore:
             shard.update(UpdateOperation.create_field_index(name, _field_params(name)))
         return shard
 
+    @classmethod
+    def optimize_folder(cls, path: Path) -> bool:
+        """Optimize the closed shard folder ``path`` (:meth:`load_for_compaction`, then Edge's
+        optimizer); the caller holds the index folder's lock. Returns whether segments were
+        rewritten."""
+        shard = cls.load_for_compaction(path)
+        try:
+            changed = bool(shard.optimize())
+            shard.flush()
+        finally:
+            shard.close()
+        return changed
+
     def compact_in_place(self) -> bool:
         """Compact this shard now, in this process (what the detached compactor does, see
         :mod:`zettel_lsp.index.compact`): close it, optimize it as loaded for compaction, open
@@ -496,12 +509,7 @@ class EdgeStore:
             self._shard.flush()
             self._shard.close()
             try:
-                shard = self.load_for_compaction(path)
-                try:
-                    changed = bool(shard.optimize())
-                    shard.flush()
-                finally:
-                    shard.close()
+                changed = self.optimize_folder(path)
             finally:
                 self._shard = self._open(path, self.dim)
             info = self._shard.info()

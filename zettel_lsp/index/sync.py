@@ -420,24 +420,7 @@ class Indexer:
         (:meth:`EdgeStore.compact_in_child`): this process's interpreter lock stays free, and
         the store is closed meanwhile (the caller keeps its readers away). None when not
         needed, or stopped by ``should_stop``."""
-        store = self.store
-        if not isinstance(store, EdgeStore):
-            return None
-        with self._lock:
-            points = uncompacted(self.state, self.index_dir)
-            if not points:
-                return None
-            t0 = time.perf_counter()
-            save_state(self.index_dir, self.state)  # a crash meanwhile: the state before it
-            if not store.compact_in_child(should_stop):
-                return None
-            seconds = time.perf_counter() - t0
-            self.state.uncompacted = 0
-            self.state.store_layout = STORE_LAYOUT
-            save_state(self.index_dir, self.state)
-            self._keyword_index_rule()
-        log.info("compacted the index in %.1f s (%d points written before)", seconds, points)
-        return CompactResult(points, seconds, True)
+        return self._compact(lambda store: store.compact_in_child(should_stop) or None)
 
     def compact_now(self) -> CompactResult | None:
         """Compact the local shard in this process when enough was written since the last
@@ -446,6 +429,11 @@ class Indexer:
         ``zettel-lsp index``, which calls it between a large lexical phase and its dense phase,
         so that an index stopped while embedding (closed, killed) opens from indexed segments,
         Edge rebuilding only what was embedded since (docs/indexing.md)."""
+        return self._compact(lambda store: store.compact_in_place())
+
+    def _compact(self, run: Callable[[EdgeStore], bool | None]) -> CompactResult | None:
+        """``run`` compacts the store (returns whether segments were rewritten, None when it
+        was stopped), under the indexer's lock, with the state saved before and after."""
         store = self.store
         if not isinstance(store, EdgeStore):
             return None
@@ -455,7 +443,9 @@ class Indexer:
                 return None
             t0 = time.perf_counter()
             save_state(self.index_dir, self.state)  # a crash meanwhile: the state before it
-            changed = store.compact_in_place()
+            changed = run(store)
+            if changed is None:
+                return None
             seconds = time.perf_counter() - t0
             self.state.uncompacted = 0
             self.state.store_layout = STORE_LAYOUT
