@@ -413,6 +413,15 @@ class Indexer:
                 finally:
                     self._folder_lock.release()
 
+    def compaction_before_embedding(self) -> int:
+        """The points to compact between a large lexical phase and its dense phase (a vault's
+        first index: at least :func:`~zettel_lsp.index.compact.compact_after` points written
+        and as many chunks left to embed, in a local shard); 0 when that is not due. The rule
+        of both ``zettel-lsp index`` and the language server."""
+        if not isinstance(self.store, EdgeStore) or self.dense_pending < max(1, compact_after()):
+            return 0
+        return uncompacted(self.state, self.index_dir)
+
     def compact_in_child(
         self, should_stop: Callable[[], bool] = lambda: False
     ) -> CompactResult | None:

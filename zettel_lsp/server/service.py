@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.index.compact import compact_after, spawn_compactor, uncompacted
+from zettel_lsp.index.compact import spawn_compactor
 from zettel_lsp.index.embedders import EmbedderError
-from zettel_lsp.index.store import EdgeStore
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import Progress, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
@@ -459,9 +458,7 @@ class VaultService:
         requests are answered from the graph: titles and a scan of the text, as when another
         process holds the index. False when the vault was closed meanwhile."""
         ix = vault.indexer
-        if not isinstance(ix.store, EdgeStore) or ix.dense_pending < max(1, compact_after()):
-            return True
-        points = uncompacted(ix.state, ix.index_dir)
+        points = ix.compaction_before_embedding()
         if not points:
             return True
 
