@@ -3,6 +3,7 @@
     python benchmarks/suggest_tune.py DUMP.legs.json ... [--json OUT.json]
     python benchmarks/suggest_tune.py --tables EVAL.json ...   # eval-links --json outputs
     python benchmarks/suggest_tune.py DUMP.legs.json ... --lead-only  # only the lead, by LOVO
+    python benchmarks/suggest_tune.py DUMP.legs.json ... --leg-only LEG,...  # only their weights
     python benchmarks/suggest_tune.py --self DIR/*.legs.json  # benchmarks/self_tune.py outputs
 
 Each dump is written by one ``zettel-lsp eval-links VAULT HOLDOUT --variant V --dump-legs FILE``
@@ -34,6 +35,7 @@ from pathlib import Path
 from zettel_lsp.search.fusion_tune import (
     ARRAY_LEGS,
     LEADS,
+    WEIGHTS,
     LegArrays,
     describe,
     leg_arrays,
@@ -42,8 +44,9 @@ from zettel_lsp.search.fusion_tune import (
     table,
     to_arrays,
     tune,
+    with_weight,
 )
-from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION
+from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION, SuggestFusion
 
 
 def load_dump(path: Path, legs: Sequence[str] = ARRAY_LEGS) -> LegArrays:
@@ -78,12 +81,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="keep the default weights; choose only the lead (on/off) by leave-one-vault-out",
     )
+    parser.add_argument(
+        "--leg-only",
+        metavar="LEG[,LEG...]",
+        help="keep the default weights; choose only these legs' weights (from the grid, in "
+        "this order) by leave-one-vault-out",
+    )
     args = parser.parse_args(argv)
     if args.tables:
         print(tables(args.dumps))
         return 0
     if args.lead_only:
         return lead_only([load_dump(p) for p in args.dumps])
+    if args.leg_only:
+        return leg_only([load_dump(p) for p in args.dumps], args.leg_only)
     if args.self:
         return self_tuned(args.dumps)
     t0 = time.perf_counter()
@@ -142,6 +153,50 @@ def lead_only(dumps: Sequence[LegArrays]) -> int:
                 )
     final = max(options, key=lambda k: objective(dumps, options[k]))
     print(f"chosen on all vaults: lead {final}")
+    return 0
+
+
+def leg_only(dumps: Sequence[LegArrays], legs_arg: str) -> int:
+    """Leave-one-vault-out over the weights of the legs named in ``legs_arg`` (comma-separated,
+    chosen in that order, each from :data:`WEIGHTS` with the ones before it set), the default's
+    other weights, k, depth and lead fixed: how a new leg's default weight is chosen."""
+    legs = legs_arg.split(",")
+    unknown = [leg for leg in legs if leg not in ARRAY_LEGS]
+    if unknown:
+        print(f"--leg-only: {unknown} not in {', '.join(ARRAY_LEGS)}", file=sys.stderr)
+        return 2
+    start = to_arrays(DEFAULT_SUGGEST_FUSION)
+    off = start
+    for leg in legs:
+        off = with_weight(off, leg, 0.0)
+
+    def choose(train: Sequence[LegArrays]) -> SuggestFusion:
+        f = off
+        for leg in legs:
+            options = {w: with_weight(f, leg, w) for w in WEIGHTS}
+            f = options[max(options, key=lambda w: (objective(train, options[w]), -w))]
+        return f
+
+    vaults = sorted({d.vault for d in dumps})
+    for v in vaults:
+        chosen = choose([d for d in dumps if d.vault != v])
+        what = ", ".join(f"{leg} {chosen.weights.get(leg, 0.0):g}" for leg in legs)
+        print(f"held out {v}: {what} (chosen on the other vaults)")
+        for d in dumps:
+            if d.vault == v:
+                m, m0 = metrics(d, chosen), metrics(d, off)
+                best = max(d.baselines.values())
+                print(
+                    f"  {d.name:<40} R@5 {m['recall@5']:.3f} R@10 {m['recall@10']:.3f} "
+                    f"MRR {m['mrr']:.3f}  (without: R@10 {m0['recall@10']:.3f}; "
+                    f"best baseline {best:.3f})"
+                )
+    final = choose(dumps)
+    what = ", ".join(f"{leg} {final.weights.get(leg, 0.0):g}" for leg in legs)
+    print(
+        f"chosen on all vaults: {what}; objective {objective(dumps, final):.4f}, without "
+        f"{objective(dumps, off):.4f}"
+    )
     return 0
 
 

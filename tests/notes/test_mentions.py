@@ -40,6 +40,42 @@ def test_longest_match_wins_and_matches_do_not_overlap() -> None:
     assert spans(m, text) == [("reciprocal rank fusion", ("rrf.md",))]
 
 
+def test_the_longest_of_overlapping_matches_wins_not_the_leftmost() -> None:
+    # zettelkasten-13k: "the Internet Service Provider" named "The Internet", a word earlier
+    m = MentionMatcher(
+        [
+            ("The Internet", "net.md"),
+            ("Internet Service Provider", "isp.md"),
+            ("The Matrix", "film.md"),
+            ("Matrix Transposition", "mt.md"),
+        ]
+    )
+    assert spans(m, "Call the Internet Service Provider.") == [
+        ("Internet Service Provider", ("isp.md",))
+    ]
+    text = "On the internet, the Matrix; then the Matrix Transposition of the Internet"
+    assert spans(m, text) == [
+        ("the internet", ("net.md",)),
+        ("the Matrix", ("film.md",)),
+        ("Matrix Transposition", ("mt.md",)),
+        ("the Internet", ("net.md",)),
+    ]
+
+
+def test_a_run_of_overlapping_matches_keeps_the_longest_and_what_it_leaves_free() -> None:
+    m = MentionMatcher(
+        [("alpha beta", "ab.md"), ("beta gamma delta", "bgd.md"), ("delta epsilon", "de.md")]
+    )
+    assert spans(m, "alpha beta gamma delta epsilon") == [("beta gamma delta", ("bgd.md",))]
+    # equal lengths: the leftmost
+    m = MentionMatcher([("red fox", "rf.md"), ("fox den", "fd.md")])
+    assert spans(m, "a red fox den") == [("red fox", ("rf.md",))]
+    # the longest overlaps an excluded span: the others compete without it
+    m = MentionMatcher([("The Internet", "net.md"), ("Internet Service Provider", "isp.md")])
+    text = "the Internet Service Provider"
+    assert [(x.start, x.end) for x in m.find(text, [(20, 29)])] == [(0, 12)]
+
+
 def test_shared_phrases_keep_every_owner() -> None:
     m = MentionMatcher([("Overview", "a/Overview.md"), ("overview", "b/Overview.md")])
     assert spans(m, "An overview.") == [("overview", ("a/Overview.md", "b/Overview.md"))]

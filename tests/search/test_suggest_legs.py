@@ -22,6 +22,10 @@ from zettel_lsp.search.suggest import (
     fuse_suggestions,
     graph_legs,
     hub_line_neighbours,
+    inflected,
+    inflected_forms,
+    labelled,
+    link_labels,
     linked_by_similar,
     linked_targets,
     linking_here,
@@ -132,8 +136,95 @@ def test_backlinks_leg_lists_cards_linking_here_that_are_not_linked_back() -> No
 def test_graph_legs_use_links_never_titles() -> None:
     g = build({"Src.md": "Target is named but not linked.", "Target.md": "t", "X.md": "[[Src]]"})
     legs = graph_legs(g, "Src.md", exclude(g, "Src.md"))
-    assert set(legs) == set(GRAPH_LEGS) - {"similar_links"}  # needs the index
+    assert set(legs) == set(GRAPH_LEGS) - {"similar_links", "labels"}  # need the index, the text
     assert all("Target.md" not in paths(r) for r in legs.values())
+
+
+def test_labels_find_a_card_named_as_other_cards_links_name_it() -> None:
+    g = build(
+        {
+            "Web.md": "Call the API over the mains. See [[HTTP]].",
+            "Application Programming Interface.md": "Calls.",
+            "Academic Performance Index.md": "Schools.",
+            "Alternating Current.md": "Both directions.",
+            "HTTP.md": "A protocol.",
+            "A.md": "- [[Application Programming Interface|API]]\n- [[Alternating Current|mains]]",
+            "B.md": "Use [[Application Programming Interface|API]] here, [[HTTP|the web]].",
+            "C.md": "Scores: [[Academic Performance Index|API]], [[Alternating Current|mains]].",
+            "E.md": "Also [[Academic Performance Index|API]], once [[HTTP|here]].",
+            "D.md": "[[Alternating Current|alternating  current]] again",  # its own name
+        }
+    )
+    labels = link_labels(g)
+    assert labels.uses[("api", "Application Programming Interface.md")] == 2
+    assert labels.uses[("api", "Academic Performance Index.md")] == 2
+    assert labels.total["api"] == 4
+    assert ("alternating current", "Alternating Current.md") not in labels.uses  # its name
+    assert ("here", "HTTP.md") not in labels.uses  # one card's word
+    got = labelled(g, g.cards["Web.md"], exclude(g, "Web.md"))
+    # "mains": two of two cards that show it mean Alternating Current; "API": two of four
+    assert paths(got) == [
+        "Alternating Current.md",
+        "Academic Performance Index.md",
+        "Application Programming Interface.md",
+    ]
+    assert dict(got)["Application Programming Interface.md"] == ["API"]
+    # a card's own links are no names in it, and a linked card is left out
+    assert paths(labelled(g, g.cards["A.md"], exclude(g, "A.md"))) == []
+    g.upsert(parse_card("Web.md", "Call the API. See [[Application Programming Interface]]."))
+    got = paths(labelled(g, g.cards["Web.md"], exclude(g, "Web.md")))
+    assert got == ["Academic Performance Index.md"]
+
+
+def test_inflected_forms_of_a_name_s_last_word() -> None:
+    forms = {n: inflected_forms(n) for n in ("digital certificate", "logic gates", "query")}
+    assert forms == {
+        "digital certificate": {"digital certificates"},
+        "logic gates": {"logic gate"},
+        "query": {"queries"},
+    }
+    assert inflected_forms("patches") == {"patch"} and inflected_forms("box") == {"boxes"}
+    assert inflected_forms("analysis") == {"analyses"} and inflected_forms("process") == {
+        "processes"
+    }
+    assert inflected_forms("corpus") == set() and inflected_forms("c++") == set()
+
+
+def test_inflections_find_a_card_named_in_another_number() -> None:
+    g = build(
+        {
+            "Web.md": "Digital Certificates sign. A logic gate, another logic gate. [[Query]]",
+            "Digital Certificate.md": "x",
+            "Logic Gates.md": "y",
+            "Query.md": "z",
+            "Queries.md": "a card named in the plural too",
+        }
+    )
+    got = inflected(g, g.cards["Web.md"], exclude(g, "Web.md"))
+    assert paths(got) == ["Logic Gates.md", "Digital Certificate.md"]  # twice, then once
+    assert dict(got)["Digital Certificate.md"] == ["Digital Certificates"]
+    # a form that is a card's own name is a mention, not an inflection ("Queries")
+    g.upsert(parse_card("Web.md", "Many queries."))
+    assert paths(inflected(g, g.cards["Web.md"], exclude(g, "Web.md"))) == []
+    g.upsert(parse_card("Patch.md", "p"))  # a new card is named in the plural at once
+    g.upsert(parse_card("Web.md", "Two patches."))
+    assert paths(inflected(g, g.cards["Web.md"], exclude(g, "Web.md"))) == ["Patch.md"]
+
+
+def test_labels_follow_the_graph_s_changes() -> None:
+    g = build(
+        {
+            "Direct Current.md": "x",
+            "Power.md": "Ohm's DCV power.",
+            "A.md": "no",
+            "B.md": "[[Direct Current|DCV]]",
+        }
+    )
+    assert labelled(g, g.cards["Power.md"], {"Power.md"}) == []  # one card's name for it
+    g.upsert(parse_card("A.md", "[[Direct Current|DCV]]"))
+    assert paths(labelled(g, g.cards["Power.md"], {"Power.md"})) == ["Direct Current.md"]
+    g.remove("A.md")
+    assert labelled(g, g.cards["Power.md"], {"Power.md"}) == []
 
 
 def test_weighted_rrf_with_depth_and_k() -> None:

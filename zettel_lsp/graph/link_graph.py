@@ -76,7 +76,9 @@ class UnlinkedMention:
     text: str  # as written in the source
 
 
-MENTION_FORMAT = "mentions-1"  # bump when what the mention pass finds changes
+# bump when what the mention pass finds changes (2: the longest of overlapping matches wins,
+# not the leftmost)
+MENTION_FORMAT = "mentions-2"
 # a card's mentions: start/end pairs, and the card each one names
 Mentions = tuple["array[int]", tuple[str, ...]]
 # a card's mentions as kept between runs: (digest of its text, start/end pairs, targets)
@@ -119,6 +121,9 @@ class LinkGraph:
         # was set to 0 (zettel_lsp/snapshot.py: a snapshot's changes)
         self.mentions_found = 0
         self._digests: dict[str, str] = {}  # card -> text digest, as build() read it
+        # counts the changes (apply_changes): what is derived from the whole graph and kept
+        # (the link labels of search/suggest.py) is made again when it moved
+        self.generation = 0
 
     @property
     def mention_min_length(self) -> int:
@@ -217,6 +222,7 @@ class LinkGraph:
         ``removed``): the graph :meth:`upsert` and :meth:`remove` one at a time give, with one
         search of the other cards for the titles and aliases that came, went or changed, not
         one per card (a pass over every text: seconds at 100k cards)."""
+        self.generation += 1
         changed_phrases: set[str] = set()
         touched: list[str] = []
         for path in removed:
@@ -535,6 +541,11 @@ class LinkGraph:
             ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases)),
             self._mention_min_length,
         )
+
+    def name_phrases(self) -> dict[str, tuple[str, ...]]:
+        """Every title and alias the mention pass looks for (normalised, long enough), with
+        the cards that own it. Do not change the result."""
+        return self._matcher_now().phrases()
 
     def _matcher_now(self) -> MentionMatcher:
         if self._matcher is None:

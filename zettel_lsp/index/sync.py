@@ -81,7 +81,12 @@ log = logging.getLogger(__name__)
 
 LEXICAL_BATCH_FILES = 1024  # cards per shard write and flush
 LEXICAL_SAVE_SECONDS = 10.0  # how often the lexical phase records finished cards (see sync)
-DENSE_SAVE_SECONDS = 5.0  # how often the dense phase flushes and records finished cards
+# how often the dense phase flushes and records finished cards (a crash redoes what was
+# embedded since), and the share of its time those saves may take at most: a save writes the
+# whole state (0.3-0.4 s at 100k cards). Until 2026-11-29 5 s and 1/20: about 4% of the dense
+# phase at 100k went to saves (docs/performance.md, twelfth pass)
+DENSE_SAVE_SECONDS = 15.0
+DENSE_SAVE_SHARE = 0.01
 MULTILINGUAL_MODES = ("auto", "on", "off")
 # ``auto`` embeds the non-English cards when they are at least this many and this share
 AUTO_CARDS = 20
@@ -733,8 +738,8 @@ class Indexer:
                     self._commit_dense(finished, using)
                     finished = set()
                     last_save = time.monotonic()
-                    # a save writes the whole state: at most 1/20 of the phase's time
-                    every = max(DENSE_SAVE_SECONDS, 20 * (last_save - now))
+                    # a save writes the whole state: at most DENSE_SAVE_SHARE of the time
+                    every = max(DENSE_SAVE_SECONDS, (last_save - now) / DENSE_SAVE_SHARE)
             self.progress(Progress(phase, done, done + sum(len(j) for j in jobs)))
         with self._lock:
             if not self._closed:

@@ -2,7 +2,7 @@
 
 An Aho-Corasick automaton holds every phrase; one scan of a text yields every occurrence.
 Matching is case-insensitive, on whole words, and the longest match wins where matches overlap
-(leftmost first). It is blind to Unicode normal forms: a title written decomposed (NFD, as
+(then the leftmost). It is blind to Unicode normal forms: a title written decomposed (NFD, as
 macOS file names are) matches the same title composed (NFC) in a text, and the other way round.
 A match inside a dotted token ("Node.js", "site.org/principles") is not a mention; hyphens and
 slashes between words ("Hue-Chroma-Luminance", "Eigenvalue/Eigenvector") separate words. Spans
@@ -193,7 +193,8 @@ class MentionMatcher:
         return self._owners
 
     def find(self, text: str, excluded: Sequence[tuple[int, int]] = ()) -> list[Mention]:
-        """Whole-word, case-insensitive, longest-leftmost, non-overlapping mentions in ``text``."""
+        """Whole-word, case-insensitive, non-overlapping mentions in ``text`` (the longest wins
+        where matches overlap, then the leftmost: :func:`_select`)."""
         if not self._size or not text:
             return []
         back: tuple[list[int], list[int]] | None = None
@@ -272,26 +273,59 @@ def _select(
     back: tuple[list[int], list[int]] | None,
     excluded: Sequence[tuple[int, int]],
 ) -> list[Mention]:
-    """Longest-leftmost, non-overlapping, outside ``excluded`` (sorted, not overlapping);
-    offsets mapped back to the text before NFC when ``back`` is given."""
+    """Non-overlapping mentions outside ``excluded`` (sorted, not overlapping), in text order;
+    offsets mapped back to the text before NFC when ``back`` is given.
+
+    Where matches overlap, the **longest** wins, then the leftmost: in "the Internet Service
+    Provider" the card "Internet Service Provider", not "The Internet" (a match one word to the
+    left), in "the Matrix Transposition" the card "Matrix Transposition", not "The Matrix".
+    Until 2026-11-29 the leftmost won (of zettelkasten-13k's 5,229 held-out links, un-linked as
+    their text, 4,928 were then a mention of their card, 4,933 now). Each group of matches
+    that overlap one another is settled apart, longest first; a match is kept when none kept
+    overlaps it."""
     if not candidates:
         return []
     if back is not None:
         candidates = [(back[0][a], back[1][b - 1], nm, ks) for a, b, nm, ks in candidates]
     candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
-    out: list[Mention] = []
-    cursor = 0
+    kept: list[tuple[int, int, str, tuple[str, ...]]] = []
     ex, n_ex = 0, len(excluded)  # the first excluded span that may still overlap (starts sorted)
-    for start, end, norm, keys in candidates:
-        if start < cursor:
-            continue
+    for cand in candidates:
+        start, end = cand[0], cand[1]
         while ex < n_ex and excluded[ex][1] <= start:
             ex += 1
         if ex < n_ex and excluded[ex][0] < end:
             continue
-        out.append(Mention(start, end, norm, keys))
-        cursor = end
+        kept.append(cand)
+    out: list[Mention] = []
+    i, n = 0, len(kept)
+    while i < n:
+        j, reach = i + 1, kept[i][1]
+        while j < n and kept[j][0] < reach:  # the group of matches overlapping one another
+            reach = max(reach, kept[j][1])
+            j += 1
+        if j == i + 1:
+            start, end, norm, keys = kept[i]
+            out.append(Mention(start, end, norm, keys))
+        else:
+            out.extend(_longest_first(kept[i:j]))
+        i = j
     return out
+
+
+def _longest_first(group: list[tuple[int, int, str, tuple[str, ...]]]) -> list[Mention]:
+    """The non-overlapping matches of ``group`` (one run of overlapping matches, sorted by
+    start), longest first, then leftmost; in text order."""
+    base = group[0][0]
+    taken = bytearray(max(end for _, end, _, _ in group) - base)
+    chosen = []
+    for start, end, norm, keys in sorted(group, key=lambda c: (c[0] - c[1], c[0])):
+        a, b = start - base, end - base
+        if taken.find(1, a, b) == -1:
+            taken[a:b] = b"\x01" * (b - a)
+            chosen.append(Mention(start, end, norm, keys))
+    chosen.sort(key=lambda m: m.start)
+    return chosen
 
 
 def _joined(low: str, start: int, end: int) -> bool:

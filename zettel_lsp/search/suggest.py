@@ -15,6 +15,8 @@
 from __future__ import annotations
 
 import math
+import re
+import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
@@ -25,7 +27,12 @@ from zettel_lsp.index.chunker import Chunk, chunk_card
 from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.frontmatter import string_list
 from zettel_lsp.notes.masking import heading_line_spans
-from zettel_lsp.notes.mentions import normalise
+from zettel_lsp.notes.mentions import (
+    MentionMatcher,
+    lower_same_length,
+    normalise,
+    unlinkable,
+)
 from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.search.engine import Reader, SearchEngine, direct
@@ -295,6 +302,9 @@ class SuggestFusion:
 # - mentions: cards this card names without linking, most confident first (rank_mentions);
 #   confident: the same, only those with confidence >= SURE_MENTION, so the fusion can trust a
 #   sure name more than a rank;
+# - inflections: cards this card names in another number, "Digital Certificates" for
+#   "Digital Certificate", "logic gate" for "Logic Gates" (inflected: English plurals of a
+#   name's last word), which no mention finds;
 # - dense: the card's passages as queries, one dense ranking per chunk, fused by plain RRF
 #   (cards close to several passages rise); dense_max: by the best passage-to-passage cosine;
 # - bm25: BM25 of the card's text (its first 4,000 characters) against every chunk;
@@ -305,8 +315,18 @@ class SuggestFusion:
 #   item of the same list or table;
 # - backlinks: cards that link to this card (that it does not link back);
 # - similar_links: cards that the cards most similar to this one link (the dense ranking's first
-#   SIMILAR_CARDS, else BM25's): what a card like this one links.
-CONTENT_LEGS: tuple[str, ...] = ("mentions", "confident", "dense", "dense_max", "bm25")
+#   SIMILAR_CARDS, else BM25's): what a card like this one links;
+# - labels: cards this card names by the text other cards' links to them show ("DC" where
+#   other cards write [[Direct Current|DC]]), a name the vault's writers gave them that is no
+#   title or alias (link_labels).
+CONTENT_LEGS: tuple[str, ...] = (
+    "mentions",
+    "confident",
+    "inflections",
+    "dense",
+    "dense_max",
+    "bm25",
+)
 GRAPH_LEGS: tuple[str, ...] = (
     "adamic_adar",
     "cocitation",
@@ -314,6 +334,7 @@ GRAPH_LEGS: tuple[str, ...] = (
     "hub_lines",
     "backlinks",
     "similar_links",
+    "labels",
 )
 SUGGEST_LEGS: tuple[str, ...] = CONTENT_LEGS + GRAPH_LEGS
 LEG_DEPTH = 50  # each leg lists at most this many cards
@@ -328,7 +349,9 @@ SIMILAR_CARDS = 10  # similar_links: the links of this many most similar cards
 # ranks count much more than its tail; the names in the text (mentions, confident) and what
 # similar cards link (similar_links) weigh most. The confident mentions lead (chosen with the
 # weights fixed, `suggest_tune.py --lead-only`: on all vaults and on three of the four folds);
-# the editor lists them first too, as fixes in place.
+# the editor lists them first too, as fixes in place. The inflections and labels legs (added
+# 2026-11-29) were weighed with the others fixed, by leave-one-vault-out
+# (`suggest_tune.py --leg-only inflections,labels`; every fold gave both a weight).
 DEFAULT_SUGGEST_FUSION = SuggestFusion(
     weights={
         "mentions": 5.0,
@@ -342,6 +365,8 @@ DEFAULT_SUGGEST_FUSION = SuggestFusion(
         "hub_lines": 0.25,
         "backlinks": 1.0,
         "similar_links": 5.0,
+        "inflections": 2.0,
+        "labels": 5.0,
     },
     k=5.0,
     depth=50,
@@ -457,6 +482,10 @@ def _legs(
             sure = [t.target for t in targets if t.confidence >= SURE_MENTION]
             out.rankings["confident"] = sure[:depth]
         out.confidence = {t.target: t.confidence for t in targets[:depth]}
+    if "inflections" in wanted:
+        found = inflected(graph, card, exclude)
+        out.rankings["inflections"] = [p for p, _ in found[:depth]]
+        out.via["inflections"] = dict(found[:depth])
     if vectors:
         per_chunk: list[list[str]] = []
         best: dict[str, float] = {}
@@ -491,6 +520,8 @@ def _legs(
     if "similar_links" in wanted:
         similar = (dense or bm25)[:SIMILAR_CARDS]
         ranked_legs["similar_links"] = linked_by_similar(graph, similar, exclude)
+    if "labels" in wanted:
+        ranked_legs["labels"] = labelled(graph, card, exclude)
     for name, ranked in ranked_legs.items():
         out.rankings[name] = [p for p, _ in ranked[:depth]]
         out.via[name] = dict(ranked[:depth])
@@ -573,6 +604,12 @@ def _reason(
     top = max(credit, key=lambda n: (credit[n], n), default="")
     if top in ("mentions", "confident"):
         return "named in this card"
+    if top == "inflections":
+        said = legs.via.get(top, {}).get(path, ["it"])
+        return f"named here in another number: {said[0]}"
+    if top == "labels":
+        said = legs.via.get(top, {}).get(path, ["it"])
+        return f"named here as other cards' links name it: {said[0]}"
     if top in _REASONS:
         cards = legs.via.get(top, {}).get(path, [])
         names = ", ".join(graph.cards[s].title for s in cards[:2] if s in graph.cards)
@@ -729,3 +766,182 @@ def linked_by_similar(
             score[t] = score.get(t, 0.0) + weight
             via.setdefault(t, []).append(s)
     return _ranked(score, via)
+
+
+# ------------------------------------------------------------------ link labels
+
+LABEL_MAX_CHARS = 60  # a longer link text is part of a sentence, not a name for the card
+# a label counts once at least this many cards show it on their links to the card: a name
+# one card gave it in passing ("in", "here") would match every such word in every card
+LABEL_MIN_CARDS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class LinkLabels:
+    """The names a vault's writers gave cards in their links' visible text
+    (``[[Direct Current|DC]]``, ``[text](Card.md)``) that are none of the card's own names
+    (title, file name, aliases), shown so by at least :data:`LABEL_MIN_CARDS` cards: such
+    names find no title mention, and a card that writes "NTLM" where other cards link
+    [[New Technology LAN Manager|NTLM]] likely means that card. Shorter than the graph's
+    mention length (3), a label is left out, as such titles are."""
+
+    matcher: MentionMatcher  # normalised label -> the cards links show it for
+    uses: Mapping[tuple[str, str], int]  # (label, card): cards that link the card with it
+    total: Mapping[str, int]  # label: cards that show it on a link, to any card
+
+
+_LABELS: weakref.WeakKeyDictionary[LinkGraph, tuple[int, LinkLabels]] = weakref.WeakKeyDictionary()
+
+
+def link_labels(graph: LinkGraph) -> LinkLabels:
+    """The graph's :class:`LinkLabels`, made again when the graph changed since
+    (:attr:`LinkGraph.generation`): one pass over the links and an automaton over the
+    labels."""
+    kept = _LABELS.get(graph)
+    if kept is not None and kept[0] == graph.generation:
+        return kept[1]
+    generation = graph.generation
+    own: dict[str, set[str]] = {}  # card -> its own names, normalised
+
+    def names(target: str) -> set[str]:
+        got = own.get(target)
+        if got is None:
+            card = graph.cards[target]
+            got = own[target] = {normalise(n) for n in (card.title, card.stem, *card.aliases)}
+        return got
+
+    uses: dict[tuple[str, str], int] = {}
+    total: dict[str, int] = {}
+    for source in graph.cards:
+        pairs: set[tuple[str, str]] = set()
+        for rl in graph.links_of(source):
+            target, label = rl.target, rl.link.label
+            if not label or target is None or rl.link.is_embed or target == source:
+                continue
+            if target not in graph.cards or len(label) > LABEL_MAX_CHARS:
+                continue
+            norm = normalise(label)
+            if norm and norm not in names(target):
+                pairs.add((norm, target))
+        for pair in pairs:
+            uses[pair] = uses.get(pair, 0) + 1
+        for norm in {n for n, _ in pairs}:
+            total[norm] = total.get(norm, 0) + 1
+    uses = {pair: n for pair, n in uses.items() if n >= LABEL_MIN_CARDS}
+    matcher = MentionMatcher(uses, graph.mention_min_length)
+    labels = LinkLabels(matcher, uses, total)
+    _LABELS[graph] = (generation, labels)
+    return labels
+
+
+def labelled(graph: LinkGraph, card: Card, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+    """The labels leg: the cards ``card`` names (outside what may not become a link,
+    :func:`~zettel_lsp.notes.mentions.unlinkable`) by a label other cards' links show for
+    them (:func:`link_labels`), with that label; ranked by the share of the label's cards that
+    mean this card by it, then by how many do, then by where it is first named."""
+    table = link_labels(graph)
+    if not len(table.matcher):
+        return []
+    best: dict[str, tuple[float, int, int]] = {}
+    said: dict[str, str] = {}
+    for m in table.matcher.find(card.text, unlinkable(card)):
+        total = table.total.get(m.phrase, 0)
+        for target in m.keys:
+            n = table.uses.get((m.phrase, target), 0)
+            if not n or not total or target in exclude or target == card.path:
+                continue
+            key = (-n / total, -n, m.start)
+            if target not in best or key < best[target]:
+                best[target] = key
+                said[target] = card.text[m.start : m.end]
+    return [(t, [said[t]]) for t in sorted(best, key=lambda t: (best[t], t))]
+
+
+# ------------------------------------------------------------------ inflected names
+
+_LAST_WORD = re.compile(r"(?<![^\W\d_])([a-z]{3,})$")  # a name's last word, ASCII letters
+_KEEP_S = ("ss", "us", "is")  # "Process", "Corpus", "Analysis": no plural -s to take off
+
+
+def inflected_forms(name: str) -> set[str]:
+    """The other number of a normalised name's last word (English, ASCII letters, 3 or more):
+    "digital certificate" -> "digital certificates", "logic gates" -> "logic gate", "query" ->
+    "queries", "patches" -> "patch", "analysis" -> "analyses"; nothing for a name whose last
+    word is not such a word, or ends in "us". A rule, not a dictionary: a form that is no word
+    ("series" -> "sery") is harmless, it is never written."""
+    m = _LAST_WORD.search(name)
+    if m is None:
+        return set()
+    head, w = name[: m.start(1)], m.group(1)
+    if w.endswith("ies") and len(w) > 4:
+        forms = {w[:-3] + "y"}
+    elif w.endswith(("ches", "shes", "xes", "sses", "zes")):
+        forms = {w[:-2]}
+    elif w.endswith("s") and not w.endswith(_KEEP_S):
+        forms = {w[:-1]}
+    elif w.endswith("is"):  # "analysis" -> "analyses"
+        forms = {w[:-2] + "es"}
+    elif w.endswith("us"):  # "corpus", "virus": no one plural
+        forms = set()
+    elif w.endswith("y") and w[-2] not in "aeiou":
+        forms = {w[:-1] + "ies"}
+    elif w.endswith(("s", "x", "z", "ch", "sh")):
+        forms = {w + "es"}
+    else:
+        forms = {w + "s"}
+    return {head + f for f in forms}
+
+
+INFLECTION_CHARS = 20_000  # the inflections leg reads this much of a card (1 MB notes exist)
+INFLECTION_WORDS = 6  # names of at most this many words are looked for in another number
+_WORD = re.compile(r"\w+")
+
+
+def inflected(graph: LinkGraph, card: Card, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+    """The inflections leg: cards ``card`` names in another number, a title or alias whose last
+    word is written in the other number (:func:`inflected_forms`) and that is no name as
+    written (a mention finds those), outside what may not become a link; with the text as
+    written, most often named first, then by where first named. Each word of the card's first
+    :data:`INFLECTION_CHARS` characters that has another number is looked up, with up to
+    :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table: no
+    automaton of the forms (one over every name's other number took 16 MB at 13k cards)."""
+    names = graph.name_phrases()
+    if not names:
+        return []
+    low = lower_same_length(card.text[:INFLECTION_CHARS])
+    words = [(m.start(), m.end()) for m in _WORD.finditer(low)]
+    blocked = unlinkable(card)
+    starts = [a for a, _ in blocked]
+    count: dict[str, int] = {}
+    first: dict[str, int] = {}
+    said: dict[str, str] = {}
+    for j, (ws, we) in enumerate(words):
+        forms = inflected_forms(low[ws:we])
+        if not forms:
+            continue
+        hit: tuple[int, tuple[str, ...]] | None = None
+        for i in range(max(0, j - INFLECTION_WORDS + 1), j + 1):  # the longest first
+            start = words[i][0]
+            if low[start:we] in names:
+                break  # a name as written: a mention, not an inflection
+            owners = next(
+                (names[low[start:ws] + f] for f in forms if low[start:ws] + f in names), None
+            )
+            if owners is not None:
+                hit = (start, owners)
+                break
+        if hit is None:
+            continue
+        start, owners = hit
+        k = bisect_right(starts, start) - 1
+        if (k >= 0 and blocked[k][1] > start) or (k + 1 < len(blocked) and blocked[k + 1][0] < we):
+            continue
+        for target in owners:
+            if target in exclude or target == card.path:
+                continue
+            count[target] = count.get(target, 0) + 1
+            if target not in first:
+                first[target] = start
+                said[target] = card.text[start:we]
+    ranked = sorted(count, key=lambda t: (-count[t], first[t], t))
+    return [(t, [said[t]]) for t in ranked]
