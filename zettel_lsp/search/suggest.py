@@ -316,9 +316,9 @@ class SuggestFusion:
 # - backlinks: cards that link to this card (that it does not link back);
 # - similar_links: cards that the cards most similar to this one link (the dense ranking's first
 #   SIMILAR_CARDS, else BM25's): what a card like this one links;
-# - labels: cards this card names by the text other cards' links to them show ("DC" where
-#   other cards write [[Direct Current|DC]]), a name the vault's writers gave them that is no
-#   title or alias (link_labels).
+# - labels: cards this card names by the text other cards' links to them show ("neural nets"
+#   where other cards write [[Neural Network|neural nets]]), a name the vault's writers gave
+#   them that is no title or alias (link_labels).
 CONTENT_LEGS: tuple[str, ...] = (
     "mentions",
     "confident",
@@ -781,9 +781,9 @@ class LinkLabels:
     """The names a vault's writers gave cards in their links' visible text
     (``[[Direct Current|DC]]``, ``[text](Card.md)``) that are none of the card's own names
     (title, file name, aliases), shown so by at least :data:`LABEL_MIN_CARDS` cards: such
-    names find no title mention, and a card that writes "NTLM" where other cards link
-    [[New Technology LAN Manager|NTLM]] likely means that card. Shorter than the graph's
-    mention length (3), a label is left out, as such titles are."""
+    names find no title mention, and a card that writes "neural nets" where other cards link
+    [[Neural Network|neural nets]] likely means that card. Shorter than the graph's mention
+    length (3), a label is left out, as such titles are ("OS", "DC")."""
 
     matcher: MentionMatcher  # normalised label -> the cards links show it for
     uses: Mapping[tuple[str, str], int]  # (label, card): cards that link the card with it
