@@ -23,7 +23,7 @@ from zettel_lsp.search.suggest import (
     graph_legs,
     hub_line_neighbours,
     inflected,
-    inflected_forms,
+    inflected_form,
     labelled,
     link_labels,
     linked_by_similar,
@@ -176,18 +176,16 @@ def test_labels_find_a_card_named_as_other_cards_links_name_it() -> None:
     assert got == ["Academic Performance Index.md"]
 
 
-def test_inflected_forms_of_a_name_s_last_word() -> None:
-    forms = {n: inflected_forms(n) for n in ("digital certificate", "logic gates", "query")}
+def test_inflected_form_of_a_name_s_last_word() -> None:
+    forms = {n: inflected_form(n) for n in ("digital certificate", "logic gates", "query")}
     assert forms == {
-        "digital certificate": {"digital certificates"},
-        "logic gates": {"logic gate"},
-        "query": {"queries"},
+        "digital certificate": "digital certificates",
+        "logic gates": "logic gate",
+        "query": "queries",
     }
-    assert inflected_forms("patches") == {"patch"} and inflected_forms("box") == {"boxes"}
-    assert inflected_forms("analysis") == {"analyses"} and inflected_forms("process") == {
-        "processes"
-    }
-    assert inflected_forms("corpus") == set() and inflected_forms("c++") == set()
+    assert inflected_form("patches") == "patch" and inflected_form("box") == "boxes"
+    assert inflected_form("analysis") == "analyses" and inflected_form("process") == "processes"
+    assert inflected_form("corpus") is None and inflected_form("c++") is None
 
 
 def test_inflections_find_a_card_named_in_another_number() -> None:

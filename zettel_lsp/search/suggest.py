@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.resolver import strip_md
+from zettel_lsp.graph.resolver import card_keys, strip_md
 from zettel_lsp.index.chunker import Chunk, chunk_card
 from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.frontmatter import string_list
@@ -482,8 +482,9 @@ def _legs(
             sure = [t.target for t in targets if t.confidence >= SURE_MENTION]
             out.rankings["confident"] = sure[:depth]
         out.confidence = {t.target: t.confidence for t in targets[:depth]}
+    blocked = unlinkable(card) if wanted & {"inflections", "labels"} else []
     if "inflections" in wanted:
-        found = inflected(graph, card, exclude)
+        found = inflected(graph, card, exclude, blocked)
         out.rankings["inflections"] = [p for p, _ in found[:depth]]
         out.via["inflections"] = dict(found[:depth])
     if vectors:
@@ -521,7 +522,7 @@ def _legs(
         similar = (dense or bm25)[:SIMILAR_CARDS]
         ranked_legs["similar_links"] = linked_by_similar(graph, similar, exclude)
     if "labels" in wanted:
-        ranked_legs["labels"] = labelled(graph, card, exclude)
+        ranked_legs["labels"] = labelled(graph, card, exclude, blocked)
     for name, ranked in ranked_legs.items():
         out.rankings[name] = [p for p, _ in ranked[:depth]]
         out.via[name] = dict(ranked[:depth])
@@ -593,6 +594,12 @@ _REASONS = {
 }
 
 
+_NAMED_AS = {  # legs whose "via" is the text that names the card
+    "inflections": "named here in another number: {}",
+    "labels": "named here as other cards' links name it: {}",
+}
+
+
 def _reason(
     graph: LinkGraph, path: str, legs: SuggestionLegs, fusion: SuggestFusion, text: str
 ) -> str:
@@ -604,12 +611,9 @@ def _reason(
     top = max(credit, key=lambda n: (credit[n], n), default="")
     if top in ("mentions", "confident"):
         return "named in this card"
-    if top == "inflections":
+    if top in _NAMED_AS:
         said = legs.via.get(top, {}).get(path, ["it"])
-        return f"named here in another number: {said[0]}"
-    if top == "labels":
-        said = legs.via.get(top, {}).get(path, ["it"])
-        return f"named here as other cards' links name it: {said[0]}"
+        return _NAMED_AS[top].format(said[0])
     if top in _REASONS:
         cards = legs.via.get(top, {}).get(path, [])
         names = ", ".join(graph.cards[s].title for s in cards[:2] if s in graph.cards)
@@ -780,7 +784,8 @@ LABEL_MIN_CARDS = 2
 class LinkLabels:
     """The names a vault's writers gave cards in their links' visible text
     (``[[Direct Current|DC]]``, ``[text](Card.md)``) that are none of the card's own names
-    (title, file name, aliases), shown so by at least :data:`LABEL_MIN_CARDS` cards: such
+    (title, file name, aliases, id: :func:`~zettel_lsp.graph.resolver.card_keys`), shown so
+    by at least :data:`LABEL_MIN_CARDS` cards: such
     names find no title mention, and a card that writes "neural nets" where other cards link
     [[Neural Network|neural nets]] likely means that card. Shorter than the graph's mention
     length (3), a label is left out, as such titles are ("OS", "DC")."""
@@ -801,13 +806,12 @@ def link_labels(graph: LinkGraph) -> LinkLabels:
     if kept is not None and kept[0] == graph.generation:
         return kept[1]
     generation = graph.generation
-    own: dict[str, set[str]] = {}  # card -> its own names, normalised
+    own: dict[str, set[str]] = {}  # card -> the names it can be linked by, normalised
 
     def names(target: str) -> set[str]:
         got = own.get(target)
         if got is None:
-            card = graph.cards[target]
-            got = own[target] = {normalise(n) for n in (card.title, card.stem, *card.aliases)}
+            got = own[target] = {normalise(n) for n in card_keys(graph.cards[target])}
         return got
 
     uses: dict[tuple[str, str], int] = {}
@@ -834,17 +838,24 @@ def link_labels(graph: LinkGraph) -> LinkLabels:
     return labels
 
 
-def labelled(graph: LinkGraph, card: Card, exclude: Set[str]) -> list[tuple[str, list[str]]]:
-    """The labels leg: the cards ``card`` names (outside what may not become a link,
-    :func:`~zettel_lsp.notes.mentions.unlinkable`) by a label other cards' links show for
-    them (:func:`link_labels`), with that label; ranked by the share of the label's cards that
-    mean this card by it, then by how many do, then by where it is first named."""
+def labelled(
+    graph: LinkGraph,
+    card: Card,
+    exclude: Set[str],
+    blocked: Sequence[tuple[int, int]] | None = None,
+) -> list[tuple[str, list[str]]]:
+    """The labels leg: the cards ``card`` names (outside ``blocked``, by default what may not
+    become a link, :func:`~zettel_lsp.notes.mentions.unlinkable`) by a label other cards'
+    links show for them (:func:`link_labels`), with that label; ranked by the share of the
+    label's cards that mean this card by it, then by how many do, then by where it is first
+    named."""
     table = link_labels(graph)
     if not len(table.matcher):
         return []
     best: dict[str, tuple[float, int, int]] = {}
     said: dict[str, str] = {}
-    for m in table.matcher.find(card.text, unlinkable(card)):
+    spans = unlinkable(card) if blocked is None else blocked
+    for m in table.matcher.find(card.text, spans):
         total = table.total.get(m.phrase, 0)
         for target in m.keys:
             n = table.uses.get((m.phrase, target), 0)
@@ -863,33 +874,33 @@ _LAST_WORD = re.compile(r"(?<![^\W\d_])([a-z]{3,})$")  # a name's last word, ASC
 _KEEP_S = ("ss", "us", "is")  # "Process", "Corpus", "Analysis": no plural -s to take off
 
 
-def inflected_forms(name: str) -> set[str]:
+def inflected_form(name: str) -> str | None:
     """The other number of a normalised name's last word (English, ASCII letters, 3 or more):
     "digital certificate" -> "digital certificates", "logic gates" -> "logic gate", "query" ->
-    "queries", "patches" -> "patch", "analysis" -> "analyses"; nothing for a name whose last
+    "queries", "patches" -> "patch", "analysis" -> "analyses"; None for a name whose last
     word is not such a word, or ends in "us". A rule, not a dictionary: a form that is no word
     ("series" -> "sery") is harmless, it is never written."""
     m = _LAST_WORD.search(name)
     if m is None:
-        return set()
+        return None
     head, w = name[: m.start(1)], m.group(1)
     if w.endswith("ies") and len(w) > 4:
-        forms = {w[:-3] + "y"}
+        form = w[:-3] + "y"
     elif w.endswith(("ches", "shes", "xes", "sses", "zes")):
-        forms = {w[:-2]}
+        form = w[:-2]
     elif w.endswith("s") and not w.endswith(_KEEP_S):
-        forms = {w[:-1]}
+        form = w[:-1]
     elif w.endswith("is"):  # "analysis" -> "analyses"
-        forms = {w[:-2] + "es"}
+        form = w[:-2] + "es"
     elif w.endswith("us"):  # "corpus", "virus": no one plural
-        forms = set()
+        return None
     elif w.endswith("y") and w[-2] not in "aeiou":
-        forms = {w[:-1] + "ies"}
+        form = w[:-1] + "ies"
     elif w.endswith(("s", "x", "z", "ch", "sh")):
-        forms = {w + "es"}
+        form = w + "es"
     else:
-        forms = {w + "s"}
-    return {head + f for f in forms}
+        form = w + "s"
+    return head + form
 
 
 INFLECTION_CHARS = 20_000  # the inflections leg reads this much of a card (1 MB notes exist)
@@ -897,10 +908,16 @@ INFLECTION_WORDS = 6  # names of at most this many words are looked for in anoth
 _WORD = re.compile(r"\w+")
 
 
-def inflected(graph: LinkGraph, card: Card, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+def inflected(
+    graph: LinkGraph,
+    card: Card,
+    exclude: Set[str],
+    blocked: Sequence[tuple[int, int]] | None = None,
+) -> list[tuple[str, list[str]]]:
     """The inflections leg: cards ``card`` names in another number, a title or alias whose last
-    word is written in the other number (:func:`inflected_forms`) and that is no name as
-    written (a mention finds those), outside what may not become a link; with the text as
+    word is written in the other number (:func:`inflected_form`) and that is no name as
+    written (a mention finds those), outside ``blocked`` (by default what may not become a
+    link, :func:`~zettel_lsp.notes.mentions.unlinkable`); with the text as
     written, most often named first, then by where first named. Each word of the card's first
     :data:`INFLECTION_CHARS` characters that has another number is looked up, with up to
     :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table: no
@@ -910,23 +927,22 @@ def inflected(graph: LinkGraph, card: Card, exclude: Set[str]) -> list[tuple[str
         return []
     low = lower_same_length(card.text[:INFLECTION_CHARS])
     words = [(m.start(), m.end()) for m in _WORD.finditer(low)]
-    blocked = unlinkable(card)
+    if blocked is None:
+        blocked = unlinkable(card)
     starts = [a for a, _ in blocked]
     count: dict[str, int] = {}
     first: dict[str, int] = {}
     said: dict[str, str] = {}
     for j, (ws, we) in enumerate(words):
-        forms = inflected_forms(low[ws:we])
-        if not forms:
+        form = inflected_form(low[ws:we])
+        if form is None:
             continue
         hit: tuple[int, tuple[str, ...]] | None = None
         for i in range(max(0, j - INFLECTION_WORDS + 1), j + 1):  # the longest first
             start = words[i][0]
             if low[start:we] in names:
                 break  # a name as written: a mention, not an inflection
-            owners = next(
-                (names[low[start:ws] + f] for f in forms if low[start:ws] + f in names), None
-            )
+            owners = names.get(low[start:ws] + form)
             if owners is not None:
                 hit = (start, owners)
                 break

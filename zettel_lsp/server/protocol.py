@@ -447,12 +447,23 @@ def _response_id(data: Any) -> Any:
 # ---------------------------------------------------------------------- the loop
 
 
+def _on_stderr(message: str) -> None:
+    """``message`` as one line on stderr (stdout is the protocol), through a logger of its own:
+    when the framing broke, the client may not read ``window/logMessage`` any more, and the
+    root handler may not be set up."""
+    out = logging.getLogger("zettel-lsp.exit")  # outside zettel_lsp's tree: not sent to the client
+    if not out.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        out.addHandler(handler)
+        out.propagate = False
+    out.error(message)
+
+
 def fatal(message: str) -> int:
-    """Say why on stderr (stdout is the protocol) and to the client, then exit non-zero."""
-    print(
-        f"zettel-lsp: protocol error: {message}; exiting so the editor can restart the server",
-        file=sys.stderr,
-        flush=True,
+    """Say why on stderr and to the client, then exit non-zero."""
+    _on_stderr(
+        f"zettel-lsp: protocol error: {message}; exiting so the editor can restart the server"
     )
     log.error("protocol error: %s", message)
     return EXIT_FAILURE
@@ -530,11 +541,7 @@ async def _loop(reader: FrameReader, protocol: RobustProtocol, stall: float) -> 
             elif kind == "eof":
                 if protocol.shutdown_requested:
                     return 0
-                print(
-                    "zettel-lsp: end of input without shutdown and exit: exiting",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                _on_stderr("zettel-lsp: end of input without shutdown and exit: exiting")
                 return EXIT_FAILURE
             else:
                 return fatal(str(payload))
