@@ -30,6 +30,7 @@ from zettel_lsp.search.suggest import (
     linked_targets,
     linking_here,
     related_suggestions,
+    short_named,
     suggestion_legs,
 )
 from zettel_lsp.vault import Vault
@@ -207,6 +208,38 @@ def test_inflections_find_a_card_named_in_another_number() -> None:
     g.upsert(parse_card("Patch.md", "p"))  # a new card is named in the plural at once
     g.upsert(parse_card("Web.md", "Two patches."))
     assert paths(inflected(g, g.cards["Web.md"], exclude(g, "Web.md"))) == ["Patch.md"]
+
+
+def test_short_names_are_found_as_written() -> None:
+    g = build(
+        {
+            "Net.md": (
+                "The OS boots. Each OS has a kernel; the os module and Os are other words.\n"
+                "Written in C, not C++ or C#. A DC motor. `OS` in code. See http://x.org/DC.\n"
+                "Go home. We write Go daily. os.path, DC.md"
+            ),
+            "Operating System.md": "---\naliases: [OS]\n---\nx",
+            "Direct Current.md": "---\naliases: [DC]\n---\ny",
+            "C.md": "the language",
+            "Go.md": "the language",
+            "ls.md": "a lower-case short name: an everyday word, not looked for",
+        }
+    )
+    got = short_named(g, g.cards["Net.md"], exclude(g, "Net.md"))
+    # most often first; "Go" at the start of a sentence is any word, "We write Go" is the name
+    assert paths(got) == ["Operating System.md", "C.md", "Direct Current.md", "Go.md"]
+    assert dict(got)["Operating System.md"] == ["OS"]
+    # a name that comes with a card, and goes with it
+    g.upsert(parse_card("Web.md", "UI and UX."))
+    assert short_named(g, g.cards["Web.md"], {"Web.md"}) == []
+    g.upsert(parse_card("User Interface.md", "---\naliases: [UI]\n---\nz"))
+    assert paths(short_named(g, g.cards["Web.md"], {"Web.md"})) == ["User Interface.md"]
+    g.remove("User Interface.md")
+    assert short_named(g, g.cards["Web.md"], {"Web.md"}) == []
+    # a title long enough for the mention pass is left to it
+    g.upsert(parse_card("UXD.md", "x"))
+    g.upsert(parse_card("Web.md", "UXD"))
+    assert short_named(g, g.cards["Web.md"], {"Web.md"}) == []
 
 
 def test_labels_follow_the_graph_s_changes() -> None:

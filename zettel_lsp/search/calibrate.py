@@ -207,7 +207,7 @@ def dump_document(
 MIN_SOURCES = 30  # fewer cards with 3+ links: too little to learn from, the default stays
 SOURCES = 1200  # cards drawn (their links un-linked together, as in a link hold-out)
 ROUNDS = 3  # where fewer cards have 3+ links: draws with other seeds, each on its own graph
-CALIBRATION_FORMAT = 2  # 2: with the inflections and labels legs (older choices are redone)
+CALIBRATION_FORMAT = 3  # 2: the inflections and labels legs; 3: short_names (older are redone)
 CALIBRATION_FILE = "suggest-fusion.json"  # in the index folder
 STALE = 0.1  # made again when the vault's cards or links changed by this share since
 

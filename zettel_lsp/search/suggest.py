@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
@@ -305,6 +306,8 @@ class SuggestFusion:
 # - inflections: cards this card names in another number, "Digital Certificates" for
 #   "Digital Certificate", "logic gate" for "Logic Gates" (inflected: English plurals of a
 #   name's last word), which no mention finds;
+# - short_names: cards this card names by a title or alias too short for the mention pass
+#   ("OS", "DC", "C"), written exactly as the name is (short_named);
 # - dense: the card's passages as queries, one dense ranking per chunk, fused by plain RRF
 #   (cards close to several passages rise); dense_max: by the best passage-to-passage cosine;
 # - bm25: BM25 of the card's text (its first 4,000 characters) against every chunk;
@@ -323,6 +326,7 @@ CONTENT_LEGS: tuple[str, ...] = (
     "mentions",
     "confident",
     "inflections",
+    "short_names",
     "dense",
     "dense_max",
     "bm25",
@@ -351,7 +355,10 @@ SIMILAR_CARDS = 10  # similar_links: the links of this many most similar cards
 # weights fixed, `suggest_tune.py --lead-only`: on all vaults and on three of the four folds);
 # the editor lists them first too, as fixes in place. The inflections and labels legs (added
 # 2026-11-29) were weighed with the others fixed, by leave-one-vault-out
-# (`suggest_tune.py --leg-only inflections,labels`; every fold gave both a weight).
+# (`suggest_tune.py --leg-only inflections,labels`; every fold gave both a weight). The
+# short_names leg (added later) finds something on zettelkasten-13k only, so leave-one-vault-out
+# cannot weigh it (the folds without that vault are ties): it starts at the inflections leg's
+# weight, the nearest kind of evidence, and each vault's own links re-weigh it (calibrate.py).
 DEFAULT_SUGGEST_FUSION = SuggestFusion(
     weights={
         "mentions": 5.0,
@@ -366,6 +373,7 @@ DEFAULT_SUGGEST_FUSION = SuggestFusion(
         "backlinks": 1.0,
         "similar_links": 5.0,
         "inflections": 2.0,
+        "short_names": 2.0,
         "labels": 5.0,
     },
     k=5.0,
@@ -482,11 +490,12 @@ def _legs(
             sure = [t.target for t in targets if t.confidence >= SURE_MENTION]
             out.rankings["confident"] = sure[:depth]
         out.confidence = {t.target: t.confidence for t in targets[:depth]}
-    blocked = unlinkable(card) if wanted & {"inflections", "labels"} else []
-    if "inflections" in wanted:
-        found = inflected(graph, card, exclude, blocked)
-        out.rankings["inflections"] = [p for p, _ in found[:depth]]
-        out.via["inflections"] = dict(found[:depth])
+    blocked = unlinkable(card) if wanted & {"inflections", "short_names", "labels"} else []
+    for leg, find in (("inflections", inflected), ("short_names", short_named)):
+        if leg in wanted:
+            found = find(graph, card, exclude, blocked)
+            out.rankings[leg] = [p for p, _ in found[:depth]]
+            out.via[leg] = dict(found[:depth])
     if vectors:
         per_chunk: list[list[str]] = []
         best: dict[str, float] = {}
@@ -596,6 +605,7 @@ _REASONS = {
 
 _NAMED_AS = {  # legs whose "via" is the text that names the card
     "inflections": "named here in another number: {}",
+    "short_names": "named here by its short name: {}",
     "labels": "named here as other cards' links name it: {}",
 }
 
@@ -959,5 +969,102 @@ def inflected(
             if target not in first:
                 first[target] = start
                 said[target] = card.text[start:we]
+    ranked = sorted(count, key=lambda t: (-count[t], first[t], t))
+    return [(t, [said[t]]) for t in ranked]
+
+
+# ------------------------------------------------------------------ short names
+
+SHORT_NAME_CHARS = INFLECTION_CHARS  # the short-names leg reads this much of a card
+
+
+@dataclass(frozen=True, slots=True)
+class ShortNames:
+    """The titles and aliases too short for the mention pass ("OS", "DC", "IR", "C", "F*",
+    "5G": shorter than :attr:`LinkGraph.mention_min_length`) that hold a capital letter, each
+    as written (NFC), with its cards; and one case-sensitive pattern over them all."""
+
+    pattern: re.Pattern[str] | None
+    owners: Mapping[str, tuple[str, ...]]
+    mixed: frozenset[str]  # the names with a small letter too ("Go"): not at a sentence's start
+
+
+_SHORT: weakref.WeakKeyDictionary[LinkGraph, tuple[int, ShortNames]] = weakref.WeakKeyDictionary()
+_SENTENCE_START = re.compile(r"(?:^|[\n.!?:>#*+-]|\d\.)[ \t]*$")
+
+
+def short_names(graph: LinkGraph) -> ShortNames:
+    """The graph's :class:`ShortNames`, made again when the graph changed since
+    (:attr:`LinkGraph.generation`): one pass over the cards' titles and aliases."""
+    kept = _SHORT.get(graph)
+    if kept is not None and kept[0] == graph.generation:
+        return kept[1]
+    generation = graph.generation
+    least = graph.mention_min_length
+    owners: dict[str, set[str]] = {}
+    for card in graph.cards.values():
+        for name in (card.title, *card.aliases):
+            name = unicodedata.normalize("NFC", name).strip()
+            if not name or len(name) >= least or any(c.isspace() for c in name):
+                continue
+            if _UNSPACED_NAME.search(name) or not any(c.isupper() for c in name):
+                continue  # CJK names are mentions already; "ls", "cd": everyday words
+            owners.setdefault(name, set()).add(card.path)
+    pattern = None
+    if owners:
+        # longest first, so "F*" wins over "F"; a name is a whole token: no word character
+        # or dot before it, none after it, nor "+" or "#" ("C++", "C#"), nor a dotted tail
+        names = "|".join(re.escape(n) for n in sorted(owners, key=lambda n: (-len(n), n)))
+        pattern = re.compile(rf"(?<![\w.])(?:{names})(?![\w+#]|\.\w)")
+    table = ShortNames(
+        pattern,
+        {n: tuple(sorted(p)) for n, p in owners.items()},
+        frozenset(n for n in owners if any(c.islower() for c in n)),
+    )
+    _SHORT[graph] = (generation, table)
+    return table
+
+
+_UNSPACED_NAME = re.compile(r"[\u2e80-\U0010ffff]")
+
+
+def short_named(
+    graph: LinkGraph,
+    card: Card,
+    exclude: Set[str],
+    blocked: Sequence[tuple[int, int]] | None = None,
+) -> list[tuple[str, list[str]]]:
+    """The short-names leg: cards ``card`` names by a title or alias too short for the mention
+    pass (:func:`short_names`), written exactly as the name is (case and all: "OS" is a name,
+    "os" and "Os" are not), as a whole token, outside ``blocked`` (by default what may not
+    become a link, :func:`~zettel_lsp.notes.mentions.unlinkable`), in the card's first
+    :data:`SHORT_NAME_CHARS` characters. A name with a small letter ("Go") does not count at
+    the start of a sentence, line or list item, where any word is capitalised. Most often named
+    first, then by where first named; a name two cards share names both."""
+    table = short_names(graph)
+    if table.pattern is None:
+        return []
+    text = card.text[:SHORT_NAME_CHARS]
+    if blocked is None:
+        blocked = unlinkable(card)
+    starts = [a for a, _ in blocked]
+    count: dict[str, int] = {}
+    first: dict[str, int] = {}
+    said: dict[str, str] = {}
+    for m in table.pattern.finditer(text):
+        start, end = m.span()
+        k = bisect_right(starts, start) - 1
+        if (k >= 0 and blocked[k][1] > start) or (k + 1 < len(blocked) and blocked[k + 1][0] < end):
+            continue
+        name = m.group()
+        if name in table.mixed and _SENTENCE_START.search(text, max(0, start - 8), start):
+            continue
+        for target in table.owners[name]:
+            if target in exclude or target == card.path:
+                continue
+            count[target] = count.get(target, 0) + 1
+            if target not in first:
+                first[target] = start
+                said[target] = name
     ranked = sorted(count, key=lambda t: (-count[t], first[t], t))
     return [(t, [said[t]]) for t in ranked]
