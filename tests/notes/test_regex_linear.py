@@ -48,9 +48,24 @@ def _escaped_names() -> list[re.Pattern[str] | re.Pattern[bytes]]:
     return [re.compile(re.escape(t)) for t in ("ab", "[[a", "a.b*", "(x)")]
 
 
+def _short_name_patterns() -> list[re.Pattern[str] | re.Pattern[bytes]]:
+    """The short-names leg's pattern over a vault's titles and aliases under 3 characters
+    (escaped, with symbols and a name that is a prefix of another: "F" and "F*")."""
+    from zettel_lsp.graph.link_graph import LinkGraph
+    from zettel_lsp.notes.parser import parse_card
+    from zettel_lsp.search.suggest import short_names
+
+    names = ["OS", "C", "F", "F*", "Go", "5G", "C#", "A+", "(A"]
+    cards = [parse_card(f"n{i}.md", f"---\naliases: ['{n}']\n---\nx") for i, n in enumerate(names)]
+    pattern = short_names(LinkGraph.build(cards)).pattern
+    assert pattern is not None
+    return [pattern]
+
+
 RUNTIME_BUILDERS: dict[str, Callable[[], list[re.Pattern[str] | re.Pattern[bytes]]]] = {
     "zettel_lsp.search.complete._subsequence": _typed_names,
     "zettel_lsp.search.complete.rank_cards": _escaped_names,
+    "zettel_lsp.search.suggest.short_names": _short_name_patterns,
 }
 
 UNITS = ["> ", " >", "#", " #", "#1", "`", "[[", "[", "](", "(", "\\", " ", "\t", "-", "a", "1",

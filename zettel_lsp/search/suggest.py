@@ -959,8 +959,7 @@ def inflected(
         if hit is None:
             continue
         start, owners = hit
-        k = bisect_right(starts, start) - 1
-        if (k >= 0 and blocked[k][1] > start) or (k + 1 < len(blocked) and blocked[k + 1][0] < we):
+        if _overlaps(blocked, starts, start, we):
             continue
         for target in owners:
             if target in exclude or target == card.path:
@@ -969,6 +968,22 @@ def inflected(
             if target not in first:
                 first[target] = start
                 said[target] = card.text[start:we]
+    return _most_named(count, first, said)
+
+
+def _overlaps(
+    blocked: Sequence[tuple[int, int]], starts: Sequence[int], start: int, end: int
+) -> bool:
+    """Whether ``[start, end)`` overlaps one of ``blocked`` (sorted spans, ``starts`` their
+    starts)."""
+    k = bisect_right(starts, start) - 1
+    return (k >= 0 and blocked[k][1] > start) or (k + 1 < len(blocked) and blocked[k + 1][0] < end)
+
+
+def _most_named(
+    count: Mapping[str, int], first: Mapping[str, int], said: Mapping[str, str]
+) -> list[tuple[str, list[str]]]:
+    """Cards most often named first, then by where first named, each with its text."""
     ranked = sorted(count, key=lambda t: (-count[t], first[t], t))
     return [(t, [said[t]]) for t in ranked]
 
@@ -991,6 +1006,7 @@ class ShortNames:
 
 _SHORT: weakref.WeakKeyDictionary[LinkGraph, tuple[int, ShortNames]] = weakref.WeakKeyDictionary()
 _SENTENCE_START = re.compile(r"(?:^|[\n.!?:>#*+-]|\d\.)[ \t]*$")
+_UNSPACED_NAME = re.compile(r"[\u2e80-\U0010ffff]")  # CJK: the mention pass has its own rule
 
 
 def short_names(graph: LinkGraph) -> ShortNames:
@@ -1025,9 +1041,6 @@ def short_names(graph: LinkGraph) -> ShortNames:
     return table
 
 
-_UNSPACED_NAME = re.compile(r"[\u2e80-\U0010ffff]")
-
-
 def short_named(
     graph: LinkGraph,
     card: Card,
@@ -1053,8 +1066,7 @@ def short_named(
     said: dict[str, str] = {}
     for m in table.pattern.finditer(text):
         start, end = m.span()
-        k = bisect_right(starts, start) - 1
-        if (k >= 0 and blocked[k][1] > start) or (k + 1 < len(blocked) and blocked[k + 1][0] < end):
+        if _overlaps(blocked, starts, start, end):
             continue
         name = m.group()
         if name in table.mixed and _SENTENCE_START.search(text, max(0, start - 8), start):
@@ -1066,5 +1078,4 @@ def short_named(
             if target not in first:
                 first[target] = start
                 said[target] = name
-    ranked = sorted(count, key=lambda t: (-count[t], first[t], t))
-    return [(t, [said[t]]) for t in ranked]
+    return _most_named(count, first, said)
