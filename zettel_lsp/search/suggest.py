@@ -21,6 +21,7 @@ import weakref
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.resolver import card_keys, strip_md
@@ -805,17 +806,33 @@ class LinkLabels:
     total: Mapping[str, int]  # label: cards that show it on a link, to any card
 
 
-_LABELS: weakref.WeakKeyDictionary[LinkGraph, tuple[int, LinkLabels]] = weakref.WeakKeyDictionary()
+_Table = TypeVar("_Table")
+_TABLES: weakref.WeakKeyDictionary[LinkGraph, dict[str, tuple[int, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _per_graph(graph: LinkGraph, make: Callable[[LinkGraph], _Table]) -> _Table:
+    """``make(graph)``, kept per graph and made again when the graph changed since
+    (:attr:`LinkGraph.generation`)."""
+    kept = _TABLES.setdefault(graph, {})
+    name = make.__name__
+    got = kept.get(name)
+    if got is not None and got[0] == graph.generation:
+        return cast(_Table, got[1])
+    generation = graph.generation
+    table = make(graph)
+    kept[name] = (generation, table)
+    return table
 
 
 def link_labels(graph: LinkGraph) -> LinkLabels:
-    """The graph's :class:`LinkLabels`, made again when the graph changed since
-    (:attr:`LinkGraph.generation`): one pass over the links and an automaton over the
-    labels."""
-    kept = _LABELS.get(graph)
-    if kept is not None and kept[0] == graph.generation:
-        return kept[1]
-    generation = graph.generation
+    """The graph's :class:`LinkLabels` (:func:`_per_graph`): one pass over the links and an
+    automaton over the labels."""
+    return _per_graph(graph, _make_labels)
+
+
+def _make_labels(graph: LinkGraph) -> LinkLabels:
     own: dict[str, set[str]] = {}  # card -> the names it can be linked by, normalised
 
     def names(target: str) -> set[str]:
@@ -843,9 +860,7 @@ def link_labels(graph: LinkGraph) -> LinkLabels:
             total[norm] = total.get(norm, 0) + 1
     uses = {pair: n for pair, n in uses.items() if n >= LABEL_MIN_CARDS}
     matcher = MentionMatcher(uses, graph.mention_min_length)
-    labels = LinkLabels(matcher, uses, total)
-    _LABELS[graph] = (generation, labels)
-    return labels
+    return LinkLabels(matcher, uses, total)
 
 
 def labelled(
@@ -1004,18 +1019,17 @@ class ShortNames:
     mixed: frozenset[str]  # the names with a small letter too ("Go"): not at a sentence's start
 
 
-_SHORT: weakref.WeakKeyDictionary[LinkGraph, tuple[int, ShortNames]] = weakref.WeakKeyDictionary()
 _SENTENCE_START = re.compile(r"(?:^|[\n.!?:>#*+-]|\d\.)[ \t]*$")
 _UNSPACED_NAME = re.compile(r"[\u2e80-\U0010ffff]")  # CJK: the mention pass has its own rule
 
 
 def short_names(graph: LinkGraph) -> ShortNames:
-    """The graph's :class:`ShortNames`, made again when the graph changed since
-    (:attr:`LinkGraph.generation`): one pass over the cards' titles and aliases."""
-    kept = _SHORT.get(graph)
-    if kept is not None and kept[0] == graph.generation:
-        return kept[1]
-    generation = graph.generation
+    """The graph's :class:`ShortNames` (:func:`_per_graph`): one pass over the cards' titles
+    and aliases."""
+    return _per_graph(graph, _make_short_names)
+
+
+def _make_short_names(graph: LinkGraph) -> ShortNames:
     least = graph.mention_min_length
     owners: dict[str, set[str]] = {}
     for card in graph.cards.values():
@@ -1032,13 +1046,11 @@ def short_names(graph: LinkGraph) -> ShortNames:
         # or dot before it, none after it, nor "+" or "#" ("C++", "C#"), nor a dotted tail
         names = "|".join(re.escape(n) for n in sorted(owners, key=lambda n: (-len(n), n)))
         pattern = re.compile(rf"(?<![\w.])(?:{names})(?![\w+#]|\.\w)")
-    table = ShortNames(
+    return ShortNames(
         pattern,
         {n: tuple(sorted(p)) for n, p in owners.items()},
         frozenset(n for n in owners if any(c.islower() for c in n)),
     )
-    _SHORT[graph] = (generation, table)
-    return table
 
 
 def short_named(
