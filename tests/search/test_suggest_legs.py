@@ -31,6 +31,7 @@ from zettel_lsp.search.suggest import (
     linking_here,
     related_suggestions,
     short_named,
+    short_names,
     suggestion_legs,
 )
 from zettel_lsp.vault import Vault
@@ -256,6 +257,24 @@ def test_labels_follow_the_graph_s_changes() -> None:
     assert paths(labelled(g, g.cards["Power.md"], {"Power.md"})) == ["Direct Current.md"]
     g.remove("A.md")
     assert labelled(g, g.cards["Power.md"], {"Power.md"}) == []
+
+
+def test_a_save_of_prose_keeps_the_tables_of_links_and_names() -> None:
+    g = build({"Direct Current.md": "---\naliases: [DC]\n---\nx", "B.md": "[[Direct Current|DCV]]"})
+    labels, short = link_labels(g), short_names(g)
+    g.upsert(parse_card("B.md", "Other words. [[Direct Current|DCV]]"))  # prose only
+    assert link_labels(g) is labels and short_names(g) is short
+    g.upsert(parse_card("B.md", "Other words. [[Direct Current|DC volts]]"))  # a label
+    assert link_labels(g) is not labels
+    labels, short = link_labels(g), short_names(g)
+    g.upsert(parse_card("Direct Current.md", "---\naliases: [DC, CC]\n---\nx"))  # a name
+    assert short_names(g) is not short and "CC" in short_names(g).owners
+    short = short_names(g)
+    g.upsert(parse_card("C.md", "a new card"))  # links may resolve elsewhere now
+    assert short_names(g) is not short and link_labels(g) is not labels
+    labels = link_labels(g)
+    g.remove("C.md")
+    assert link_labels(g) is not labels
 
 
 def test_weighted_rrf_with_depth_and_k() -> None:
