@@ -165,8 +165,7 @@ def leg_only(dumps: Sequence[LegArrays], legs_arg: str) -> int:
     if unknown:
         print(f"--leg-only: {unknown} not in {', '.join(ARRAY_LEGS)}", file=sys.stderr)
         return 2
-    start = to_arrays(DEFAULT_SUGGEST_FUSION)
-    off = start
+    off = to_arrays(DEFAULT_SUGGEST_FUSION)
     for leg in legs:
         off = with_weight(off, leg, 0.0)
 
@@ -177,11 +176,13 @@ def leg_only(dumps: Sequence[LegArrays], legs_arg: str) -> int:
             f = options[max(options, key=lambda w: (objective(train, options[w]), -w))]
         return f
 
+    def weights(f: SuggestFusion) -> str:
+        return ", ".join(f"{leg} {f.weights.get(leg, 0.0):g}" for leg in legs)
+
     vaults = sorted({d.vault for d in dumps})
     for v in vaults:
         chosen = choose([d for d in dumps if d.vault != v])
-        what = ", ".join(f"{leg} {chosen.weights.get(leg, 0.0):g}" for leg in legs)
-        print(f"held out {v}: {what} (chosen on the other vaults)")
+        print(f"held out {v}: {weights(chosen)} (chosen on the other vaults)")
         for d in dumps:
             if d.vault == v:
                 m, m0 = metrics(d, chosen), metrics(d, off)
@@ -192,9 +193,8 @@ def leg_only(dumps: Sequence[LegArrays], legs_arg: str) -> int:
                     f"best baseline {best:.3f})"
                 )
     final = choose(dumps)
-    what = ", ".join(f"{leg} {final.weights.get(leg, 0.0):g}" for leg in legs)
     print(
-        f"chosen on all vaults: {what}; objective {objective(dumps, final):.4f}, without "
+        f"chosen on all vaults: {weights(final)}; objective {objective(dumps, final):.4f}, without "
         f"{objective(dumps, off):.4f}"
     )
     return 0

@@ -103,7 +103,9 @@ def _is_word_char(ch: str) -> bool:
     return (ch.isalnum() or ch == "_") and ord(ch) < _CJK_START
 
 
-def _long_enough(norm: str, min_length: int) -> bool:
+def long_enough(norm: str, min_length: int) -> bool:
+    """Does the mention pass look for the normalised name ``norm`` (not a bare number, at
+    least ``min_length`` characters, or 2 of the scripts written without spaces)?"""
     if norm.isdigit():
         return False
     if len(norm) >= min_length:
@@ -149,7 +151,7 @@ class MentionMatcher:
         owners: dict[str, set[str]] = {}
         for phrase, key in phrases:
             norm = normalise(phrase)
-            if not _long_enough(norm, min_length):
+            if not long_enough(norm, min_length):
                 continue  # too short to be a deliberate mention, or a bare number
             owners.setdefault(norm, set()).add(key)
         self._size = len(owners)
@@ -263,7 +265,7 @@ def phrases_in(
             if end - start > longest:
                 break
             sub = low[start:end]
-            if sub in table and _long_enough(sub, min_length) and not _joined(low, start, end):
+            if sub in table and long_enough(sub, min_length) and not _joined(low, start, end):
                 candidates.append((start, end, sub, (sub,)))
     return _select(candidates, back, ())
 

@@ -31,6 +31,7 @@ from zettel_lsp.notes.frontmatter import string_list
 from zettel_lsp.notes.masking import heading_line_spans
 from zettel_lsp.notes.mentions import (
     MentionMatcher,
+    long_enough,
     lower_same_length,
     normalise,
     unlinkable,
@@ -798,8 +799,9 @@ class LinkLabels:
     (title, file name, aliases, id: :func:`~zettel_lsp.graph.resolver.card_keys`), shown so
     by at least :data:`LABEL_MIN_CARDS` cards: such
     names find no title mention, and a card that writes "neural nets" where other cards link
-    [[Neural Network|neural nets]] likely means that card. Shorter than the graph's mention
-    length (3), a label is left out, as such titles are ("OS", "DC")."""
+    [[Neural Network|neural nets]] likely means that card. A label the mention pass would not
+    look for as a title (shorter than 3 characters: "OS", "DC") is left out; the short-names
+    leg finds such titles and aliases, not labels."""
 
     matcher: MentionMatcher  # normalised label -> the cards links show it for
     uses: Mapping[tuple[str, str], int]  # (label, card): cards that link the card with it
@@ -1021,7 +1023,6 @@ class ShortNames:
 
 
 _SENTENCE_START = re.compile(r"(?:^|[\n.!?:>#*+-]|\d\.)[ \t]*$")
-_UNSPACED_NAME = re.compile(r"[\u2e80-\U0010ffff]")  # CJK: the mention pass has its own rule
 
 
 def short_names(graph: LinkGraph) -> ShortNames:
@@ -1036,10 +1037,10 @@ def _make_short_names(graph: LinkGraph) -> ShortNames:
     for card in graph.cards.values():
         for name in (card.title, *card.aliases):
             name = unicodedata.normalize("NFC", name).strip()
-            if not name or len(name) >= least or any(c.isspace() for c in name):
-                continue
-            if _UNSPACED_NAME.search(name) or not any(c.isupper() for c in name):
-                continue  # CJK names are mentions already; "ls", "cd": everyday words
+            if not any(c.isupper() for c in name) or any(c.isspace() for c in name):
+                continue  # "ls", "cd": everyday words
+            if long_enough(normalise(name), least):
+                continue  # the mention pass looks for it
             owners.setdefault(name, set()).add(card.path)
     pattern = None
     if owners:
