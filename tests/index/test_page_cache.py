@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from zettel_lsp.index.page_cache import cached
+from zettel_lsp.index.page_cache import cached, release_mapped
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mincore: Linux")
 
@@ -34,3 +36,66 @@ def test_empty_and_missing_files(tmp_path: Path) -> None:
     (tmp_path / "empty").write_bytes(b"")
     assert cached(str(tmp_path / "empty"))
     assert not cached(str(tmp_path / "missing"))
+
+
+def _mapped_rss(addr: int) -> int:
+    """Resident bytes of this process's mapping that starts at ``addr`` (/proc/self/smaps)."""
+    inside = False
+    with open("/proc/self/smaps", encoding="utf-8") as fh:
+        for line in fh:
+            head = line.split()[0]
+            if "-" in head and not head.endswith(":"):
+                inside = int(head.split("-")[0], 16) == addr
+            elif inside and head == "Rss:":
+                return int(line.split()[1]) * 1024
+    raise AssertionError("mapping not found")
+
+
+def _address(m: mmap.mmap) -> int:
+    return ctypes.addressof(ctypes.c_char.from_buffer(m))
+
+
+def test_release_mapped_unmaps_shared_pages_and_keeps_their_data(tmp_path: Path) -> None:
+    folder = tmp_path / "shard"
+    folder.mkdir()
+    path = folder / "seg.dat"
+    path.write_bytes(b"\0" * (8 << 20))
+    with path.open("r+b") as fh:
+        m = mmap.mmap(fh.fileno(), 0, mmap.MAP_SHARED)
+    try:
+        m[:5] = b"hello"  # written through the mapping, never flushed by hand
+        for off in range(0, len(m), mmap.PAGESIZE):
+            m[off + 100] = 7
+        addr = _address(m)
+        assert _mapped_rss(addr) >= 8 << 20
+        assert release_mapped(folder) >= 8 << 20
+        assert _mapped_rss(addr) < 1 << 20
+        assert m[:5] == b"hello" and m[(4 << 20) + 100] == 7  # mapped back, unchanged
+        assert path.read_bytes()[:5] == b"hello"
+    finally:
+        m.close()
+
+
+def test_release_mapped_leaves_private_mappings_and_other_folders(tmp_path: Path) -> None:
+    (tmp_path / "shard").mkdir()
+    (tmp_path / "other").mkdir()
+    private, elsewhere = tmp_path / "shard" / "p.dat", tmp_path / "other" / "o.dat"
+    for p in (private, elsewhere):
+        p.write_bytes(b"\0" * (2 << 20))
+    with private.open("r+b") as f1, elsewhere.open("r+b") as f2:
+        mp = mmap.mmap(f1.fileno(), 0, mmap.MAP_PRIVATE)
+        mo = mmap.mmap(f2.fileno(), 0, mmap.MAP_SHARED)
+    try:
+        mp[:4] = b"mine"  # a private copy: MADV_DONTNEED would throw it away
+        for off in range(0, len(mo), mmap.PAGESIZE):
+            mo[off] = 1
+        assert release_mapped(tmp_path / "shard") == 0
+        assert mp[:4] == b"mine"
+        assert _mapped_rss(_address(mo)) >= 2 << 20
+    finally:
+        mp.close()
+        mo.close()
+
+
+def test_release_mapped_of_a_folder_without_mappings(tmp_path: Path) -> None:
+    assert release_mapped(tmp_path) == 0

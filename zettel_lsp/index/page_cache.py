@@ -1,4 +1,5 @@
-"""Whether a file is wholly in the operating system's page cache (Linux: ``mincore``).
+"""Whether a file is wholly in the operating system's page cache (Linux: ``mincore``), and
+this process's mapped pages of a folder's files given back (``madvise``).
 
 The shard's read-ahead (:func:`zettel_lsp.index.store.read_ahead`) reads every file before
 Edge loads it, so that the load does not wait on a page fault at a time. A file already cached
@@ -46,6 +47,22 @@ def _libc() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]
 
 
 _LIBC = _libc()
+_MADV_DONTNEED = 4
+
+
+def _madvise() -> Callable[..., Any] | None:
+    if _LIBC is None:
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_MADVISE = _madvise()
 _MAP_FAILED = ctypes.c_void_p(-1).value
 _LOW_BIT = bytes(i & 1 for i in range(256))
 
@@ -80,3 +97,37 @@ def cached(path: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def release_mapped(folder: str | os.PathLike[str]) -> int:
+    """Unmap from this process the pages of its *shared* file mappings under ``folder``
+    (``madvise(MADV_DONTNEED)``), and return how many bytes of mappings were advised.
+
+    The file pages stay in the page cache, and a later access maps them back (a minor fault)
+    from the file's current contents, so nothing written is lost: for a shared file mapping
+    the data lives in the file and the page cache, not in the process. Private mappings are
+    left alone (their own copies would be lost).
+
+    Why: ``EdgeShard.load`` touches the whole write-ahead log (its segment files are 32 MB
+    each) and the preallocated pages of the empty appendable segment's full-text indexes
+    (two 32 MB files), and none of it is read again while the server runs; each page it
+    touched counted in the server's resident memory until it closed (117 MB of 100k cards'
+    shard, docs/performance.md). What searches need maps back as they read it.
+    Elsewhere than Linux this does nothing (returns 0)."""
+    if _MADVISE is None:
+        return 0
+    prefix = os.path.join(os.path.realpath(folder), "")
+    advised = 0
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            lines = fh.readlines()
+    except OSError:
+        return 0
+    for line in lines:
+        parts = line.split(maxsplit=5)
+        if len(parts) < 6 or "s" not in parts[1] or not parts[5].startswith(prefix):
+            continue
+        start, end = (int(x, 16) for x in parts[0].split("-"))
+        if _MADVISE(start, end - start, _MADV_DONTNEED) == 0:
+            advised += end - start
+    return advised
