@@ -169,6 +169,7 @@ class LinkGraph:
                 g._find_mentions(path)
             else:
                 g._store_mentions(path, entry)
+            card.pack()  # the graph keeps it for as long as it runs (Card.pack)
         return g
 
     def mention_cache(self) -> MentionCache:
@@ -262,6 +263,8 @@ class LinkGraph:
             self._after_names_changed(card.path, old_keys ^ card_keys(card))
             touched.append(card.path)
         self._refresh_mentions(touched, changed_phrases)
+        for path in touched:
+            self.cards[path].pack()
         if links_moved:
             self.link_generation += 1
 

@@ -26,7 +26,7 @@ from zettel_lsp.notes.title_rule import TitleSource
 log = logging.getLogger(__name__)
 
 CACHE_FILE = "cards.pickle"
-CARD_FORMAT = "cards-3"  # parser + Card layout version (3: front matter depth bounded)
+CARD_FORMAT = "cards-4"  # parser + Card layout version (3: front matter depth bounded; 4: packed)
 
 Key = tuple[str, str]  # (path, sha256 of the text)
 
