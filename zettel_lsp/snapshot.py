@@ -33,8 +33,8 @@ SNAPSHOT_FILE = "graph.pickle"
 # bump the first part when LinkGraph or TitleIndex change what they hold
 # 2: named_by as lists; 3: the graph/adjacency.py edges, no title automaton, resolver tuples;
 # 4: the mention matcher's word-boundary automaton; 5: its values are the phrases alone;
-# 6: LinkGraph.link_generation
-SNAPSHOT_FORMAT = f"graph-6:{CARD_FORMAT}:{MENTION_FORMAT}"
+# 6: LinkGraph.link_generation; 7: packed cards, spans of numbers, links' resolutions alone
+SNAPSHOT_FORMAT = f"graph-7:{CARD_FORMAT}:{MENTION_FORMAT}"
 # a start applies at most this many changed cards to a snapshot (or 1% of the cards, if more)
 MAX_CHANGES = 200
 

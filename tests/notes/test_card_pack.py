@@ -6,9 +6,11 @@ from __future__ import annotations
 import copy
 import pickle
 
+import pytest
+
 from tests.conftest import EXAMPLE_VAULT
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.notes.model import Card
+from zettel_lsp.notes.model import Card, Position, Span
 from zettel_lsp.notes.parser import parse_card
 
 TEXT = """---
@@ -99,3 +101,25 @@ def test_the_graph_packs_what_it_keeps_and_reads_the_same() -> None:
     g.upsert(parse_card(path, texts[path] + "\n## Added\n"))
     assert g.cards[path].packed
     assert [h.text for h in g.cards[path].headings][-1] == "Added"
+
+
+def test_a_span_keeps_its_positions_as_numbers_and_stays_a_value() -> None:
+    a = Span(3, 9, Position(1, 2), Position(1, 8))
+    b = pickle.loads(pickle.dumps(a, protocol=5))
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
+    assert b.start_pos == Position(1, 2) and b.end_pos == Position(1, 8)
+    assert (b.start, b.end) == (3, 9)
+    assert a != Span(3, 9, Position(1, 2), Position(2, 0))
+    with pytest.raises(AttributeError):
+        a.start = 4  # type: ignore[misc]
+    assert not hasattr(a, "__dict__")
+
+
+def test_a_packed_card_holds_no_empty_lists_and_reads_them_as_empty() -> None:
+    card = parse_card("Plain.md", "Just prose, nothing else.\n")
+    before = values(card)
+    card.pack()
+    assert values(card) == before
+    assert card.aliases == card.tags == card.links == card.problems == []
+    held = [card._aliases, card._tags, card._links, card._problems]
+    assert held == [None, None, None, None]  # no list object per card (issue #18)

@@ -113,7 +113,10 @@ class LinkGraph:
         self.cards: dict[str, Card] = {}
         self.graph = Adjacency()
         self._resolver = Resolver()
-        self._links: dict[str, list[ResolvedLink]] = {}
+        # card -> the resolution of each of its links, in the card's order (cards with links
+        # only); ResolvedLink objects are made when asked (links_of): one per link took 17 MB
+        # at 100k generated cards
+        self._links: dict[str, tuple[Resolution, ...]] = {}
         # card -> its mentions: (start, end, start, end, ...), and each one's target
         self._mentions: dict[str, Mentions] = {}
         # target -> the cards that mention it (each once; how often: self._mentions). A list,
@@ -241,7 +244,7 @@ class LinkGraph:
             links_moved = True
             self._digests.pop(path, None)
             self._resolver.remove(card)
-            self._clear_outgoing(path)
+            self._clear_outgoing(path, card.links)
             self._drop_mentions(path)
             self._named_by.pop(path, None)
             self.graph.remove_node(path)
@@ -255,11 +258,12 @@ class LinkGraph:
             changed_phrases |= self._phrases(old) ^ self._phrases(card)
             if old is not None:
                 self._resolver.remove(old)
+                self._clear_outgoing(card.path, old.links)
             self.cards[card.path] = card
             self._digests.pop(card.path, None)
             self.graph.add_node(card.path)
             self._resolver.add(card)
-            self._resolve_links(card.path)
+            self._resolve_links(card.path, cleared=True)
             self._after_names_changed(card.path, old_keys ^ card_keys(card))
             touched.append(card.path)
         self._refresh_mentions(touched, changed_phrases)
@@ -275,7 +279,13 @@ class LinkGraph:
     # ------------------------------------------------------------------ queries
 
     def links_of(self, path: str) -> list[ResolvedLink]:
-        return self._links.get(path, [])
+        resolutions = self._links.get(path)
+        if not resolutions:
+            return []
+        return [
+            ResolvedLink(path, link, res)
+            for link, res in zip(self.cards[path].links, resolutions, strict=True)
+        ]
 
     def mentions_of(self, path: str) -> list[UnlinkedMention]:
         """Unlinked mentions of other cards in the card at ``path``."""
@@ -333,10 +343,11 @@ class LinkGraph:
         return bool(d and (d.get(EdgeKind.LINK) or d.get(EdgeKind.EMBED)))
 
     def unresolved_links(self) -> Iterator[ResolvedLink]:
-        for items in self._links.values():
-            for rl in items:
-                if rl.target is None and not rl.resolution.attachment:
-                    yield rl
+        for path, resolutions in self._links.items():
+            if any(r.target is None and not r.attachment for r in resolutions):
+                for rl in self.links_of(path):
+                    if rl.target is None and not rl.resolution.attachment:
+                        yield rl
 
     def backlink_counts(self, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> dict[str, int]:
         """``len(self.backlinks(p, kinds))`` for every card ``p``, in one pass over the edges
@@ -500,29 +511,42 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ internals
 
-    def _resolve_links(self, path: str, same: dict[Resolution, Resolution] | None = None) -> None:
+    def _resolve_links(
+        self,
+        path: str,
+        same: dict[Resolution, Resolution] | None = None,
+        *,
+        cleared: bool = False,
+    ) -> None:
+        """Resolve the links of the card at ``path`` again (``cleared``: the caller took its
+        previous links out already, with :meth:`_clear_outgoing`)."""
         card = self.cards[path]
-        self._clear_outgoing(path)
-        resolved: list[ResolvedLink] = []
+        if not cleared:
+            self._clear_outgoing(path, card.links)
+        resolved: list[Resolution] = []
         counts: Counter[tuple[str, EdgeKind]] = Counter()
         for link in card.links:
             res = self._resolver.resolve_link(link, path)
             if same is not None:
                 res = same.setdefault(res, res)
-            resolved.append(ResolvedLink(path, link, res))
+            resolved.append(res)
             if link.target:
                 self._by_key.setdefault(name_key(link.target), set()).add(path)
                 if link.label:  # Dendron order may resolve through the label side
                     self._by_key.setdefault(name_key(link.label.split("#", 1)[0]), set()).add(path)
             if res.target is not None:
                 counts[(res.target, EdgeKind.EMBED if link.is_embed else EdgeKind.LINK)] += 1
-        self._links[path] = resolved
+        if resolved:
+            self._links[path] = tuple(resolved)
         for (dst, kind), n in counts.items():
             self._add_edge(path, dst, kind, n)
 
-    def _clear_outgoing(self, path: str) -> None:
-        for rl in self._links.pop(path, []):
-            for text in (rl.link.target, rl.link.label.split("#", 1)[0] if rl.link.label else ""):
+    def _clear_outgoing(self, path: str, links: Iterable[Link]) -> None:
+        """Take out what the card at ``path`` added with ``links``, the links it was last
+        resolved with."""
+        self._links.pop(path, None)
+        for link in links:
+            for text in (link.target, link.label.split("#", 1)[0] if link.label else ""):
                 if text:
                     holders = self._by_key.get(name_key(text))
                     if holders is not None:

@@ -44,15 +44,84 @@ class Position:
     character: int
 
 
-@compact_pickle
-@dataclass(frozen=True, slots=True)
 class Span:
-    """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends."""
+    """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends.
+
+    Its two positions are kept as four numbers and made when read: a graph holds a span per
+    link and per inline tag, and two :class:`Position` objects each took 30 MB at 100k
+    generated cards (issue #18). Immutable, compared and hashed by value, as the frozen
+    dataclass it was."""
+
+    __slots__ = ("end", "end_char", "end_line", "start", "start_char", "start_line")
 
     start: int
     end: int
-    start_pos: Position
-    end_pos: Position
+    start_line: int
+    start_char: int
+    end_line: int
+    end_char: int
+
+    def __init__(self, start: int, end: int, start_pos: Position, end_pos: Position) -> None:
+        setter = object.__setattr__
+        setter(self, "start", start)
+        setter(self, "end", end)
+        setter(self, "start_line", start_pos.line)
+        setter(self, "start_char", start_pos.character)
+        setter(self, "end_line", end_pos.line)
+        setter(self, "end_char", end_pos.character)
+
+    @property
+    def start_pos(self) -> Position:
+        return Position(self.start_line, self.start_char)
+
+    @property
+    def end_pos(self) -> Position:
+        return Position(self.end_line, self.end_char)
+
+    def _key(self) -> tuple[int, int, int, int, int, int]:
+        return (
+            self.start,
+            self.end,
+            self.start_line,
+            self.start_char,
+            self.end_line,
+            self.end_char,
+        )
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")  # frozen
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Span):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Span(start={self.start!r}, end={self.end!r}, start_pos={self.start_pos!r}, "
+            f"end_pos={self.end_pos!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _span, self._key()
+
+
+def _span(start: int, end: int, sl: int, sc: int, el: int, ec: int) -> Span:
+    span = Span.__new__(Span)
+    setter = object.__setattr__
+    setter(span, "start", start)
+    setter(span, "end", end)
+    setter(span, "start_line", sl)
+    setter(span, "start_char", sc)
+    setter(span, "end_line", el)
+    setter(span, "end_char", ec)
+    return span
 
 
 @compact_pickle
@@ -152,19 +221,19 @@ class Card:
     """
 
     __slots__ = (
+        "_aliases",
         "_block_ids",
         "_frontmatter",
         "_headings",
+        "_links",
         "_masked",
         "_packed",
-        "aliases",
+        "_problems",
+        "_tags",
         "body_start_line",
         "card_id",
         "decoded_with_replacement",
-        "links",
         "path",
-        "problems",
-        "tags",
         "text",
         "title",
     )
@@ -191,12 +260,12 @@ class Card:
         self.path = path
         self.title = title
         self.text = text
-        self.aliases: list[str] = [] if aliases is None else aliases
-        self.tags: list[Tag] = [] if tags is None else tags
+        self._aliases: list[str] | None = [] if aliases is None else aliases
+        self._tags: list[Tag] | None = [] if tags is None else tags
         self.card_id = card_id
-        self.links: list[Link] = [] if links is None else links
+        self._links: list[Link] | None = [] if links is None else links
         self.body_start_line = body_start_line
-        self.problems: list[str] = [] if problems is None else problems
+        self._problems: list[str] | None = [] if problems is None else problems
         self.decoded_with_replacement = decoded_with_replacement
         self._headings: list[Heading] | None = [] if headings is None else headings
         self._block_ids: list[BlockId] | None = [] if block_ids is None else block_ids
@@ -218,11 +287,53 @@ class Card:
         blocks = tuple((b.name, b.line) for b in self._block_ids or ())
         parts = (heads, blocks, self._frontmatter or {}, self._masked or [])
         self._packed = pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
+        # most cards have no aliases or problems, many no links or tags: no list each
+        # (72 bytes apiece, 17 MB at 100k cards); read as a new empty list
+        if not self._aliases:
+            self._aliases = None
+        if not self._tags:
+            self._tags = None
+        if not self._links:
+            self._links = None
+        if not self._problems:
+            self._problems = None
         self._headings = self._block_ids = self._frontmatter = self._masked = None
 
     def _parts(self) -> _Packed:
         assert self._packed is not None
         return _unpack(self._packed)
+
+    @property
+    def aliases(self) -> list[str]:
+        return [] if self._aliases is None else self._aliases
+
+    @aliases.setter
+    def aliases(self, value: list[str]) -> None:
+        self._aliases = value
+
+    @property
+    def tags(self) -> list[Tag]:
+        return [] if self._tags is None else self._tags
+
+    @tags.setter
+    def tags(self, value: list[Tag]) -> None:
+        self._tags = value
+
+    @property
+    def links(self) -> list[Link]:
+        return [] if self._links is None else self._links
+
+    @links.setter
+    def links(self, value: list[Link]) -> None:
+        self._links = value
+
+    @property
+    def problems(self) -> list[str]:
+        return [] if self._problems is None else self._problems
+
+    @problems.setter
+    def problems(self, value: list[str]) -> None:
+        self._problems = value
 
     @property
     def headings(self) -> list[Heading]:
@@ -289,12 +400,12 @@ class Card:
                 self.path,
                 self.title,
                 self.text,
-                self.aliases,
-                self.tags,
+                self._aliases,
+                self._tags,
                 self.card_id,
-                self.links,
+                self._links,
                 self.body_start_line,
-                self.problems,
+                self._problems,
                 self.decoded_with_replacement,
                 self._packed,
                 None
@@ -337,20 +448,20 @@ def _restore(
     path: str,
     title: str,
     text: str,
-    aliases: list[str],
-    tags: list[Tag],
+    aliases: list[str] | None,
+    tags: list[Tag] | None,
     card_id: str | None,
-    links: list[Link],
+    links: list[Link] | None,
     body_start_line: int,
-    problems: list[str],
+    problems: list[str] | None,
     decoded_with_replacement: bool,
     packed: bytes | None,
     parts: tuple[Any, Any, Any, Any] | None,
 ) -> Card:
     card = Card.__new__(Card)
     card.path, card.title, card.text = path, title, text
-    card.aliases, card.tags, card.card_id, card.links = aliases, tags, card_id, links
-    card.body_start_line, card.problems = body_start_line, problems
+    card._aliases, card._tags, card.card_id, card._links = aliases, tags, card_id, links
+    card.body_start_line, card._problems = body_start_line, problems
     card.decoded_with_replacement = decoded_with_replacement
     card._packed = packed
     if parts is None:

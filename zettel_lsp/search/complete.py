@@ -210,7 +210,10 @@ class VaultNames:
     """Every card's names, the vault's tags and link style, kept current incrementally: a card
     object the graph replaced is read again, the rest reused."""
 
-    per_card: dict[str, tuple[Card, list[Name], list[str]]] = field(default_factory=dict)
+    # tuples, not lists (empty ones shared): 17 MB less at 100k cards
+    per_card: dict[str, tuple[Card, tuple[Name, ...], tuple[str, ...]]] = field(
+        default_factory=dict
+    )
     names: list[Name] = field(default_factory=list)
     blob: str = ""  # every name's key, one a line (what a typed pattern scans in one pass)
     starts: list[int] = field(default_factory=list)  # where each name's line starts in blob
@@ -236,12 +239,13 @@ class VaultNames:
             known = self.per_card.get(path)
             if known is not None and known[0] is card:
                 continue
-            self.per_card[path] = (card, card_names(card), card.tag_names)
+            self.per_card[path] = (card, tuple(card_names(card)), tuple(card.tag_names))
             w, m = self._link_counts.pop(path, (0, 0))
             self.wiki -= w
             self.markdown -= m
             w, m = _link_kinds(card)
-            self._link_counts[path] = (w, m)
+            if w or m:  # most cards' (0, 0) is the default: no tuple each
+                self._link_counts[path] = (w, m)
             self.wiki += w
             self.markdown += m
         self.names = [n for _, names, _ in self.per_card.values() for n in names]
