@@ -55,7 +55,7 @@ def _address(m: mmap.mmap) -> int:
     return ctypes.addressof(ctypes.c_char.from_buffer(m))
 
 
-def test_release_mapped_unmaps_shared_pages_and_keeps_their_data(tmp_path: Path) -> None:
+def test_release_mapped_gives_back_shared_pages_and_keeps_their_data(tmp_path: Path) -> None:
     folder = tmp_path / "shard"
     folder.mkdir()
     path = folder / "seg.dat"
@@ -68,7 +68,7 @@ def test_release_mapped_unmaps_shared_pages_and_keeps_their_data(tmp_path: Path)
             m[off + 100] = 7
         addr = _address(m)
         assert _mapped_rss(addr) >= 8 << 20
-        assert release_mapped(folder) >= 8 << 20
+        assert release_mapped(folder, lambda rel: rel == "seg.dat") >= 8 << 20
         assert _mapped_rss(addr) < 1 << 20
         assert m[:5] == b"hello" and m[(4 << 20) + 100] == 7  # mapped back, unchanged
         assert path.read_bytes()[:5] == b"hello"
@@ -89,7 +89,7 @@ def test_release_mapped_leaves_private_mappings_and_other_folders(tmp_path: Path
         mp[:4] = b"mine"  # a private copy: MADV_DONTNEED would throw it away
         for off in range(0, len(mo), mmap.PAGESIZE):
             mo[off] = 1
-        assert release_mapped(tmp_path / "shard") == 0
+        assert release_mapped(tmp_path / "shard", lambda rel: True) == 0
         assert mp[:4] == b"mine"
         assert _mapped_rss(_address(mo)) >= 2 << 20
     finally:
@@ -98,4 +98,32 @@ def test_release_mapped_leaves_private_mappings_and_other_folders(tmp_path: Path
 
 
 def test_release_mapped_of_a_folder_without_mappings(tmp_path: Path) -> None:
-    assert release_mapped(tmp_path) == 0
+    assert release_mapped(tmp_path, lambda rel: True) == 0
+
+
+def test_release_mapped_takes_only_the_files_it_is_asked_for(tmp_path: Path) -> None:
+    (tmp_path / "wal").mkdir()
+    keep, drop = tmp_path / "keep.dat", tmp_path / "wal" / "open-1"
+    maps = []
+    for p in (keep, drop):
+        p.write_bytes(b"\0" * (2 << 20))
+        with p.open("r+b") as fh:
+            maps.append(mmap.mmap(fh.fileno(), 0, mmap.MAP_SHARED))
+    try:
+        for m in maps:
+            for off in range(0, len(m), mmap.PAGESIZE):
+                m[off] = 1
+        asked: list[str] = []
+
+        def which(rel: str) -> bool:
+            asked.append(rel)
+            return rel.startswith("wal/")
+
+        assert release_mapped(tmp_path, which) == 2 << 20
+        assert sorted(asked) == ["keep.dat", "wal/open-1"]
+        assert _mapped_rss(_address(maps[0])) >= 2 << 20
+        assert _mapped_rss(_address(maps[1])) < 1 << 20
+        assert maps[1][4096] == 1
+    finally:
+        for m in maps:
+            m.close()

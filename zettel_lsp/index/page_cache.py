@@ -47,7 +47,7 @@ def _libc() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]
 
 
 _LIBC = _libc()
-_MADV_DONTNEED = 4
+_MADV_PAGEOUT = 21
 
 
 def _madvise() -> Callable[..., Any] | None:
@@ -99,24 +99,27 @@ def cached(path: str) -> bool:
         os.close(fd)
 
 
-def release_mapped(folder: str | os.PathLike[str]) -> int:
-    """Unmap from this process the pages of its *shared* file mappings under ``folder``
-    (``madvise(MADV_DONTNEED)``), and return how many bytes of mappings were advised.
+def release_mapped(folder: str | os.PathLike[str], which: Callable[[str], bool]) -> int:
+    """Give back the pages of this process's shared mappings of the files under ``folder``
+    that ``which`` (given the path relative to ``folder``, with ``/``) picks, with
+    ``madvise(MADV_PAGEOUT)``; return how many bytes of mappings were advised.
 
-    The file pages stay in the page cache, and a later access maps them back (a minor fault)
-    from the file's current contents, so nothing written is lost: for a shared file mapping
-    the data lives in the file and the page cache, not in the process. Private mappings are
-    left alone (their own copies would be lost).
+    The pages leave this process's resident memory and, when nobody else maps them, the page
+    cache (written back first if dirty): a later access reads them from the file again, so
+    nothing written is lost. ``MADV_PAGEOUT`` rather than ``MADV_DONTNEED``: the mappings are
+    read from ``/proc/self/maps`` and another thread may unmap one and map something else at
+    its address meanwhile; paging out a private or anonymous page loses nothing (without swap
+    it stays), where ``DONTNEED`` would zero it.
 
     Why: ``EdgeShard.load`` touches the whole write-ahead log (its segment files are 32 MB
-    each) and the preallocated pages of the empty appendable segment's full-text indexes
-    (two 32 MB files), and none of it is read again while the server runs; each page it
+    each) and the preallocated pages of the appendable segment's payload indexes (two full-text
+    files of 32 MB), which a search of a compacted shard does not read again; each page it
     touched counted in the server's resident memory until it closed (117 MB of 100k cards'
-    shard, docs/performance.md). What searches need maps back as they read it.
-    Elsewhere than Linux this does nothing (returns 0)."""
+    shard, docs/performance.md). Elsewhere than Linux (or before Linux 5.4) nothing happens."""
     if _MADVISE is None:
         return 0
-    prefix = os.path.join(os.path.realpath(folder), "")
+    root = os.path.realpath(folder)
+    prefix = os.path.join(root, "")
     advised = 0
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
@@ -125,9 +128,12 @@ def release_mapped(folder: str | os.PathLike[str]) -> int:
         return 0
     for line in lines:
         parts = line.split(maxsplit=5)
-        if len(parts) < 6 or "s" not in parts[1] or not parts[5].startswith(prefix):
+        if len(parts) < 6 or "s" not in parts[1]:
+            continue
+        path = parts[5].rstrip("\n")
+        if not path.startswith(prefix) or not which(path[len(prefix) :]):
             continue
         start, end = (int(x, 16) for x in parts[0].split("-"))
-        if _MADVISE(start, end - start, _MADV_DONTNEED) == 0:
+        if _MADVISE(start, end - start, _MADV_PAGEOUT) == 0:
             advised += end - start
     return advised

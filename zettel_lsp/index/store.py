@@ -390,6 +390,34 @@ def _path_filter(paths: Iterable[str] | None) -> Filter | None:
     return Filter(must=[FieldCondition(key=PATH_FIELD, match=MatchAny(any=values))])
 
 
+def _read_once(shard_dir: Path) -> Callable[[str], bool]:
+    """The shard's files (relative paths) that its open reads and a search does not: the
+    write-ahead log, and the payload index pages of its appendable segments (Edge keeps the
+    last one mostly empty after a compaction, preallocated at 32 MB per full-text field).
+    For :func:`~zettel_lsp.index.page_cache.release_mapped`."""
+    segments = shard_dir / "segments"
+    try:
+        appendable = {
+            p.name for p in segments.iterdir() if (p / "mutable_id_tracker.mappings").exists()
+        }
+    except OSError:
+        appendable = set()
+
+    def which(rel: str) -> bool:
+        parts = rel.split("/")
+        if parts[0] == "wal":
+            return True
+        return (
+            len(parts) > 3
+            and parts[0] == "segments"
+            and parts[1] in appendable
+            and parts[2] == "payload_index"
+            and parts[-1].startswith("page_")
+        )
+
+    return which
+
+
 class EdgeStore:
     """One open shard. Thread-safe for use from a writer thread and reader threads."""
 
@@ -441,10 +469,10 @@ class EdgeStore:
             # its payload indexes (found by the SIGKILL test under load). The keyword leg's
             # index only on creation: on load its owner decides (keyword_index).
             EdgeStore._ensure_indexes(shard, text=not loaded)
-            # what the load or creation touched and nothing reads again (the write-ahead log,
-            # the appendable segment's preallocated full-text pages): 117 MB of resident memory
-            # at 100k cards, 77 MB for any shard; searches map back what they read
-            released = release_mapped(path)
+            # what the load or creation touched and a search does not read again (the
+            # write-ahead log, the appendable segment's preallocated payload index pages):
+            # 117 MB of resident memory at 100k cards, 77 MB for any shard
+            released = release_mapped(path, _read_once(path))
             log.debug("%s: %d MB of mappings released after the open", path, released >> 20)
             return shard
         except Exception as exc:
