@@ -127,3 +127,20 @@ def test_release_mapped_takes_only_the_files_it_is_asked_for(tmp_path: Path) -> 
     finally:
         for m in maps:
             m.close()
+
+
+def test_the_advice_loses_nothing_on_memory_it_was_not_meant_for() -> None:
+    """What makes the release safe when another thread remaps an address it read: paging out
+    anonymous or private memory keeps its contents (MADV_DONTNEED would zero them)."""
+    from zettel_lsp.index import page_cache
+
+    if page_cache._MADVISE is None:
+        pytest.skip("no madvise here")
+    m = mmap.mmap(-1, 4 << 20, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    try:
+        m[:] = bytes(range(256)) * (len(m) // 256)
+        addr = _address(m)
+        page_cache._MADVISE(addr, len(m), page_cache._MADV_PAGEOUT)
+        assert m[:256] == bytes(range(256)) and m[-256:] == bytes(range(256))
+    finally:
+        m.close()

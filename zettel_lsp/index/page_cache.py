@@ -47,7 +47,7 @@ def _libc() -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]
 
 
 _LIBC = _libc()
-_MADV_DONTNEED = 4
+_MADV_PAGEOUT = 21
 
 
 def _madvise() -> Callable[..., Any] | None:
@@ -100,28 +100,28 @@ def cached(path: str) -> bool:
 
 
 def release_mapped(folder: str | os.PathLike[str], which: Callable[[str], bool]) -> int:
-    """Unmap from this process the pages of its shared mappings of the files under ``folder``
+    """Give back the pages of this process's shared mappings of the files under ``folder``
     that ``which`` (given the path relative to ``folder``, with ``/``) picks, with
-    ``madvise(MADV_DONTNEED)``; return how many bytes of mappings were advised.
+    ``madvise(MADV_PAGEOUT)``; return how many bytes of mappings were advised.
 
-    The pages stay in the page cache (so the next start does not read them from disk again)
-    and a later access maps them back from the file's current contents: for a shared file
-    mapping, written data lives in the page cache and the file, not in the process, so
-    nothing is lost. Private mappings are skipped (their own copies would be).
+    The pages leave this process's resident memory and, when nothing else maps them, the page
+    cache (written back first if dirty): a later access reads them from the file again, so
+    nothing written is lost.
 
-    The caller must own every mapping ``which`` picks for the duration of the call: the
-    mappings are read from ``/proc/self/maps``, and a range unmapped meanwhile and reused by
-    another thread's allocation would be zeroed. :class:`~zettel_lsp.index.store.EdgeStore`
-    calls this while it opens its shard, before any other thread can use (and so flush or
-    close) it. ``MADV_PAGEOUT`` would be safe without that, but it also drops the pages from
-    the page cache: the next start read them from disk again and its open took 0.4 s longer
-    at 100k cards.
+    Not ``MADV_DONTNEED``, which keeps them in the page cache: the mappings are read from
+    ``/proc/self/maps``, and Edge's own threads (its write-ahead log makes and drops segment
+    files in the background) may unmap a range meanwhile, and another allocation may take its
+    address; ``DONTNEED`` would zero that memory. Paging out any page, anonymous or private
+    included, loses nothing (without swap it stays). With ``DONTNEED`` a process crashed with
+    SIGSEGV in the test suite (two indexers opening a new folder at once). The price: the next
+    start reads these pages from disk again (the shard's read-ahead does, in its own thread).
 
     Why: ``EdgeShard.load`` touches the whole write-ahead log (its segment files are 32 MB
     each) and the preallocated pages of the appendable segment's payload indexes (two
     full-text files of 32 MB), which a search of a compacted shard does not read again; each
     page it touched counted in the server's resident memory until it closed (117 MB of 100k
-    cards' shard, docs/performance.md). Elsewhere than Linux nothing happens."""
+    cards' shard, docs/performance.md). Elsewhere than Linux (or before Linux 5.4) nothing
+    happens."""
     if _MADVISE is None:
         return 0
     root = os.path.realpath(folder)
@@ -140,6 +140,6 @@ def release_mapped(folder: str | os.PathLike[str], which: Callable[[str], bool])
         if not path.startswith(prefix) or not which(path[len(prefix) :]):
             continue
         start, end = (int(x, 16) for x in parts[0].split("-"))
-        if _MADVISE(start, end - start, _MADV_DONTNEED) == 0:
+        if _MADVISE(start, end - start, _MADV_PAGEOUT) == 0:
             advised += end - start
     return advised

@@ -391,10 +391,11 @@ def _path_filter(paths: Iterable[str] | None) -> Filter | None:
 
 
 def _read_once(shard_dir: Path) -> Callable[[str], bool]:
-    """The shard's files (relative paths) that its open reads and a search does not: the
-    write-ahead log, and the payload index pages of its appendable segments (Edge keeps the
-    last one mostly empty after a compaction, preallocated at 32 MB per full-text field).
-    For :func:`~zettel_lsp.index.page_cache.release_mapped`."""
+    """The shard's files (relative paths) that its open reads whole and a search reads little
+    or none of: the write-ahead log, and the payload index pages of its appendable segments
+    (after a compaction the last one is nearly empty, with 32 MB preallocated per full-text
+    field; in a shard never compacted, what a search reads of them maps back from the page
+    cache). For :func:`~zettel_lsp.index.page_cache.release_mapped`."""
     segments = shard_dir / "segments"
     try:
         appendable = {
@@ -469,9 +470,9 @@ class EdgeStore:
             # its payload indexes (found by the SIGKILL test under load). The keyword leg's
             # index only on creation: on load its owner decides (keyword_index).
             EdgeStore._ensure_indexes(shard, text=not loaded)
-            # what the load or creation touched and a search does not read again (the
-            # write-ahead log, the appendable segment's preallocated payload index pages):
-            # 117 MB of resident memory at 100k cards, 77 MB for any shard
+            # what the load or creation touched whole and a search reads little of (the
+            # write-ahead log, the appendable segments' payload index pages): 117 MB of
+            # resident memory at 100k cards, 77 MB for any shard (_read_once)
             released = release_mapped(path, _read_once(path))
             log.debug("%s: %d MB of mappings released after the open", path, released >> 20)
             return shard

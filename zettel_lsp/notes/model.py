@@ -189,7 +189,6 @@ class BlockId:
     line: int
 
 
-_NO_HEADINGS: tuple[Heading, ...] = ()
 # what Card.pack() keeps of a card's seldom-read parts: headings and block ids as plain tuples
 # (rebuilt on reading), front matter and masked spans as they are
 _Packed = tuple[
