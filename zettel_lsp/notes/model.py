@@ -214,7 +214,7 @@ class Card:
     runs, and four of a card's parts are read only for one card at a time (its headings, block
     ids, front matter and masked spans: an outline, a heading link, a rename, a mention pass).
     As objects they took 86 MB at 100k generated cards; :meth:`pack` keeps them as one pickled
-    ``bytes`` (12 MB) and each read of one of them unpacks it (about 10 microseconds). Every
+    ``bytes`` (13 MB) and each read of one of them unpacks it (about 10 microseconds). Every
     attribute reads the same packed or not; the parts the graph scans over every card (path,
     title, text, aliases, tags, id, links, problems) are never packed.
     """
