@@ -44,6 +44,10 @@ class Position:
     character: int
 
 
+# a Span's fields in the order it is built, compared and pickled in
+_SPAN_KEY = ("start", "end", "start_line", "start_char", "end_line", "end_char")
+
+
 class Span:
     """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends.
 
@@ -62,13 +66,13 @@ class Span:
     end_char: int
 
     def __init__(self, start: int, end: int, start_pos: Position, end_pos: Position) -> None:
-        setter = object.__setattr__
-        setter(self, "start", start)
-        setter(self, "end", end)
-        setter(self, "start_line", start_pos.line)
-        setter(self, "start_char", start_pos.character)
-        setter(self, "end_line", end_pos.line)
-        setter(self, "end_char", end_pos.character)
+        self._assign(
+            start, end, start_pos.line, start_pos.character, end_pos.line, end_pos.character
+        )
+
+    def _assign(self, *key: int) -> None:
+        for name, value in zip(_SPAN_KEY, key, strict=True):
+            object.__setattr__(self, name, value)
 
     @property
     def start_pos(self) -> Position:
@@ -78,15 +82,8 @@ class Span:
     def end_pos(self) -> Position:
         return Position(self.end_line, self.end_char)
 
-    def _key(self) -> tuple[int, int, int, int, int, int]:
-        return (
-            self.start,
-            self.end,
-            self.start_line,
-            self.start_char,
-            self.end_line,
-            self.end_char,
-        )
+    def _key(self) -> tuple[int, ...]:
+        return tuple(getattr(self, name) for name in _SPAN_KEY)
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"cannot assign to field {name!r}")  # frozen
@@ -112,15 +109,9 @@ class Span:
         return _span, self._key()
 
 
-def _span(start: int, end: int, sl: int, sc: int, el: int, ec: int) -> Span:
+def _span(*key: int) -> Span:
     span = Span.__new__(Span)
-    setter = object.__setattr__
-    setter(span, "start", start)
-    setter(span, "end", end)
-    setter(span, "start_line", sl)
-    setter(span, "start_char", sc)
-    setter(span, "end_line", el)
-    setter(span, "end_char", ec)
+    span._assign(*key)
     return span
 
 
@@ -306,33 +297,17 @@ class Card:
     def aliases(self) -> list[str]:
         return [] if self._aliases is None else self._aliases
 
-    @aliases.setter
-    def aliases(self, value: list[str]) -> None:
-        self._aliases = value
-
     @property
     def tags(self) -> list[Tag]:
         return [] if self._tags is None else self._tags
-
-    @tags.setter
-    def tags(self, value: list[Tag]) -> None:
-        self._tags = value
 
     @property
     def links(self) -> list[Link]:
         return [] if self._links is None else self._links
 
-    @links.setter
-    def links(self, value: list[Link]) -> None:
-        self._links = value
-
     @property
     def problems(self) -> list[str]:
         return [] if self._problems is None else self._problems
-
-    @problems.setter
-    def problems(self, value: list[str]) -> None:
-        self._problems = value
 
     @property
     def headings(self) -> list[Heading]:
