@@ -221,7 +221,13 @@ def test_any_sequence_of_updates_equals_a_rebuild(ops: list[tuple[str, str, str,
         elif op == "rename" and path in state and other_path not in state:
             state[other_path] = state.pop(path)
             g.rename(path, parse_card(other_path, state[other_path]))
-        assert snapshot(g) == snapshot(LinkGraph.build(cards(state)))
+        fresh = LinkGraph.build(cards(state))
+        assert snapshot(g) == snapshot(fresh)
+        # the cards to re-resolve when a name changes: each once, no key left empty
+        assert {k: sorted(v) for k, v in g._by_key.items()} == {
+            k: sorted(v) for k, v in fresh._by_key.items()
+        }
+        assert all(len(set(v)) == len(v) for v in g._by_key.values())
         for p, card in g.cards.items():
             # the stored mentions stand in for a search of the same text (issue #18) ...
             assert g.find_mentions_in(card) == g._scan_mentions(card), p

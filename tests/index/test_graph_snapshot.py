@@ -49,10 +49,14 @@ def test_a_restart_loads_the_snapshot_and_applies_what_changed(
     assert FROM_SNAPSHOT not in caplog.text
     written = (index_dir / SNAPSHOT_FILE).stat().st_mtime_ns
 
+    # the full build's cards let their texts go to the snapshot it wrote (text_store.py)
+    assert all(c.text_ref() is not None for c in first.cards.values())
+
     caplog.clear()
     again, _, _ = start(vault, index_dir, cache_dir)
     assert FROM_SNAPSHOT in caplog.text
     assert graph_view(again) == graph_view(first)
+    assert all(c.text_ref() is not None for c in again.cards.values())
 
     # between runs: prose edited, a title changed, a card deleted, one added that others name
     (vault / "baking" / "Scoring.md").write_text("# Scoring\n\nNow about [[BM25]] only.\n")
@@ -65,6 +69,12 @@ def test_a_restart_loads_the_snapshot_and_applies_what_changed(
     assert FROM_SNAPSHOT in caplog.text and "3 changed and 1 gone" in caplog.text
     full, full_titles = fresh(vault)
     assert graph_view(changed) == graph_view(full)
+    assert sorted(p for p, c in changed.cards.items() if c.text_ref() is None) == [
+        "Scoring rules.md",
+        "baking/Scoring.md",
+        "method/Atomic notes.md",
+    ]  # what a start applies to the snapshot stays in memory
+    assert [c.text for c in changed.cards.values()] == [full.cards[p].text for p in changed.cards]
     assert titles == full_titles and "Scoring rules.md" in titles
     assert (index_dir / SNAPSHOT_FILE).stat().st_mtime_ns == written  # not rewritten
 

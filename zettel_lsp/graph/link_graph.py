@@ -44,6 +44,13 @@ from zettel_lsp.notes.mentions import (
     unlinkable,
 )
 from zettel_lsp.notes.model import Card, Link, compact_pickle
+from zettel_lsp.notes.text_store import (
+    TextStore,
+    TextStoreError,
+    current_sink,
+    store_being_read,
+    texts_of,
+)
 
 
 class EdgeKind(StrEnum):
@@ -79,8 +86,9 @@ class UnlinkedMention:
 # bump when what the mention pass finds changes (2: the longest of overlapping matches wins,
 # not the leftmost)
 MENTION_FORMAT = "mentions-2"
-# a card's mentions: start/end pairs, and the card each one names
-Mentions = tuple["array[int]", tuple[str, ...]]
+# a card's mentions: start/end pairs (or where a snapshot's file holds them), and the card
+# each one names
+Mentions = tuple["array[int] | int", tuple[str, ...]]
 # a card's mentions as kept between runs: (digest of its text, start/end pairs, targets)
 CachedMentions = tuple[str, "array[int]", tuple[str, ...]]
 _NO_MENTIONS: Mentions = (array("i"), ())
@@ -102,6 +110,18 @@ def _links_and_names(card: Card) -> tuple[object, ...]:
     return (card.title, tuple(card.aliases), card.card_id, links)
 
 
+def _link_keys(links: Iterable[Link]) -> set[str]:
+    """The name keys a card's links are filed under for re-resolution (:func:`name_key` of
+    each target, and of each label: Dendron order may resolve through the label side)."""
+    keys: set[str] = set()
+    for link in links:
+        if link.target:
+            keys.add(name_key(link.target))
+            if link.label:
+                keys.add(name_key(link.label.split("#", 1)[0]))
+    return keys
+
+
 def text_digest(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -119,11 +139,16 @@ class LinkGraph:
         self._links: dict[str, tuple[Resolution, ...]] = {}
         # card -> its mentions: (start, end, start, end, ...), and each one's target
         self._mentions: dict[str, Mentions] = {}
+        # the file that holds the spans given as references in _mentions (the snapshot this
+        # graph was loaded from or saved to: 43 MB of arrays at 100k generated cards)
+        self._spans_at: TextStore | None = None
         # target -> the cards that mention it (each once; how often: self._mentions). A list,
         # not a {source: count} dict: 3.2M pairs at 100k generated cards took 100 MB as dicts,
         # 30 MB as lists
         self._named_by: dict[str, list[str]] = {}
-        self._by_key: dict[str, set[str]] = {}  # link name key -> cards holding such a link
+        # link name key -> the cards holding such a link, each once (lists, not sets: a set of
+        # one took 216 bytes, 25 MB for 68k keys at 100k generated cards)
+        self._by_key: dict[str, list[str]] = {}
         self._mention_min_length = mention_min_length
         self._matcher: MentionMatcher | None = None
         # cards whose mentions were searched (not reused) since build(), or since this counter
@@ -139,6 +164,54 @@ class LinkGraph:
     @property
     def mention_min_length(self) -> int:
         return self._mention_min_length
+
+    # ------------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> dict[str, object]:
+        """In a graph snapshot (:func:`zettel_lsp.notes.text_store.writing`) the mentions'
+        spans go to the snapshot's file, and once it is in place this graph reads them there;
+        elsewhere they are pickled as arrays."""
+        state = self.__dict__.copy()
+        state["_spans_at"] = None
+        sink = current_sink()
+        if sink is None:
+            if self._spans_at is not None:
+                state["_mentions"] = {
+                    p: (self._spans(w), t) for p, (w, t) in self._mentions.items()
+                }
+            return state
+        held = dict(self._mentions)
+        stored: dict[str, Mentions] = {
+            p: (sink.add_bytes(self._spans(w).tobytes(), p), t) for p, (w, t) in held.items()
+        }
+        state["_mentions"] = stored
+        sink.after(lambda store: self._keep_spans_in(store, held, stored))
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._spans_at = store_being_read()
+
+    def _keep_spans_in(
+        self, store: TextStore, held: dict[str, Mentions], stored: dict[str, Mentions]
+    ) -> None:
+        """The snapshot holding ``stored`` is in place: each card's mentions still as they
+        were pickled (``held``) read their spans there."""
+        mentions = self._mentions
+        for path, entry in held.items():
+            if mentions.get(path) is entry:
+                mentions[path] = stored[path]
+        self._spans_at = store
+
+    def _spans(self, where: array[int] | int) -> array[int]:
+        """A card's mention spans, read from the snapshot's file when it holds them."""
+        if not isinstance(where, int):
+            return where
+        if self._spans_at is None:
+            raise TextStoreError("mention spans refer to a snapshot file this graph lacks")
+        spans = array("i")
+        spans.frombytes(self._spans_at.read_bytes(where))
+        return spans
 
     # ------------------------------------------------------------------ building
 
@@ -167,9 +240,10 @@ class LinkGraph:
         g._matcher = g._build_matcher()
         reusable = g._reusable(mentions)
         for path, card in g.cards.items():
-            entry = reusable(path, card)
+            text = card.text  # once (it may be read from a snapshot's file)
+            entry = reusable(path, text)
             if entry is None:
-                g._find_mentions(path)
+                g._find_mentions(path, text)
             else:
                 g._store_mentions(path, entry)
             card.pack()  # the graph keeps it for as long as it runs (Card.pack)
@@ -177,13 +251,13 @@ class LinkGraph:
 
     def mention_cache(self) -> MentionCache:
         """What :meth:`build` needs to reuse this graph's mentions (see there)."""
+        lacking = (c for p, c in self.cards.items() if p not in self._digests)
+        for card, text in texts_of(lacking):  # in bulk where a snapshot's file holds them
+            self._digests[card.path] = text_digest(text)
         cards: dict[str, CachedMentions] = {}
-        for path, card in self.cards.items():
+        for path in self.cards:
             spans, targets = self._mentions.get(path, _NO_MENTIONS)
-            digest = self._digests.get(path)
-            if digest is None:
-                digest = self._digests[path] = text_digest(card.text)
-            cards[path] = (digest, spans, targets)
+            cards[path] = (self._digests[path], self._spans(spans), targets)
         return MentionCache(
             MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
         )
@@ -193,26 +267,26 @@ class LinkGraph:
         cards); it computes them again when called."""
         self._digests = {}
 
-    def _reusable(self, cache: MentionCache | None) -> Callable[[str, Card], CachedMentions | None]:
+    def _reusable(self, cache: MentionCache | None) -> Callable[[str, str], CachedMentions | None]:
         """Per card, its cached mentions if they are still what the mention pass would find."""
         if (
             cache is None
             or cache.format != MENTION_FORMAT
             or cache.min_length != self._mention_min_length
         ):
-            return lambda path, card: None
+            return lambda path, text: None
         now = self._matcher_now().phrases()
         changed = {
             p for p in now.keys() | cache.phrases.keys() if now.get(p) != cache.phrases.get(p)
         }
         probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
 
-        def reusable(path: str, card: Card) -> CachedMentions | None:
+        def reusable(path: str, text: str) -> CachedMentions | None:
             entry = cache.cards.get(path)
-            digest = self._digests[path] = text_digest(card.text)
+            digest = self._digests[path] = text_digest(text)
             if entry is None or entry[0] != digest:
                 return None
-            if len(probe) and probe.find(card.text):
+            if len(probe) and probe.find(text):
                 return None  # it names a title that came, went or changed owners
             return entry
 
@@ -289,7 +363,8 @@ class LinkGraph:
 
     def mentions_of(self, path: str) -> list[UnlinkedMention]:
         """Unlinked mentions of other cards in the card at ``path``."""
-        spans, targets = self._mentions.get(path, _NO_MENTIONS)
+        where, targets = self._mentions.get(path, _NO_MENTIONS)
+        spans = self._spans(where)
         text = self.cards[path].text if targets else ""
         return [
             UnlinkedMention(
@@ -406,6 +481,11 @@ class LinkGraph:
     def owners(self, stage: Stage, name: str) -> set[str]:
         """The cards ``name`` names at resolution ``stage`` (file name, title, alias or id)."""
         return self._resolver.owners(stage, name)
+
+    def owners_of_key(self, stage: Stage, key: str) -> tuple[str, ...]:
+        """Like :meth:`owners`, for a name already normalised as ``resolver.norm``: the
+        resolver's own entry (read inside the vault's read lock)."""
+        return self._resolver.owners_of_key(stage, key)
 
     def card_at_path(self, key: str) -> str | None:
         """The card whose vault path without ``.md``, normalised as ``resolver.norm``, is
@@ -525,17 +605,21 @@ class LinkGraph:
             self._clear_outgoing(path, card.links)
         resolved: list[Resolution] = []
         counts: Counter[tuple[str, EdgeKind]] = Counter()
-        for link in card.links:
+        links = card.links
+        for link in links:
             res = self._resolver.resolve_link(link, path)
             if same is not None:
                 res = same.setdefault(res, res)
             resolved.append(res)
-            if link.target:
-                self._by_key.setdefault(name_key(link.target), set()).add(path)
-                if link.label:  # Dendron order may resolve through the label side
-                    self._by_key.setdefault(name_key(link.label.split("#", 1)[0]), set()).add(path)
             if res.target is not None:
                 counts[(res.target, EdgeKind.EMBED if link.is_embed else EdgeKind.LINK)] += 1
+        by_key = self._by_key
+        for key in _link_keys(links):  # each once: _clear_outgoing took the card out of all
+            holders = by_key.get(key)
+            if holders is None:
+                by_key[key] = [path]
+            else:
+                holders.append(path)
         if resolved:
             self._links[path] = tuple(resolved)
         for (dst, kind), n in counts.items():
@@ -545,12 +629,13 @@ class LinkGraph:
         """Take out what the card at ``path`` added with ``links``, the links it was last
         resolved with."""
         self._links.pop(path, None)
-        for link in links:
-            for text in (link.target, link.label.split("#", 1)[0] if link.label else ""):
-                if text:
-                    holders = self._by_key.get(name_key(text))
-                    if holders is not None:
-                        holders.discard(path)
+        for key in _link_keys(links):
+            holders = self._by_key.get(key)
+            if holders is not None:
+                with contextlib.suppress(ValueError):
+                    holders.remove(path)
+                if not holders:
+                    del self._by_key[key]
         for dst in list(self.graph.succ(path)):  # edges are links and embeds only
             self.graph.set_edge(path, dst, None)
 
@@ -599,23 +684,23 @@ class LinkGraph:
             self._matcher = None  # titles changed: rebuild lazily
             probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
             skip = set(touched)
-            affected = (
-                [p for p, c in self.cards.items() if p not in skip and probe.find(c.text)]
-                if len(probe)
-                else []
-            )
-            for src in affected:
+            others = (c for p, c in self.cards.items() if p not in skip) if len(probe) else ()
+            # every other card's text, read in bulk where a snapshot's file holds them
+            hit = {c.path for c, text in texts_of(others) if probe.find(text)}
+            for src in [p for p in self.cards if p in hit]:  # in the cards' order, as before
                 self._find_mentions(src)
         for path in touched:
             self._find_mentions(path)
 
-    def _find_mentions(self, path: str) -> None:
+    def _find_mentions(self, path: str, text: str | None = None) -> None:
+        """Search the card at ``path`` (whose text is ``text``, when the caller read it)."""
         self.mentions_found += 1
         card = self.cards[path]
         self._drop_mentions(path)
         spans = array("i")
         targets: list[str] = []
-        for m in self._matcher_now().find(card.text, unlinkable(card)):
+        found = self._matcher_now().find(card.text if text is None else text, unlinkable(card))
+        for m in found:
             target = self._mention_target(path, m.keys)
             if target is not None:
                 spans.append(m.start)

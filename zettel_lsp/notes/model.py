@@ -12,6 +12,8 @@ from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from zettel_lsp.notes.text_store import TextStore, current_sink, current_store
+
 T = TypeVar("T")
 
 
@@ -219,12 +221,13 @@ class Card:
         "_masked",
         "_packed",
         "_problems",
+        "_store",
         "_tags",
+        "_text",
         "body_start_line",
         "card_id",
         "decoded_with_replacement",
         "path",
-        "text",
         "title",
     )
 
@@ -249,7 +252,8 @@ class Card:
     ) -> None:
         self.path = path
         self.title = title
-        self.text = text
+        self._text: str | int = text
+        self._store: TextStore | None = None
         self._aliases: list[str] | None = [] if aliases is None else aliases
         self._tags: list[Tag] | None = [] if tags is None else tags
         self.card_id = card_id
@@ -262,6 +266,29 @@ class Card:
         self._frontmatter: dict[str, object] | None = {} if frontmatter is None else frontmatter
         self._masked: list[tuple[int, int]] | None = [] if masked is None else masked
         self._packed: bytes | None = None
+
+    # ------------------------------------------------------------------ the text
+
+    @property
+    def text(self) -> str:
+        """The decoded text; read from its :class:`TextStore` when the card keeps it there."""
+        if self._store is None:
+            return self._text  # type: ignore[return-value]  # a str while there is no store
+        return self._store.read(self._text)  # type: ignore[arg-type]
+
+    @text.setter
+    def text(self, value: str) -> None:
+        self._text, self._store = value, None
+
+    def text_ref(self) -> tuple[TextStore, int] | None:
+        """Where the text is kept, when not in memory: the store and the reference."""
+        if self._store is None:
+            return None
+        return self._store, self._text  # type: ignore[return-value]
+
+    def keep_text_in(self, store: TextStore, ref: int) -> None:
+        """Let the text go from memory: ``store`` holds it at ``ref`` (a snapshot just written)."""
+        self._text, self._store = ref, store
 
     # ------------------------------------------------------------------ packing
 
@@ -367,13 +394,16 @@ class Card:
         return f"Card({inner})"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled as it is held: a packed card stays packed (card cache, graph snapshot)."""
+        """Pickled as it is held: a packed card stays packed (card cache, graph snapshot). In a
+        graph snapshot (:func:`zettel_lsp.notes.text_store.writing`) the text goes to the
+        snapshot's text sink and the pickle holds its reference."""
+        sink = current_sink()
         return (
             _restore,
             (
                 self.path,
                 self.title,
-                self.text,
+                self.text if sink is None else sink.add(self, self.text),
                 self._aliases,
                 self._tags,
                 self.card_id,
@@ -421,7 +451,7 @@ class Card:
 def _restore(
     path: str,
     title: str,
-    text: str,
+    text: str | int,
     aliases: list[str] | None,
     tags: list[Tag] | None,
     card_id: str | None,
@@ -433,7 +463,8 @@ def _restore(
     parts: tuple[Any, Any, Any, Any] | None,
 ) -> Card:
     card = Card.__new__(Card)
-    card.path, card.title, card.text = path, title, text
+    card.path, card.title, card._text = path, title, text
+    card._store = current_store() if isinstance(text, int) else None
     card._aliases, card._tags, card.card_id, card._links = aliases, tags, card_id, links
     card.body_start_line, card._problems = body_start_line, problems
     card.decoded_with_replacement = decoded_with_replacement
