@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,11 +30,8 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.resolver import (
     Resolution,
     Stage,
-    add_owner,
-    drop_owner,
     name_key,
     norm,
-    stage_names,
     strip_md,
 )
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
@@ -86,28 +84,28 @@ class CardProblem:
 
 @dataclass
 class NameIndex:
-    """Every card name of a graph: exact owners per resolution stage (for ties and
-    duplicates) and a trigram index for near misses. Build it with :meth:`build` and bring it
-    in step with a changed graph with :meth:`update` (only the cards whose names changed are
-    touched), inside the vault's lock; lookups cache their answers until the next change."""
+    """Every card name of a graph, in a trigram index for near misses. Build it with
+    :meth:`build` and bring it in step with a changed graph with :meth:`update` (only the cards
+    whose names changed are touched), inside the vault's lock; lookups cache their answers
+    until the next change. Which cards share a name (ties, duplicates) the graph's resolver
+    says: its tables are the ones this index kept a copy of (26 MB at 100k cards)."""
 
-    # name -> the cards filed under it, kept as the resolver keeps them (resolver.add_owner;
-    # sets of one owner and a second copy of each name took 58 MB at 100k cards)
-    owners: dict[Stage, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     titles: dict[str, str] = field(default_factory=dict)  # path -> title
     _names: list[str] = field(default_factory=list)  # normalised names, by id
     _shown: list[tuple[str, str]] = field(default_factory=list)  # (name as written, path)
     # trigram -> name ids (4 bytes each, not an 8-byte list slot: 2.2M at 100k cards)
     _grams: dict[str, array[int]] = field(default_factory=dict)
     _cache: dict[str, tuple[Suggestion, ...]] = field(default_factory=dict)
-    signature: dict[str, tuple[str, tuple[str, ...], str | None]] = field(default_factory=dict)
-    # path -> its name ids (a tuple: a list each took 9 MB at 100k cards)
-    _ids: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # path -> the hash of its names (title, aliases, id) as last indexed: what tells a card
+    # whose names changed (the names themselves, a tuple each, took 11 MB at 100k cards)
+    signature: dict[str, int] = field(default_factory=dict)
+    # path -> its name id, or ids (a list each took 9 MB at 100k cards, a tuple of one 5 MB)
+    _ids: dict[str, int | tuple[int, ...]] = field(default_factory=dict)
     _dead: set[int] = field(default_factory=set)  # name ids of removed cards
 
     @classmethod
     def build(cls, cards: Iterable[Card]) -> NameIndex:
-        idx = cls(owners={s: {} for s in (Stage.STEM, Stage.TITLE, Stage.ALIAS, Stage.ID)})
+        idx = cls()
         for card in cards:
             idx._add(card)
         return idx
@@ -118,7 +116,7 @@ class NameIndex:
         cost one comparison per card. False when a rebuild is the better choice (many
         changes)."""
         sig = self.signature
-        changed = [c for c in cards.values() if sig.get(c.path) != _names_of(c)]
+        changed = [c for c in cards.values() if sig.get(c.path) != hash(_names_of(c))]
         new = sum(1 for c in changed if c.path not in sig)
         removed = [p for p in sig if p not in cards] if len(cards) - new != len(sig) else []
         if not changed and not removed:
@@ -135,17 +133,12 @@ class NameIndex:
         return True
 
     def _add(self, card: Card) -> None:
-        self.signature[card.path] = _names_of(card)
+        self.signature[card.path] = hash(_names_of(card))
         self.titles[card.path] = card.title
-        for stage, names in stage_names(card):
-            table = self.owners[stage]
-            for name in names:
-                if name:
-                    add_owner(table, name, card.path)
         ids: list[int] = []
         seen: set[str] = set()
         for shown in (card.title, *card.aliases, card.stem):
-            key = norm(shown)
+            key = sys.intern(norm(shown))  # the resolver's copy (resolver.add_owner interns)
             if not key or key in seen:
                 continue
             seen.add(key)
@@ -158,24 +151,13 @@ class NameIndex:
                 if grams is None:
                     grams = self._grams[g] = array("i")
                 grams.append(i)
-        self._ids[card.path] = self._ids.get(card.path, ()) + tuple(ids)
+        self._ids[card.path] = ids[0] if len(ids) == 1 else tuple(ids)
 
     def _drop(self, path: str) -> None:
-        title, aliases, card_id = self.signature.pop(path)
+        self.signature.pop(path)
         self.titles.pop(path, None)
-        stem = path.rsplit("/", 1)[-1]
-        stem = stem[:-3] if stem.lower().endswith(".md") else stem.rsplit(".", 1)[0]
-        old = [
-            (Stage.STEM, {norm(stem)}),
-            (Stage.TITLE, {norm(title)}),
-            (Stage.ALIAS, {norm(a) for a in aliases}),
-            (Stage.ID, {norm(card_id)} if card_id else set()),
-        ]
-        for stage, names in old:
-            table = self.owners[stage]
-            for name in names:
-                drop_owner(table, name, path)
-        self._dead.update(self._ids.pop(path, ()))
+        ids = self._ids.pop(path, ())
+        self._dead.update((ids,) if isinstance(ids, int) else ids)
 
     def near(self, text: str, n: int = SUGGESTIONS) -> tuple[Suggestion, ...]:
         """Cards whose title, alias or file name is close to ``text``, closest first, each card
@@ -223,7 +205,8 @@ class NameIndex:
                 break
         return tuple(out)
 
-    def ties(self, link: Link, res: Resolution) -> list[str]:
+    @staticmethod
+    def ties(graph: LinkGraph, link: Link, res: Resolution) -> list[str]:
         """The cards an ambiguous link chose between, the chosen one first."""
         if res.stage is None or res.target is None:
             return []
@@ -236,15 +219,16 @@ class NameIndex:
             suffix = "/" + bare
             found = {
                 p
-                for p in self.owners[Stage.STEM].get(stem, ())
+                for p in graph.owners_of_key(Stage.STEM, stem)
                 if norm(strip_md(p)).endswith(suffix)
             }
         else:
-            found = set(self.owners.get(res.stage, {}).get(bare, ()))
+            found = set(graph.owners_of_key(res.stage, bare))
         others = sorted(found - {res.target})
         return [res.target, *others]
 
-    def same_names(self, card: Card) -> dict[str, list[str]]:
+    @staticmethod
+    def same_names(graph: LinkGraph, card: Card) -> dict[str, list[str]]:
         """The card's title and aliases that another card also has as its title or alias:
         name as written -> the other cards."""
         out: dict[str, list[str]] = {}
@@ -253,8 +237,8 @@ class NameIndex:
             if not key or shown in out:
                 continue
             others = {
-                *self.owners[Stage.TITLE].get(key, ()),
-                *self.owners[Stage.ALIAS].get(key, ()),
+                *graph.owners_of_key(Stage.TITLE, key),
+                *graph.owners_of_key(Stage.ALIAS, key),
             } - {card.path}
             if others:
                 out[shown] = sorted(others)
@@ -281,7 +265,7 @@ def card_problems(
     the vault's read lock."""
     out: list[CardProblem] = []
     if Kind.DUPLICATE_TITLE in kinds:
-        out.extend(_duplicates(card, names))
+        out.extend(_duplicates(graph, card, names))
     for link in card.links:
         res = graph.resolve_link(link, card.path)
         problem = link_problem(graph, card, link, res, names, kinds)
@@ -329,7 +313,7 @@ def link_problem(
                 target=target.path,
             )
     if res.ambiguous and Kind.AMBIGUOUS in kinds:
-        ties = names.ties(link, res)
+        ties = names.ties(graph, link, res)
         shown = link.target or link.raw
         listed = ", ".join(ties[:5]) + (f" and {len(ties) - 5} more" if len(ties) > 5 else "")
         return CardProblem(
@@ -377,9 +361,9 @@ def _shown(suggestions: Sequence[Suggestion]) -> list[str]:
     return [f"«{s.title}»" + (f" ({s.path})" if titles[s.title] > 1 else "") for s in suggestions]
 
 
-def _duplicates(card: Card, names: NameIndex) -> list[CardProblem]:
+def _duplicates(graph: LinkGraph, card: Card, names: NameIndex) -> list[CardProblem]:
     out: list[CardProblem] = []
-    for shown, others in names.same_names(card).items():
+    for shown, others in names.same_names(graph, card).items():
         start, end = _name_position(card, shown)
         what = "title" if shown == card.title else "alias"
         listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")

@@ -184,6 +184,11 @@ class Resolver:
     def owners(self, stage: Stage, name: str) -> set[str]:
         return set(self._tables[stage].get(norm(name), ()))
 
+    def owners_of_key(self, stage: Stage, key: str) -> tuple[str, ...]:
+        """The cards filed under ``key`` (a name normalised as :func:`norm`) at ``stage``."""
+        table = self._tables.get(stage)
+        return table.get(key, ()) if table is not None and key else ()
+
     def at_path(self, key: str) -> str | None:
         """The card whose vault path (without ``.md``, normalised as ``norm``) is ``key``."""
         return self._paths.get(key)

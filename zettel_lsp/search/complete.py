@@ -23,8 +23,8 @@ import heapq
 import math
 import posixpath
 import re
+import sys
 import threading
-import unicodedata
 import weakref
 from bisect import bisect_right
 from collections import Counter
@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.relation import BACKLINK, LINKED, NOT_LINKED, THIS_CARD, TWO_HOPS
-from zettel_lsp.graph.resolver import strip_md
+from zettel_lsp.graph.resolver import norm, strip_md
 from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
@@ -193,10 +193,6 @@ def meaning_options(options: SearchOptions | None = None) -> SearchOptions:
 # ---------------------------------------------------------------------- names and tags
 
 
-def norm(text: str) -> str:
-    return unicodedata.normalize("NFC", text).strip().lower()
-
-
 @dataclass(frozen=True, slots=True)
 class Name:
     key: str  # normalised
@@ -288,11 +284,12 @@ def card_names(card: Card) -> list[Name]:
     out: list[Name] = []
     seen: set[str] = set()
     for text, kind in ((card.title, "title"), *((a, "alias") for a in card.aliases)):
-        key = norm(text)
+        # the resolver's copy of the same key (resolver.add_owner interns its names)
+        key = sys.intern(norm(text))
         if key and key not in seen:
             seen.add(key)
             out.append(Name(key, text, card.path, kind))
-    key = norm(card.stem)
+    key = sys.intern(norm(card.stem))
     if key and key not in seen:
         out.append(Name(key, card.stem, card.path, "file"))
     return out
