@@ -65,7 +65,12 @@ def test_the_shard_is_read_ahead_before_it_loads_except_its_vectors(
     files = [p for p in shard.rglob("*") if p.is_file()]
     vectors = [p for p in files if p.name == "matrix.dat" or p.name.startswith("chunk_")]
     assert vectors and sum(p.stat().st_size for p in vectors) > 0
-    expected = sum(p.stat().st_size for p in files if p not in vectors)
+    on_demand = store_module._read_on_demand(shard)
+    expected = sum(
+        p.stat().st_size
+        for p in files
+        if p not in vectors and not on_demand(p.relative_to(shard).as_posix())
+    )
     assert expected > 0
     for p in files:
         evict(p)
@@ -136,3 +141,36 @@ def test_only_a_graph_searched_shards_originals_are_left_to_on_demand_reads(
     assert store_module.drop_cached_originals(tmp_path / "b", 8) == 0
     fake_shard(tmp_path / "c", big, 8, int8=False)
     assert store_module.searched_originals(tmp_path / "c", 8) == []
+
+
+def test_a_compacted_segments_search_files_are_left_to_the_searches(tmp_path: Path) -> None:
+    """What the open maps without reading (payloads, postings, the BM25 index and vectors,
+    the path and language maps of a compacted segment) is not read ahead: at 100k cards the
+    open of a shard not in the page cache took 0.63 s with them, 0.33-0.40 s without. An
+    appendable segment's are read: its open builds its in-memory indexes from them."""
+    shard = tmp_path / "shard"
+    done = shard / "segments" / "compacted"
+    live = shard / "segments" / "appendable"
+    files = {
+        "wal/open-1": False,
+        "segments/compacted/id_tracker.mappings": False,
+        "segments/compacted/vector_storage-dense/quantized.data": False,
+        "segments/compacted/vector_index-dense/links_compressed.bin": False,
+        "segments/compacted/payload_storage/page_0.dat": True,
+        "segments/compacted/payload_index/f-text-text/postings.dat": True,
+        "segments/compacted/payload_index/f-path-map/point_to_values.bin": True,
+        "segments/compacted/vector_index-bm25/inverted_index.dat": True,
+        "segments/compacted/vector_storage-bm25/store/page_0.dat": True,
+        "segments/appendable/mutable_id_tracker.mappings": False,
+        "segments/appendable/payload_storage/page_0.dat": False,
+        "segments/appendable/vector_storage-bm25/store/page_0.dat": False,
+    }
+    for rel in files:
+        (shard / rel).parent.mkdir(parents=True, exist_ok=True)
+        (shard / rel).write_bytes(b"x" * 100)
+    assert done.is_dir() and live.is_dir()
+    which = store_module._read_on_demand(shard)
+    assert {rel: which(rel) for rel in files} == files
+    for rel in files:
+        evict(shard / rel)
+    assert store_module.read_ahead(shard) == 100 * sum(1 for v in files.values() if not v)
