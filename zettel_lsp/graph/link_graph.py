@@ -110,6 +110,25 @@ def _links_and_names(card: Card) -> tuple[object, ...]:
     return (card.title, tuple(card.aliases), card.card_id, links)
 
 
+def _file(table: dict[str, list[str]], key: str, path: str) -> None:
+    """Add ``path`` to the cards under ``key`` (the caller files each card once per key)."""
+    paths = table.get(key)
+    if paths is None:
+        table[key] = [path]
+    else:
+        paths.append(path)
+
+
+def _unfile(table: dict[str, list[str]], key: str, path: str) -> None:
+    """Undo :func:`_file`; the key goes with its last card."""
+    paths = table.get(key)
+    if paths is not None:
+        with contextlib.suppress(ValueError):
+            paths.remove(path)
+        if not paths:
+            del table[key]
+
+
 def _link_keys(links: Iterable[Link]) -> set[str]:
     """The name keys a card's links are filed under for re-resolution (:func:`name_key` of
     each target, and of each label: Dendron order may resolve through the label side)."""
@@ -613,13 +632,8 @@ class LinkGraph:
             resolved.append(res)
             if res.target is not None:
                 counts[(res.target, EdgeKind.EMBED if link.is_embed else EdgeKind.LINK)] += 1
-        by_key = self._by_key
         for key in _link_keys(links):  # each once: _clear_outgoing took the card out of all
-            holders = by_key.get(key)
-            if holders is None:
-                by_key[key] = [path]
-            else:
-                holders.append(path)
+            _file(self._by_key, key, path)
         if resolved:
             self._links[path] = tuple(resolved)
         for (dst, kind), n in counts.items():
@@ -630,12 +644,7 @@ class LinkGraph:
         resolved with."""
         self._links.pop(path, None)
         for key in _link_keys(links):
-            holders = self._by_key.get(key)
-            if holders is not None:
-                with contextlib.suppress(ValueError):
-                    holders.remove(path)
-                if not holders:
-                    del self._by_key[key]
+            _unfile(self._by_key, key, path)
         for dst in list(self.graph.succ(path)):  # edges are links and embeds only
             self.graph.set_edge(path, dst, None)
 
@@ -714,22 +723,12 @@ class LinkGraph:
         if not targets:
             return
         self._mentions[path] = (spans, targets)
-        named_by = self._named_by
         for dst in dict.fromkeys(targets):
-            sources = named_by.get(dst)
-            if sources is None:
-                named_by[dst] = [path]
-            else:
-                sources.append(path)
+            _file(self._named_by, dst, path)
 
     def _drop_mentions(self, path: str) -> None:
         for dst in self.mention_targets(path):
-            sources = self._named_by.get(dst)
-            if sources is not None:
-                with contextlib.suppress(ValueError):
-                    sources.remove(path)
-                if not sources:
-                    del self._named_by[dst]
+            _unfile(self._named_by, dst, path)
         self._mentions.pop(path, None)
 
     def _to_mentions(self, card: Card, found: list[Mention]) -> list[UnlinkedMention]:
