@@ -210,6 +210,10 @@ class Card:
     ``bytes`` (13 MB) and each read of one of them unpacks it (about 10 microseconds). Every
     attribute reads the same packed or not; the parts the graph scans over every card (path,
     title, text, aliases, tags, id, links, problems) are never packed.
+
+    **Texts kept in a file** (issue #18). A card of a graph loaded from (or saved to) a graph
+    snapshot keeps a reference into the snapshot's file instead of its text, and ``text``
+    reads it there (:mod:`zettel_lsp.notes.text_store`); setting ``text`` keeps it in memory.
     """
 
     __slots__ = (
