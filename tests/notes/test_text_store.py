@@ -57,6 +57,8 @@ def test_mention_spans_are_read_from_the_snapshot_too(tmp_path: Path) -> None:
     for g in (graph, loaded.graph):
         assert g._mentions and all(isinstance(w, int) for w, _ in g._mentions.values())
         assert graph_view(g) == graph_view(build())
+    # what the next full build reuses: the same as from a graph held in memory
+    assert loaded.graph.mention_cache() == build().mention_cache()
     # pickled outside a snapshot (no file to refer to): the spans themselves
     copy = pickle.loads(pickle.dumps(loaded.graph))
     assert graph_view(copy) == graph_view(build())

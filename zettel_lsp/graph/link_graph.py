@@ -273,10 +273,15 @@ class LinkGraph:
         lacking = (c for p, c in self.cards.items() if p not in self._digests)
         for card, text in texts_of(lacking):  # in bulk where a snapshot's file holds them
             self._digests[card.path] = text_digest(text)
+        # the spans a snapshot's file holds, in bulk too
+        refs = [w for w, _ in self._mentions.values() if isinstance(w, int)]
+        stored = dict(self._spans_at.read_sorted_bytes(refs)) if refs and self._spans_at else {}
         cards: dict[str, CachedMentions] = {}
         for path in self.cards:
-            spans, targets = self._mentions.get(path, _NO_MENTIONS)
-            cards[path] = (self._digests[path], self._spans(spans), targets)
+            where, targets = self._mentions.get(path, _NO_MENTIONS)
+            if isinstance(where, int) and where in stored:
+                where = array("i", stored[where])
+            cards[path] = (self._digests[path], self._spans(where), targets)
         return MentionCache(
             MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
         )
@@ -605,8 +610,9 @@ class LinkGraph:
         return self._scan_mentions(card)
 
     def _scan_mentions(self, card: Card) -> list[UnlinkedMention]:
-        matcher = self._matcher_now()
-        return self._to_mentions(card, matcher.find(card.text, unlinkable(card)))
+        text = card.text  # once: a graph's card may read it from a file
+        found = self._matcher_now().find(text, unlinkable(card, text))
+        return self._to_mentions(card.path, text, found)
 
     # ------------------------------------------------------------------ internals
 
@@ -695,9 +701,9 @@ class LinkGraph:
             skip = set(touched)
             others = (c for p, c in self.cards.items() if p not in skip) if len(probe) else ()
             # every other card's text, read in bulk where a snapshot's file holds them
-            hit = {c.path for c, text in texts_of(others) if probe.find(text)}
+            hit = {c.path: text for c, text in texts_of(others) if probe.find(text)}
             for src in [p for p in self.cards if p in hit]:  # in the cards' order, as before
-                self._find_mentions(src)
+                self._find_mentions(src, hit[src])
         for path in touched:
             self._find_mentions(path)
 
@@ -705,11 +711,12 @@ class LinkGraph:
         """Search the card at ``path`` (whose text is ``text``, when the caller read it)."""
         self.mentions_found += 1
         card = self.cards[path]
+        if text is None:
+            text = card.text
         self._drop_mentions(path)
         spans = array("i")
         targets: list[str] = []
-        found = self._matcher_now().find(card.text if text is None else text, unlinkable(card))
-        for m in found:
+        for m in self._matcher_now().find(text, unlinkable(card, text)):
             target = self._mention_target(path, m.keys)
             if target is not None:
                 spans.append(m.start)
@@ -731,14 +738,12 @@ class LinkGraph:
             _unfile(self._named_by, dst, path)
         self._mentions.pop(path, None)
 
-    def _to_mentions(self, card: Card, found: list[Mention]) -> list[UnlinkedMention]:
+    def _to_mentions(self, path: str, text: str, found: list[Mention]) -> list[UnlinkedMention]:
         out: list[UnlinkedMention] = []
         for m in found:
-            target = self._mention_target(card.path, m.keys)
+            target = self._mention_target(path, m.keys)
             if target is not None:
-                out.append(
-                    UnlinkedMention(card.path, target, m.start, m.end, card.text[m.start : m.end])
-                )
+                out.append(UnlinkedMention(path, target, m.start, m.end, text[m.start : m.end]))
         return out
 
     def _mention_target(self, path: str, keys: tuple[str, ...]) -> str | None:

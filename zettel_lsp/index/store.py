@@ -360,6 +360,19 @@ def read_ahead(path: Path) -> int:
     return done
 
 
+def _appendable_segments(shard_dir: Path) -> dict[str, bool]:
+    """The shard's segment folders by name, each with whether it is appendable (Edge keeps a
+    mutable id tracker in those); empty when the folder cannot be read."""
+    try:
+        return {
+            p.name: (p / "mutable_id_tracker.mappings").exists()
+            for p in (shard_dir / "segments").iterdir()
+            if p.is_dir()
+        }
+    except OSError:
+        return {}
+
+
 # files of a compacted (not appendable) segment that EdgeShard.load maps without reading and
 # a search reads a part of: payloads, full-text postings, the BM25 index and stored sparse
 # vectors, the path and language maps
@@ -375,19 +388,11 @@ def _read_on_demand(shard_dir: Path) -> Callable[[str], bool]:
     in the page cache 0.63 s against 0.33 s, and the first searches 2-15 ms against 10-60 ms
     (docs/performance.md, fifteenth pass). An appendable segment's files are read: its open
     builds its in-memory indexes from them."""
-    segments = shard_dir / "segments"
-    try:
-        compacted = {
-            p.name
-            for p in segments.iterdir()
-            if p.is_dir() and not (p / "mutable_id_tracker.mappings").exists()
-        }
-    except OSError:
-        compacted = set()
+    appendable = _appendable_segments(shard_dir)
 
     def which(rel: str) -> bool:
         parts = rel.split("/")
-        if len(parts) < 4 or parts[0] != "segments" or parts[1] not in compacted:
+        if len(parts) < 4 or parts[0] != "segments" or appendable.get(parts[1], True):
             return False
         return parts[2] in _ON_DEMAND_DIRS or parts[-1] in _ON_DEMAND_FILES
 
@@ -434,13 +439,7 @@ def _read_once(shard_dir: Path) -> Callable[[str], bool]:
     (after a compaction the last one is nearly empty, with 32 MB preallocated per full-text
     field; in a shard never compacted, what a search reads of them maps back from the page
     cache). For :func:`~zettel_lsp.index.page_cache.release_mapped`."""
-    segments = shard_dir / "segments"
-    try:
-        appendable = {
-            p.name for p in segments.iterdir() if (p / "mutable_id_tracker.mappings").exists()
-        }
-    except OSError:
-        appendable = set()
+    appendable = _appendable_segments(shard_dir)
 
     def which(rel: str) -> bool:
         parts = rel.split("/")
@@ -449,7 +448,7 @@ def _read_once(shard_dir: Path) -> Callable[[str], bool]:
         return (
             len(parts) > 3
             and parts[0] == "segments"
-            and parts[1] in appendable
+            and appendable.get(parts[1], False)
             and parts[2] == "payload_index"
             and parts[-1].startswith("page_")
         )
