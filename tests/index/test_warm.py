@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from zettel_lsp.index import page_cache
 from zettel_lsp.index import store as store_module
 from zettel_lsp.vault import Vault
 
@@ -174,3 +175,9 @@ def test_a_compacted_segments_search_files_are_left_to_the_searches(tmp_path: Pa
     for rel in files:
         evict(shard / rel)
     assert store_module.read_ahead(shard) == 100 * sum(1 for v in files.values() if not v)
+    # the searches' files are read too, after the open may go (ReadAhead's thread)
+    assert not any(page_cache.cached(str(shard / rel)) for rel, v in files.items() if v)
+    ahead = store_module.ReadAhead(tmp_path)
+    ahead.wait_for_open()
+    ahead.thread.join(timeout=30)
+    assert all(page_cache.cached(str(shard / rel)) for rel in files)

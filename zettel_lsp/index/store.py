@@ -329,11 +329,12 @@ def drop_cached_originals(path: Path, dim: int) -> int:
 
 
 def read_ahead(path: Path) -> int:
-    """Read the files of the shard at ``path`` once, in order, before Edge loads it: all but
-    the dense vectors' storage (``matrix.dat``, ``chunk_*``), which searches read on demand
-    (:meth:`EdgeStore.warm` reads them where that pays), the files of compacted segments that
-    the open only maps (:func:`_read_on_demand`), and the files already wholly in the page
-    cache (:func:`~zettel_lsp.index.page_cache.cached`). Returns the bytes read.
+    """Read the files of the shard at ``path`` that Edge's open reads, once, in order, before
+    it loads: all but the dense vectors' storage (``matrix.dat``, ``chunk_*``), which searches
+    read on demand (:meth:`EdgeStore.warm` reads them where that pays), the files of compacted
+    segments that the open only maps (:func:`_read_on_demand`; :func:`read_searched` reads
+    them), and the files already wholly in the page cache
+    (:func:`~zettel_lsp.index.page_cache.cached`). Returns the bytes read.
 
     ``EdgeShard.load`` reads a little of many files through memory maps, a page fault at a time,
     and holds the interpreter lock meanwhile. With the shard's files not in the page cache it
@@ -341,22 +342,37 @@ def read_ahead(path: Path) -> int:
     the lock), the open took 0.9-1.4 s and the first answer came after 0.9-1.5 s instead of
     2.2-2.7 s. With the files cached it costs 0.1 s and the first answer did not move (0.64-0.77
     s against 0.74-0.82 s); peak RSS moved by +65 MB or less (docs/performance.md)."""
+    on_demand = _read_on_demand(path)
+    return _read_files(path, lambda rel: not on_demand(rel), "read ahead")
+
+
+def read_searched(path: Path) -> int:
+    """Read the files :func:`read_ahead` leaves out for the open (a compacted segment's
+    payloads, postings, BM25 index and vectors, map files), so that the searches after a
+    start find them in the page cache; the server does it on the read-ahead's thread once the
+    open may go (:class:`ReadAhead`). Returns the bytes read."""
+    return _read_files(path, _read_on_demand(path), "read for the searches")
+
+
+def _read_files(path: Path, pick: Callable[[str], bool], what: str) -> int:
+    """Read once the files under ``path`` that ``pick`` takes (given the path relative to
+    ``path``, with ``/``), but not the dense vectors' storage, nor the files already wholly in
+    the page cache. Plain reads: they release the interpreter lock."""
     t0 = time.perf_counter()
     done = 0
-    on_demand = _read_on_demand(path)
     for folder, _, files in os.walk(path):
         for name in sorted(files):
             if name == "matrix.dat" or name.startswith("chunk_"):
                 continue
             file = os.path.join(folder, name)
-            if on_demand(os.path.relpath(file, path).replace(os.sep, "/")):
+            if not pick(os.path.relpath(file, path).replace(os.sep, "/")):
                 continue
             if cached(file):  # nothing to gain (0.27 s of reads at 100k cards, all cached)
                 continue
             with contextlib.suppress(OSError), open(file, "rb") as fh:
                 while block := fh.read(_READ_BLOCK):
                     done += len(block)
-    log.debug("read ahead %d MB of the shard in %.2f s", done >> 20, time.perf_counter() - t0)
+    log.debug("%s %d MB of the shard in %.2f s", what, done >> 20, time.perf_counter() - t0)
     return done
 
 
@@ -399,15 +415,34 @@ def _read_on_demand(shard_dir: Path) -> Callable[[str], bool]:
     return which
 
 
-def start_read_ahead(folder: Path) -> threading.Thread:
-    """:func:`read_ahead` of the shard in ``folder`` (an index folder) on a thread of its own,
-    to pass to :class:`EdgeStore`: its reads release the interpreter lock, so the caller can
-    read the index state meanwhile (0.41 s at 100k cards, before the shard's 0.45-0.75 s)."""
-    thread = threading.Thread(
-        target=read_ahead, args=(folder / SHARD_DIR,), name="zettel-read-ahead", daemon=True
-    )
-    thread.start()
-    return thread
+class ReadAhead:
+    """The shard's files read on a thread of its own, to pass to :class:`EdgeStore`: first
+    what its open reads (:func:`read_ahead`), while the caller reads the index state (0.41 s
+    at 100k cards, before the shard's 0.45-0.75 s), then, with the open under way, what the
+    first searches read (:func:`read_searched`). The reads release the interpreter lock."""
+
+    def __init__(self, folder: Path) -> None:
+        self._for_open = threading.Event()
+        self.thread = threading.Thread(
+            target=self._run, args=(folder / SHARD_DIR,), name="zettel-read-ahead", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            read_ahead(path)
+        finally:
+            self._for_open.set()
+        read_searched(path)
+
+    def wait_for_open(self) -> None:
+        """Until the files the open reads are read."""
+        self._for_open.wait()
+
+
+def start_read_ahead(folder: Path) -> ReadAhead:
+    """:class:`ReadAhead` of the shard in ``folder`` (an index folder)."""
+    return ReadAhead(folder)
 
 
 def _segment_vectors(path: Path) -> list[dict[str, dict[str, Any]]]:
@@ -465,10 +500,10 @@ class EdgeStore:
         dim: int,
         bm25_avg_len: float,
         *,
-        read_ahead_by: threading.Thread | None = None,
+        read_ahead_by: ReadAhead | None = None,
     ) -> None:
         """``read_ahead_by``: a thread already reading the shard's files ahead (see
-        :func:`start_read_ahead`), joined instead of reading them here."""
+        :func:`start_read_ahead`), waited for instead of reading them here."""
         self.folder = folder
         self.dim = dim
         self._bm25 = Bm25Encoder(bm25_avg_len)
@@ -485,12 +520,12 @@ class EdgeStore:
     # ------------------------------------------------------------------ lifecycle
 
     @staticmethod
-    def _open(path: Path, dim: int, read_ahead_by: threading.Thread | None = None) -> EdgeShard:
+    def _open(path: Path, dim: int, read_ahead_by: ReadAhead | None = None) -> EdgeShard:
         loaded = (path / "wal").exists() or (path / "segments").exists()
         try:
             if loaded:
                 if read_ahead_by is not None:
-                    read_ahead_by.join()
+                    read_ahead_by.wait_for_open()
                 else:
                     read_ahead(path)
                 drop_cached_originals(path, dim)

@@ -52,7 +52,14 @@ from zettel_lsp.index.state import (
     save_state,
     take_clean_mark,
 )
-from zettel_lsp.index.store import DENSE, DENSE_ML, STORE_LAYOUT, EdgeStore, start_read_ahead
+from zettel_lsp.index.store import (
+    DENSE,
+    DENSE_ML,
+    STORE_LAYOUT,
+    EdgeStore,
+    ReadAhead,
+    start_read_ahead,
+)
 from zettel_lsp.index.store_api import (
     ChunkPoint,
     StoreError,
@@ -356,7 +363,7 @@ class Indexer:
             )
 
     def _open_store(
-        self, dim: int, own: IndexState | None, ahead: threading.Thread | None = None
+        self, dim: int, own: IndexState | None, ahead: ReadAhead | None = None
     ) -> VectorStore:
         if not self.settings.qdrant_url:
             try:
