@@ -399,11 +399,12 @@ _ON_DEMAND_FILES = frozenset(
 
 
 def _read_on_demand(shard_dir: Path) -> Callable[[str], bool]:
-    """The shard's files (relative paths) that :func:`read_ahead` leaves to the searches: at
-    100k cards, 470 of its 794 MB. Read ahead with the rest, they cost the open of a shard not
-    in the page cache 0.63 s against 0.33 s, and the first searches 2-15 ms against 10-60 ms
-    (docs/performance.md, fifteenth pass). An appendable segment's files are read: its open
-    builds its in-memory indexes from them."""
+    """The shard's files (relative paths) that Edge's open only maps, which :func:`read_ahead`
+    leaves to :func:`read_searched`: at 100k cards, 470 of its 794 MB. Read before the open,
+    they cost the open of a shard not in the page cache 0.63 s against 0.33 s; left to the
+    searches' page faults, they cost the searches after a cold start (symbol p95 58-68 ms
+    against 19-24; docs/performance.md, fifteenth pass). An appendable segment's files are
+    read before the open: it builds its in-memory indexes from them."""
     appendable = _appendable_segments(shard_dir)
 
     def which(rel: str) -> bool:
