@@ -144,11 +144,14 @@ def test_only_a_graph_searched_shards_originals_are_left_to_on_demand_reads(
     assert store_module.searched_originals(tmp_path / "c", 8) == []
 
 
-def test_a_compacted_segments_search_files_are_left_to_the_searches(tmp_path: Path) -> None:
+def test_a_compacted_segments_search_files_are_read_after_the_open_may_go(
+    tmp_path: Path,
+) -> None:
     """What the open maps without reading (payloads, postings, the BM25 index and vectors,
-    the path and language maps of a compacted segment) is not read ahead: at 100k cards the
-    open of a shard not in the page cache took 0.63 s with them, 0.33-0.40 s without. An
-    appendable segment's are read: its open builds its in-memory indexes from them."""
+    the path and language maps of a compacted segment) is not read before it: at 100k cards
+    the open of a shard not in the page cache took 0.63 s with them, 0.33-0.40 s without. The
+    read-ahead's thread reads them next, for the searches. An appendable segment's are read
+    before the open: it builds its in-memory indexes from them."""
     shard = tmp_path / "shard"
     done = shard / "segments" / "compacted"
     live = shard / "segments" / "appendable"
