@@ -202,7 +202,7 @@ def grid(
     depths: tuple[int, ...] = (20, 30, 50, 100),
     known_items: tuple[float, ...] = (0.0,),
 ) -> list[Config]:
-    """Both fusion functions with their own weight ranges (BM25's weight is fixed at 1)."""
+    """Every fusion function with its own weight ranges (BM25's weight is fixed at 1)."""
     small = kind == "small"
     spaces = {
         "rrf": {
@@ -215,6 +215,12 @@ def grid(
             "dense": (1.0, 2.0) if small else (0.5, 1.0, 1.5, 2.0, 3.0),
             "keyword": (0.0, 0.25) if small else (0.0, 0.1, 0.25, 0.5),
             "title": (0.0, 0.25) if small else (0.0, 0.1, 0.25, 0.5),
+            "k": (60,),
+        },
+        "dbsf": {
+            "dense": (1.0, 2.0) if small else (1.0, 1.25, 1.5, 1.75, 2.0),
+            "keyword": (0.1, 1.0) if small else (0.0, 0.1, 0.5, 0.75, 1.0, 1.5),
+            "title": (0.0, 0.5) if small else (0.0, 0.25, 0.5, 0.75),
             "k": (60,),
         },
     }
@@ -301,6 +307,7 @@ def main() -> int:
             tuple(int(d) for d in args.depths.split(",")),
             tuple(float(x) for x in args.known_item.split(",")),
         )
+    memoise_evidence()
     t = time.perf_counter()
     table: dict[Config, dict[str, dict[str, float]]] = {}
     for i, cfg in enumerate(configs):
@@ -353,13 +360,35 @@ def _prior(cfg: Config) -> tuple[float, ...]:
     """Tie-break between equally good configurations: prefer today's defaults' neighbourhood."""
     w = dict(cfg.weights)
     return (
-        cfg.fusion == "rrf",
+        cfg.fusion == DEFAULT_FUSION,
         -abs(cfg.depth - 30),
         -abs(cfg.rrf_k - 60),
-        cfg.strength,
-        -abs(w["dense"] - 2),
+        -abs(cfg.strength - 1.0),
+        -sum(abs(w.get(leg, 0.0) - v) for leg, v in DEFAULT_WEIGHTS.items()),
         -cfg.known_item,
     )
+
+
+def memoise_evidence() -> None:
+    """Score every configuration from one reading of each candidate card: the graph rerank's
+    :func:`~zettel_lsp.search.rerank.evidence` depends only on the card, its chunk and the
+    query's terms, and the configurations share the prepared chunks, so each (card, chunk,
+    terms) is read once per run instead of once per configuration (the grid's main cost). The
+    graphs stay open for the run, so their ids stay theirs."""
+    from zettel_lsp.search import rerank
+
+    read = rerank.evidence
+    memo: dict[tuple[object, ...], object] = {}
+
+    def evidence(graph, result, terms, *, hub_lines_only=False):  # type: ignore[no-untyped-def]
+        chunk = result.chunk  # evidence reads its line range only
+        span = (chunk.get("line_start"), chunk.get("line_end"))
+        key = (id(graph), result.path, span, frozenset(terms), hub_lines_only)
+        if key not in memo:
+            memo[key] = read(graph, result, terms, hub_lines_only=hub_lines_only)
+        return memo[key]
+
+    rerank.evidence = evidence  # type: ignore[assignment]
 
 
 def print_report(report: dict[str, Any], names: list[str]) -> None:

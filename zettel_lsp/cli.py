@@ -304,7 +304,8 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
         "--fusion",
         choices=FUSIONS,
         default=DEFAULT_FUSION,
-        help="how the legs are fused: convex (normalised scores, the default) or rrf "
+        help="how the legs are fused: dbsf (each leg's scores scaled by their mean and "
+        "spread, the default), convex (each leg's scores divided by its top score) or rrf "
         "(reciprocal rank fusion, k = 60); see docs/ranking.md",
     )
     p.add_argument(

@@ -31,16 +31,18 @@ def test_off_means_plain_search_and_no_request(vault: Vault, stub: OllamaStub) -
 
 
 def test_expansion_splits_a_two_topic_query(vault: Vault, stub: OllamaStub) -> None:
-    """The stand-in splits on 'and'; each part runs through every leg and RRF joins them."""
-    q = "levain and inverted index"
+    """The stand-in splits on 'and'; each part runs through every leg and the search's fusion
+    joins them."""
+    q = "shaping and tf-idf"
     plain = paths(vault.engine.search(q))
-    # Precondition that makes this case worth testing: plain search misses Levain in its top 2.
-    assert "baking/Levain.md" not in plain[:2]
+    # Precondition that makes this case worth testing: plain search misses Shaping in its top 2
+    # (TF-IDF's neighbours, BM25 and cosine similarity, come second and third).
+    assert "baking/Shaping.md" not in plain[:2]
     results, messages = search_llm(
         vault.engine, make_llm(stub.url), q, SearchOptions(), expand=True
     )
     assert messages == []
-    assert set(paths(results)[:2]) == {"baking/Levain.md", "retrieval/Inverted index.md"}
+    assert set(paths(results)[:2]) == {"baking/Shaping.md", "retrieval/TF-IDF.md"}
     legs = {leg for r in results for leg in r.legs}
     assert {"dense", "bm25", "q1:dense", "q1:title", "q2:bm25", "q2:title"} <= legs
     body = stub.bodies("/api/chat")[0]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import copy_indexed
-from zettel_lsp.search.engine import DEFAULT_DEPTH, SearchOptions
+from zettel_lsp.search.engine import DEFAULT_DEPTH, FUSIONS, SearchOptions
 from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.vault import Vault
@@ -81,7 +81,7 @@ LIMIT_QUERIES = (
 )
 
 
-@pytest.mark.parametrize("fusion", ["rrf", "convex"])
+@pytest.mark.parametrize("fusion", FUSIONS)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_first_results_do_not_depend_on_the_limit(
@@ -105,8 +105,8 @@ def test_a_larger_limit_goes_past_the_first_tier(vault: Vault) -> None:
     assert DEFAULT_DEPTH < len(first_tier) <= len(vault.graph.cards)
 
 
-def test_both_fusions_find_the_card_about_it(vault: Vault) -> None:
-    for fusion in ("rrf", "convex"):
+def test_every_fusion_finds_the_card_about_it(vault: Vault) -> None:
+    for fusion in FUSIONS:
         got = paths(vault, "combining rankings from several retrievers", fusion=fusion)
         assert "retrieval/Reciprocal rank fusion.md" in got[:3], (fusion, got)
     with pytest.raises(ValueError, match="unknown fusion"):

@@ -10,6 +10,7 @@ from zettel_lsp.search.fusion import (
     convex_scores,
     fuse,
     fuse_convex,
+    normalised,
     rrf_scores,
 )
 
@@ -96,6 +97,43 @@ def test_convex_counts_a_card_once_per_leg_and_ignores_negative_scores() -> None
     assert scores == {"a": pytest.approx(1.0), "b": 0.0}
 
 
+def test_dbsf_by_hand() -> None:
+    # mean 2, standard deviation sqrt(2/3): mean - 3 sd .. mean + 3 sd mapped to 0..1
+    sd = (2 / 3) ** 0.5
+    want = [(s - (2 - 3 * sd)) / (6 * sd) for s in (3.0, 2.0, 1.0)]
+    assert normalised([3.0, 2.0, 1.0], "dbsf") == pytest.approx(want)
+    assert normalised([3.0, 2.0, 1.0], "dbsf")[1] == pytest.approx(0.5)
+    # not clipped above: an outlier lies past 1; below mean - 3 sd a hit counts 0, not less
+    spread = normalised([100.0] + [1.0] * 99, "dbsf")
+    assert spread[0] > 1.0 and spread[1] < 0.5
+    assert normalised([-100.0] + [1.0] * 99, "dbsf")[0] == 0.0
+    # no spread: every hit is the top of the range, as a lone hit is
+    assert normalised([4.0], "dbsf") == [1.0]
+    assert normalised([0.3, 0.3, 0.3], "dbsf") == [1.0, 1.0, 1.0]
+    assert normalised([], "dbsf") == []
+    assert normalised([2.0, 1.0, -1.0], "top") == [1.0, 0.5, 0.0]
+    with pytest.raises(ValueError, match="unknown normalisation"):
+        normalised([1.0], "median")
+
+
+def test_dbsf_keeps_a_first_hit_far_above_the_rest() -> None:
+    """A dense leg whose cosines lie close together (a bag of words) against a BM25 leg whose first
+    hit stands far above the rest (the only card holding those words together): dividing by the
+    top score lets the dense leg decide (its ten cards all score about its weight); DBSF lets the
+    BM25 outlier through, and keeps the dense order among the rest."""
+    dense = [scored(f"d{i}", 0.50 - i * 0.002) for i in range(30)]  # a leg's depth: 30
+    bm25 = [scored("memo", 20.0), *(scored(f"b{i}", 6.0 - i * 0.1) for i in range(29))]
+    legs = {"dense": dense, "bm25": bm25}
+    weights = {"dense": 1.5, "bm25": 1.0}
+    assert fuse_convex(legs, weights=weights)[0].path == "d0"
+    ranked = [r.path for r in fuse_convex(legs, weights=weights, norm="dbsf")]
+    assert ranked[0] == "memo"
+    assert [p for p in ranked if p.startswith("d")] == [f"d{i}" for i in range(30)]
+    # a leg without scores (titles) counts 1 / rank under either normalisation
+    titles = {"title": [scored("t", 0.0), scored("u", 0.0)]}
+    assert convex_scores(titles, norm="dbsf") == {"t": 1.0, "u": 0.5}
+
+
 def _known_item_legs(keyword: list[LegHit]) -> dict[str, list[LegHit]]:
     # the dense leg's cosines lie close together (a bag of words); "memo" is first in BM25
     # and holds the query's words, which the keyword leg finds
@@ -108,8 +146,9 @@ def test_the_known_item_boost_lifts_the_only_card_holding_the_words() -> None:
     from zettel_lsp.search.engine import DEFAULT_WEIGHTS, SearchOptions, fuse_legs, known_item
 
     legs = _known_item_legs([scored("memo", 7.0)])
-    off = SearchOptions()
-    on = SearchOptions(known_item=1.0)
+    # the arithmetic below is the convex fusion's (each leg divided by its top score)
+    off = SearchOptions(fusion="convex")
+    on = SearchOptions(fusion="convex", known_item=1.0)
     assert known_item(legs["keyword"], on.leg_depth)
     assert fuse_legs(legs, off)[0].path == "d0"  # by default, dense decides
     fused = fuse_legs(legs, on)
@@ -124,7 +163,7 @@ def test_the_known_item_boost_lifts_the_only_card_holding_the_words() -> None:
 def test_no_known_item_when_the_words_are_common_or_the_leg_was_cut() -> None:
     from zettel_lsp.search.engine import KNOWN_ITEM_CARDS, SearchOptions, fuse_legs, known_item
 
-    on = SearchOptions(known_item=1.0, depth=30)
+    on = SearchOptions(fusion="convex", known_item=1.0, depth=30)
     # more cards than KNOWN_ITEM_CARDS hold the words: no boost
     common = [scored(f"k{i}", 5.0 - i) for i in range(KNOWN_ITEM_CARDS)] + [scored("memo", 1.0)]
     assert not known_item(common, 30)

@@ -62,17 +62,21 @@ log = logging.getLogger(__name__)
 
 ALL_LEGS: tuple[str, ...] = ("dense", "bm25", "keyword", "title")
 QUERY_CACHE_SIZE = 256
-# Chosen by leave-one-collection-out over obsidian-help, CACM, CISI, HotpotQA-100 and MuSiQue-100
-# (benchmarks/tune.py; the held-out figures are in docs/evaluation.md).
+# The weights and the fusion chosen by leave-one-collection-out over obsidian-help, CACM, CISI,
+# HotpotQA-100 and MuSiQue-100 (benchmarks/tune.py; the held-out figures are in
+# docs/evaluation.md): every fold chose DBSF (search/fusion.py normalised), and the best
+# configuration over all five is DBSF with these weights.
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, "title": 0.5}
 ML_KEY = "\x00ml\x00"  # prefix of a query's multilingual embedding in a Vectors mapping
 DEFAULT_DEPTH = 30
-DEFAULT_FUSION = "convex"
+DEFAULT_FUSION = "dbsf"
 # The known-item boost (off by default; docs/evaluation.md "Known-item queries"): when the
 # keyword leg's whole match set, every chunk that holds all the query's words, lies in at most
 # this many cards, its weight rises by SearchOptions.known_item.
 KNOWN_ITEM_CARDS = 3
-FUSIONS = ("rrf", "convex")
+FUSIONS = ("rrf", "convex", "dbsf")
+# the convex fusions and how each puts a leg's scores on one scale (search/fusion.py normalised)
+CONVEX_NORMS = {"convex": "top", "dbsf": "dbsf"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +86,7 @@ class SearchOptions:
     graph: bool = True
     rerank: RerankParams = field(default_factory=RerankParams)
     depth: int = DEFAULT_DEPTH  # chunks each leg fetches for the first tier (not the limit)
-    fusion: str = DEFAULT_FUSION  # "rrf" or "convex" (search/fusion.py)
+    fusion: str = DEFAULT_FUSION  # one of FUSIONS (search/fusion.py)
     rrf_k: int = RRF_K
     # weight per leg in the fusion (see DEFAULT_WEIGHTS)
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
@@ -444,8 +448,8 @@ def fuse_legs(
     if opts.known_item > 0 and known_item(legs.get("keyword", ()), opts.leg_depth):
         base = 1.0 if w is None else w.get("keyword", 1.0)
         w = {**(w or {}), "keyword": base + opts.known_item}
-    if opts.fusion == "convex":
-        return fuse_convex(legs, weights=w)
+    if opts.fusion in CONVEX_NORMS:
+        return fuse_convex(legs, weights=w, norm=CONVEX_NORMS[opts.fusion])
     if opts.fusion == "rrf":
         return fuse(legs, k=opts.rrf_k, weights=w)
     raise ValueError(f"unknown fusion {opts.fusion!r}; choose from {', '.join(FUSIONS)}")

@@ -7,10 +7,14 @@
 - a convex combination of normalised scores (``fuse_convex``, Bruch et al., "An Analysis of
   Fusion Functions for Hybrid Retrieval", 2023)::
 
-    score(card) = Σ_legs  w_leg · score_leg(card) / top score of the leg     (0 when absent)
+    score(card) = Σ_legs  w_leg · normalised score_leg(card)     (0 when absent)
 
   for legs whose hits carry scores (cosine, BM25); a leg without scores (titles) contributes
   ``w_leg / rank_leg(card)``. Unlike RRF it keeps *how much* better the first hit of a leg is.
+  Two normalisations (:func:`normalised`): ``top`` divides by the leg's top score (fusion
+  ``convex``), ``dbsf`` maps the leg's mean ± 3 standard deviations to 0..1 (fusion ``dbsf``),
+  so a leg's first hit counts by how far it stands above the leg's other hits, not only by
+  being first.
 
 A leg returns chunks; a card's rank in a leg is the position of its best chunk among the distinct
 cards of that leg (so several chunks of one card never push other cards down). Qdrant's built-in
@@ -109,24 +113,62 @@ def _card_results(
     return results
 
 
+NORMS = ("top", "dbsf")
+
+
+def normalised(scores: Sequence[float], norm: str = "top") -> list[float]:
+    """One leg's scores (best first) on a common scale:
+
+    - ``top``: divided by the leg's top score (negative scores count as 0);
+    - ``dbsf``: distribution-based score fusion (after Qdrant's ``Fusion.DBSF``): the leg's mean
+      ± 3 standard deviations mapped to 0..1, *not clipped* above, so a first hit far above the
+      rest (a BM25 hit on words that stand together in one card only) keeps its lead, while a
+      leg whose hits all score alike (a dense leg on a bag of words) does not outvote it; a hit
+      below mean - 3 sd counts 0, as a card the leg did not return does. A list without spread
+      (one hit, or equal scores) scores 1, the top of the range, for every hit.
+    """
+    if norm == "top":
+        top = max(scores, default=0.0)
+        return [max(s, 0.0) / top if top > 0 else 0.0 for s in scores]
+    if norm != "dbsf":
+        raise ValueError(f"unknown normalisation {norm!r}; choose from {', '.join(NORMS)}")
+    n = len(scores)
+    if n == 0:
+        return []
+    mean = sum(scores) / n
+    sd = (sum((s - mean) ** 2 for s in scores) / n) ** 0.5
+    if sd <= 1e-9 * max(1.0, abs(mean)):
+        return [1.0] * n
+    low, span = mean - 3 * sd, 6 * sd
+    return [max(s - low, 0.0) / span for s in scores]
+
+
 def convex_scores(
-    legs: Mapping[str, Sequence[LegHit]], weights: Mapping[str, float] | None = None
+    legs: Mapping[str, Sequence[LegHit]],
+    weights: Mapping[str, float] | None = None,
+    norm: str = "top",
 ) -> dict[str, float]:
-    """Σ_legs w · normalised score over already-deduplicated card rankings (see the module)."""
+    """Σ_legs w · normalised score over already-deduplicated card rankings (see the module and
+    :func:`normalised`); a leg without scores (all 0: titles) counts ``1 / rank``."""
     scores: dict[str, float] = {}
     for leg, hits in legs.items():
         w = 1.0 if weights is None else weights.get(leg, 1.0)
-        top = max((h.score for h in hits), default=0.0)
-        for rank, h in enumerate(hits, start=1):
-            norm = max(h.score, 0.0) / top if top > 0 else 1.0 / rank
-            scores[h.path] = scores.get(h.path, 0.0) + w * norm
+        if max((h.score for h in hits), default=0.0) > 0:
+            norms = normalised([h.score for h in hits], norm)
+        else:
+            norms = [1.0 / rank for rank in range(1, len(hits) + 1)]
+        for h, x in zip(hits, norms, strict=True):
+            scores[h.path] = scores.get(h.path, 0.0) + w * x
     return scores
 
 
 def fuse_convex(
-    legs: Mapping[str, Sequence[LegHit]], *, weights: Mapping[str, float] | None = None
+    legs: Mapping[str, Sequence[LegHit]],
+    *,
+    weights: Mapping[str, float] | None = None,
+    norm: str = "top",
 ) -> list[CardResult]:
     """Like :func:`fuse`, scored by :func:`convex_scores`."""
     per_leg = {leg: card_ranking(hits) for leg, hits in legs.items()}
-    scores = convex_scores(per_leg, weights)
+    scores = convex_scores(per_leg, weights, norm)
     return _card_results(per_leg, scores)
