@@ -21,7 +21,7 @@ configuration over all collections.
 ``--extra`` adds a judged collection of your own: a vault and its judged queries (the format of
 ``zettel-lsp eval``), e.g. the planted set ``benchmarks/make_vault.py`` writes beside a
 generated vault; its index goes to ``INDEX`` (default ``WORK/NAME/index``). ``--known-item``
-lists the known-item boosts to try (``SearchOptions.known_item``; default 0, off).
+lists the known-item boosts to try (``SearchOptions.known_item``; default: the default boost).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from zettel_lsp.eval.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
+    DEFAULT_KNOWN_ITEM,
     DEFAULT_WEIGHTS,
     SearchEngine,
     SearchOptions,
@@ -200,7 +201,7 @@ def _recall(ranked: Sequence[str], relevant: Iterable[str], k: int) -> float:
 def grid(
     kind: str,
     depths: tuple[int, ...] = (20, 30, 50, 100),
-    known_items: tuple[float, ...] = (0.0,),
+    known_items: tuple[float, ...] = (DEFAULT_KNOWN_ITEM,),
 ) -> list[Config]:
     """Every fusion function with its own weight ranges (BM25's weight is fixed at 1)."""
     small = kind == "small"
@@ -244,7 +245,13 @@ def single_legs() -> dict[str, Config]:
 
 
 NAIVE = Config((("dense", 1.0), ("bm25", 1.0)), depth=30, strength=0.0, legs=("dense", "bm25"))
-TODAY = Config(tuple(DEFAULT_WEIGHTS.items()), depth=30, strength=1.0, fusion=DEFAULT_FUSION)
+TODAY = Config(
+    tuple(DEFAULT_WEIGHTS.items()),
+    depth=30,
+    strength=1.0,
+    fusion=DEFAULT_FUSION,
+    known_item=DEFAULT_KNOWN_ITEM,
+)
 
 
 def main() -> int:
@@ -273,8 +280,8 @@ def main() -> int:
     )
     ap.add_argument(
         "--known-item",
-        default="0",
-        help="known-item boosts to try, comma-separated (default 0: off)",
+        default=f"{DEFAULT_KNOWN_ITEM:g}",
+        help="known-item boosts to try, comma-separated (default: the default boost; 0 is off)",
     )
     args = ap.parse_args()
 
@@ -336,7 +343,7 @@ def main() -> int:
         "naive RRF(bm25, dense)": NAIVE,
         "today's defaults": TODAY,
         "today's defaults, no hub lines": replace(TODAY, hub_lines=False),
-        "today's defaults, known-item boost 1": replace(TODAY, known_item=1.0),
+        "today's defaults, no known-item boost": replace(TODAY, known_item=0.0),
     } | single_legs()
     fixed |= {
         "final": final,
@@ -365,7 +372,7 @@ def _prior(cfg: Config) -> tuple[float, ...]:
         -abs(cfg.rrf_k - 60),
         -abs(cfg.strength - 1.0),
         -sum(abs(w.get(leg, 0.0) - v) for leg, v in DEFAULT_WEIGHTS.items()),
-        -cfg.known_item,
+        -abs(cfg.known_item - DEFAULT_KNOWN_ITEM),
     )
 
 

@@ -283,6 +283,8 @@ def test_fusion_option(capsys: pytest.CaptureFixture[str]) -> None:
     parse = build_parser().parse_args
     assert _search_options(parse(["search", "v", "q"]), 10).fusion == "dbsf"
     assert _search_options(parse(["search", "v", "q", "--fusion", "convex"]), 10).fusion == "convex"
+    assert _search_options(parse(["search", "v", "q"]), 10).known_item == 1.0
+    assert _search_options(parse(["eval", "v", "g", "--known-item", "0"]), 10).known_item == 0.0
     assert _search_options(parse(["search", "v", "q"]), 10).exact_title_first
     assert not _search_options(parse(["eval", "v", "g", "--no-exact-title"]), 10).exact_title_first
     assert _search_options(parse(["eval", "v", "g.json", "--fusion", "rrf"]), 10).fusion == "rrf"

@@ -58,6 +58,7 @@ from zettel_lsp.search.calibrate import Calibration, calibrate, dump_document
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
+    DEFAULT_KNOWN_ITEM,
     DEFAULT_WEIGHTS,
     FUSIONS,
     SearchOptions,
@@ -318,10 +319,11 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--known-item",
         type=float,
-        default=0.0,
+        default=DEFAULT_KNOWN_ITEM,
         metavar="W",
         help="add W to the keyword leg's weight when the query's words are all found in at "
-        "most 3 cards (off by default; docs/evaluation.md, known-item queries)",
+        "most 3 cards (default %(default)s; 0 turns it off; docs/evaluation.md, known-item "
+        "queries)",
     )
     _add_index_options(p)
     _add_vault_options(p)
@@ -643,7 +645,7 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
         weights=weights,
         fusion=getattr(args, "fusion", DEFAULT_FUSION),
         exact_title_first=not getattr(args, "no_exact_title", False),
-        known_item=_known_item(getattr(args, "known_item", 0.0)),
+        known_item=_known_item(getattr(args, "known_item", DEFAULT_KNOWN_ITEM)),
     )
 
 

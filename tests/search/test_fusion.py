@@ -147,8 +147,9 @@ def test_the_known_item_boost_lifts_the_only_card_holding_the_words() -> None:
 
     legs = _known_item_legs([scored("memo", 7.0)])
     # the arithmetic below is the convex fusion's (each leg divided by its top score)
-    off = SearchOptions(fusion="convex")
+    off = SearchOptions(fusion="convex", known_item=0.0)
     on = SearchOptions(fusion="convex", known_item=1.0)
+    assert SearchOptions().known_item == 1.0  # on by default
     assert known_item(legs["keyword"], on.leg_depth)
     assert fuse_legs(legs, off)[0].path == "d0"  # by default, dense decides
     fused = fuse_legs(legs, on)
