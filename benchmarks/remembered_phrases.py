@@ -42,12 +42,11 @@ def card_sentences(text: str) -> list[str]:
 
 def build(vault: Path, n: int, seed: int) -> list[dict[str, object]]:
     cards, _ = load_vault(vault)
-    sentences = {c.path: card_sentences(c.text) for c in cards}
-    word_sets = {
-        path: [set(mv.content_words(s)) for s in ss] for path, ss in sentences.items() if ss
-    }
+    # per card, each prose sentence with its content words (in order)
+    sentences = {c.path: [(s, mv.content_words(s)) for s in card_sentences(c.text)] for c in cards}
+    word_sets = {path: [set(ws) for _, ws in ss] for path, ss in sentences.items() if ss}
     df = mv.word_frequencies(
-        (s for ss in sentences.values() for s in ss),
+        (s for ss in sentences.values() for s, _ in ss),
         {w for sets in word_sets.values() for ws in sets for w in ws},
     )
     rng = random.Random(f"{seed}:remembered")
@@ -57,11 +56,11 @@ def build(vault: Path, n: int, seed: int) -> list[dict[str, object]]:
     for path in order:
         if len(out) >= n:
             break
-        fit = [s for s in sentences[path] if len(mv.content_words(s)) >= MIN_WORDS]
+        fit = [(s, ws) for s, ws in sentences[path] if len(ws) >= MIN_WORDS]
         if not fit:
             continue
-        sentence = rng.choice(fit)
-        query = mv.make_query(rng, mv.content_words(sentence), df)
+        sentence, words = rng.choice(fit)
+        query = mv.make_query(rng, words, df)
         wanted = set(query.split())
         if any(wanted <= ws for other, sets in word_sets.items() if other != path for ws in sets):
             continue  # the same words in one sentence of another card: ambiguous

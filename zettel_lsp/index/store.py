@@ -423,6 +423,7 @@ class ReadAhead:
     first searches read (:func:`read_searched`). The reads release the interpreter lock."""
 
     def __init__(self, folder: Path) -> None:
+        """Start reading the shard of the index folder ``folder``."""
         self._for_open = threading.Event()
         self.thread = threading.Thread(
             target=self._run, args=(folder / SHARD_DIR,), name="zettel-read-ahead", daemon=True
@@ -439,11 +440,6 @@ class ReadAhead:
     def wait_for_open(self) -> None:
         """Until the files the open reads are read."""
         self._for_open.wait()
-
-
-def start_read_ahead(folder: Path) -> ReadAhead:
-    """:class:`ReadAhead` of the shard in ``folder`` (an index folder)."""
-    return ReadAhead(folder)
 
 
 def _segment_vectors(path: Path) -> list[dict[str, dict[str, Any]]]:
@@ -504,7 +500,7 @@ class EdgeStore:
         read_ahead_by: ReadAhead | None = None,
     ) -> None:
         """``read_ahead_by``: a thread already reading the shard's files ahead (see
-        :func:`start_read_ahead`), waited for instead of reading them here."""
+        :class:`ReadAhead`), waited for instead of reading them here."""
         self.folder = folder
         self.dim = dim
         self._bm25 = Bm25Encoder(bm25_avg_len)

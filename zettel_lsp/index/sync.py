@@ -58,7 +58,6 @@ from zettel_lsp.index.store import (
     STORE_LAYOUT,
     EdgeStore,
     ReadAhead,
-    start_read_ahead,
 )
 from zettel_lsp.index.store_api import (
     ChunkPoint,
@@ -299,7 +298,7 @@ class Indexer:
         """Open the store and load (or start) the bookkeeping; called under the folder lock."""
         # the shard's files are read ahead while the state loads (0.45 s at 100k cards)
         # (a daemon thread: an error here leaves it to finish reading on its own)
-        ahead = None if self.settings.qdrant_url else start_read_ahead(self.index_dir)
+        ahead = None if self.settings.qdrant_url else ReadAhead(self.index_dir)
         state = load_state(self.index_dir)
         self.store: VectorStore = self._open_store(
             state.dim if state and state.dim else dim, state, ahead
