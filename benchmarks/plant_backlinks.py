@@ -29,7 +29,7 @@ from collections import Counter
 from pathlib import Path
 
 from zettel_lsp.index.sparse_copy import copy_tree
-from zettel_lsp.index.state import load_state, save_state
+from zettel_lsp.index.state import read_state, write_state
 from zettel_lsp.notes.model import LinkKind
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.scan import is_note_path
@@ -109,10 +109,10 @@ def main() -> int:
     shutil.copytree(args.vault, copy, symlinks=True)
     if args.index_dir is not None:
         copy_tree(args.index_dir, args.out / "index")
-        state = load_state(args.out / "index")
+        state = read_state(args.out / "index")
         if state is not None:  # the copy's index, or the server starts it again from nothing
             state.vault = str(copy.resolve())
-            save_state(args.out / "index", state)
+            write_state(args.out / "index", state)
     target = args.target or most_linked(copy, note_paths(copy))
     print(json.dumps(plant(copy, target, args.n, args.seed)))
     return 0

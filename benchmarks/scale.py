@@ -609,7 +609,7 @@ class Runner:
         elif "baseline" not in a.skip:
             self.add_baseline(size, vault)
         copy, index = keep / "vault", keep / "index"
-        have_index = (index / "state.json").is_file() and copy.is_dir()
+        have_index = (index / "index.db").is_file() and copy.is_dir()
         for step in ("search", "eval", "lsp"):
             if not self.want(size, step, forced=cold_ran):
                 continue
@@ -705,9 +705,9 @@ class Runner:
 
 def read_state(index: Path) -> tuple[int, int] | None:
     """(cards, cards with vectors) in the index's saved state, None before the first save."""
-    from zettel_lsp.index.state import load_state  # the state's own reader (its format)
+    from zettel_lsp.index.state import read_state  # the state's own reader (its format)
 
-    state = load_state(index)
+    state = read_state(index)
     if state is None:
         return None
     return len(state.files), state.dense_done
@@ -760,9 +760,9 @@ def not_killed(
 def uncompacted_points(index: Path) -> int | None:
     """Points written since the last compaction, by the index's saved state (what the next
     open rebuilds in memory); None before the first save."""
-    from zettel_lsp.index.state import load_state
+    from zettel_lsp.index.state import read_state
 
-    state = load_state(index)
+    state = read_state(index)
     return None if state is None else state.uncompacted
 
 

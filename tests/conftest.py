@@ -11,7 +11,7 @@ import pytest
 
 from tests.llm.stub import OllamaStub
 from zettel_lsp.index.sparse_copy import copy_tree
-from zettel_lsp.index.state import load_state, save_state
+from zettel_lsp.index.state import read_state, write_state
 from zettel_lsp.vault import Vault
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,10 +68,10 @@ def copy_index(template: Path, vault: Path, index_dir: Path) -> None:
     """A copy of :func:`indexed_example`'s index folder at ``index_dir``, for ``vault`` (a copy
     of the template's vault made before)."""
     copy_tree(template / "index", index_dir, ignore=shutil.ignore_patterns("lock"))
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None
     state.vault = str(vault.resolve())
-    save_state(index_dir, state)
+    write_state(index_dir, state)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_indexed
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 
 
 @pytest.fixture
@@ -146,7 +146,7 @@ def test_a_russian_search_finds_english_cards(example_vault: Path, tmp_path: Pat
     assert "Autolyse.md" in [r["path"] for r in json.loads(out.stdout)]
     off = run(*args, "--limit", "5", "--multilingual", "off")
     assert off.returncode == 0, off.stderr
-    state = load_state(tmp_path / "idx")
+    state = read_state(tmp_path / "idx")
     assert state is not None
     assert state.ml_all is True and state.ml_model.startswith("use-multilingual")
     assert all(f.ml for f in state.files.values())

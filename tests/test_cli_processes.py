@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_indexed
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store import EdgeStore
 from zettel_lsp.index.store_api import point_id
 
@@ -122,7 +122,7 @@ def many_cards(root: Path, n: int = 64) -> Path:
 
 def vectors_stored(index_dir: Path) -> tuple[int, int]:
     """(chunks with a dense vector, chunks) in an index folder no process holds."""
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None
     ids = [point_id(p, i) for p, f in state.files.items() for i in range(f.chunks)]
     store = EdgeStore(index_dir, state.dim, 100.0)
@@ -154,7 +154,7 @@ def test_ctrl_c_during_index_keeps_the_work_and_exits_quietly(tmp_path: Path) ->
         " cards embedded, run again to finish"
     ), out
     cards_done = int(last.split("; ")[1].split()[0].replace(",", ""))
-    state = load_state(idx)
+    state = read_state(idx)
     assert state is not None and cards_done == state.dense_done
     have, chunks = vectors_stored(idx)
     assert 0 < have < chunks, (have, chunks)  # work was kept, some is left

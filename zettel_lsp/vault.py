@@ -15,16 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.gc_pause import paused_gc
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.mention_cache import load_mentions, save_mentions
+from zettel_lsp.graph.rows import load_mentions, save_mentions, stored_cards
 from zettel_lsp.index.store import DENSE, DENSE_ML
 from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
-from zettel_lsp.notes.card_cache import cached_cards
-from zettel_lsp.notes.mentions import DEFAULT_MIN_LENGTH
 from zettel_lsp.notes.model import Card
-from zettel_lsp.notes.scan import load_card, load_vault
+from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.calibrate import (
     Calibration,
     calibrate,
@@ -35,13 +32,6 @@ from zettel_lsp.search.calibrate import (
 from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
 from zettel_lsp.search.suggest import SuggestFusion
 from zettel_lsp.search.titles import TitleIndex
-from zettel_lsp.snapshot import (
-    GraphSnapshot,
-    changes,
-    load_snapshot,
-    max_changes,
-    save_snapshot,
-)
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +79,7 @@ class Vault:
         # the link suggestions' fusion chosen on the vault's own links (search/calibrate.py);
         # self_tune False: the default fusion (a setting; the calibration stays on disk)
         self.self_tune = True
-        self.calibration = load_calibration(self.indexer.index_dir)
+        self.calibration = load_calibration(self.indexer.db)
         self.graph = LinkGraph()
         self.engine = self._engine(self.graph)
 
@@ -227,7 +217,7 @@ class Vault:
             should_stop=should_stop,
         )
         if made is not None:
-            save_calibration(self.indexer.index_dir, made)
+            save_calibration(self.indexer.db, made)
             self.calibration = made
         return made
 
@@ -340,10 +330,8 @@ class Vault:
 
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine (the current ones untouched): every card the index knows,
-        from the card cache where path and text are unchanged, else read and parsed now. The
-        garbage collector pauses meanwhile (see :mod:`zettel_lsp.gc_pause`)."""
-        with paused_gc():
-            return self._load_graph()
+        from the database where path and text are unchanged, else read and parsed now."""
+        return self._load_graph()
 
     def _load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         state = self.indexer.state
@@ -357,81 +345,27 @@ class Vault:
             )
             graph = LinkGraph.build(cards)
             return graph, self._engine(graph), problems
-        # the index is current (after a sync): the last run's graph, or the cards and mentions
-        # the caches hold; only what they lack is read and parsed
-        folder = self.indexer.index_dir
-        files = {rel: f.sha256 for rel, f in self.indexer.card_items()}
-        snapshot = load_snapshot(folder, self.settings.title_source, DEFAULT_MIN_LENGTH)
-        if snapshot is not None:
-            loaded = self._from_snapshot(snapshot, files)
-            if loaded is not None:
-                return loaded
-        shas: dict[str, str] = {}
-        cards, problems = cached_cards(
+        # the index is current (after a sync): the cards and mentions the database holds;
+        # only what it lacks is read, parsed and searched
+        db = self.indexer.db
+        cards, problems = stored_cards(
+            db,
             self.root,
-            sorted(files.items()),
-            folder,
+            ((rel, f.sha256) for rel, f in self.indexer.card_items()),
             self.settings.max_file_bytes,
             title_source=self.settings.title_source,
-            shas=shas,
         )
         problems.extend(state.skipped.values())
-        graph = LinkGraph.build(cards, mentions=load_mentions(folder))
+        graph = LinkGraph.build(cards, mentions=load_mentions(db))
         if graph.mentions_found:
-            save_mentions(folder, graph.mention_cache())
+            save_mentions(db, graph.mention_cache())
         log.info(
             "mentions for the graph: %d cards searched, %d reused",
             graph.mentions_found,
             len(graph.cards) - graph.mentions_found,
         )
-        graph.forget_digests()  # saved with the mentions; recomputed if ever needed again
-        engine = self._engine(graph)
-        save_snapshot(folder, graph, engine.titles, shas, self.settings.title_source)
-        return graph, engine, problems
-
-    def _from_snapshot(
-        self, snapshot: GraphSnapshot, files: dict[str, str]
-    ) -> tuple[LinkGraph, SearchEngine, list[str]] | None:
-        """The snapshot's graph with the cards that changed since applied, or None when too
-        many did (see :mod:`zettel_lsp.snapshot`)."""
-        gone, changed = changes(snapshot.files, files)
-        if len(gone) + len(changed) > max_changes(len(files)):
-            log.info(
-                "graph snapshot: %d cards changed since, building the graph in full",
-                len(gone) + len(changed),
-            )
-            return None
-        graph, titles = snapshot.graph, snapshot.titles
-        unread: list[str] = []
-        cards: list[Card] = []
-        for rel in changed:
-            loaded = load_card(
-                self.root,
-                rel,
-                self.settings.max_file_bytes,
-                title_source=self.settings.title_source,
-            )
-            if loaded.card is None:  # vanished or unreadable since the sync
-                unread.extend(loaded.read.problems)
-                gone.append(rel)
-            else:
-                cards.append(loaded.card)
-        graph.mentions_found = 0
-        graph.apply_changes(gone, cards)
-        if gone or changed:
-            titles = title_index(graph)
-        problems = [p for path in sorted(graph.cards) for p in graph.cards[path].problems]
-        problems.extend(unread)
-        problems.extend(self.indexer.state.skipped.values())
-        log.info(
-            "graph from its snapshot: %d cards, %d changed and %d gone since, %d searched for "
-            "mentions",
-            len(graph.cards),
-            len(changed),
-            len(gone),
-            graph.mentions_found,
-        )
-        return graph, self._engine(graph, titles), problems
+        graph.forget_digests()
+        return graph, self._engine(graph), problems
 
     def _engine(self, graph: LinkGraph, titles: TitleIndex | None = None) -> SearchEngine:
         ml = self.indexer.ml_embedder

@@ -13,7 +13,7 @@ import pytest
 from benchmarks.make_holdout import hold_out
 from zettel_lsp.cli import CliError, build_parser, eval_links_fusion, main, seed_index_of
 from zettel_lsp.eval.links import HeldOut, SeedIndex, evaluate_links, holdout_copy
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION, GRAPH_LEGS, SUGGEST_LEGS
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
@@ -46,7 +46,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str, 
         (vault / rel).write_text(text, encoding="utf-8")
     with Vault(vault, base / "index") as v:
         v.open()
-    state = load_state(base / "index")
+    state = read_state(base / "index")
     assert state is not None
     return vault, base / "index", state.model, state.chunker
 
@@ -76,7 +76,7 @@ def test_a_seeded_run_gives_the_cold_figures_and_never_writes_the_seed(
     # only the chunk that lost its sentence is embedded again; the rest come from the seed
     assert 0 < warm_embedded < cold_embedded
     assert tree(index) == seed_before
-    state = load_state(tmp_path / "idx")
+    state = read_state(tmp_path / "idx")
     assert state is not None and state.vault != str(vault.resolve())
     # the dump holds every leg and baseline per source, the report the ablation rows
     assert dump[0]["src"] == "Src.md" and dump[0]["dsts"] == ["Dutch oven.md"]
@@ -179,7 +179,7 @@ def test_the_cli_expects_what_an_index_records(indexed: tuple[Path, Path, str, s
     seed = seed_index_of(args)
     assert seed.expect == {"model": model, "chunker": chunker}
     with holdout_copy(vault, HELD, "mention", seed=seed) as hc:
-        assert load_state(hc.index_dir) is not None
+        assert read_state(hc.index_dir) is not None
 
 
 def test_the_cli_dumps_the_legs_for_the_tuner(

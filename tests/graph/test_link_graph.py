@@ -297,37 +297,18 @@ def test_mentions_are_searched_again_only_where_they_can_change() -> None:
     assert LinkGraph.build(cards(VAULT), mentions=cache, mention_min_length=4).mentions_found == 5
 
 
-def test_mention_cache_file_round_trip_and_damage(tmp_path) -> None:
-    from zettel_lsp.graph.mention_cache import MENTION_FILE, load_mentions, save_mentions
+def test_mentions_round_trip_through_the_database(tmp_path) -> None:
+    from zettel_lsp.graph.rows import load_mentions, save_mentions
+    from zettel_lsp.index.db import IndexDB
 
-    assert load_mentions(tmp_path) is None
-    g = LinkGraph.build(cards(VAULT))
-    save_mentions(tmp_path, g.mention_cache())
-    loaded = load_mentions(tmp_path)
-    assert loaded is not None
-    assert snapshot(LinkGraph.build(cards(VAULT), mentions=loaded)) == snapshot(g)
-    assert not list(tmp_path.glob(".mentions-*"))
-    (tmp_path / MENTION_FILE).write_bytes(b"not a pickle")
-    assert load_mentions(tmp_path) is None  # damaged: searched again, no error
-
-
-@given(OPS, OPS)
-def test_a_pickled_graph_with_the_changes_applied_equals_a_fresh_one(
-    first: list[tuple[str, str, str, str]], then: list[tuple[str, str, str, str]]
-) -> None:
-    """The start-up snapshot (zettel_lsp/snapshot.py): the last run's graph, pickled, then the cards
-    gone and changed since applied in one batch, is the graph built from scratch."""
-    import pickle
-
-    state: dict[str, str] = {}
-    apply_ops(state, first)
-    before = dict(state)
-    saved = pickle.dumps(LinkGraph.build(cards(state)))
-    apply_ops(state, then)
-    g: LinkGraph = pickle.loads(saved)
-    gone = [p for p in before if p not in state]
-    changed = [p for p, text in state.items() if before.get(p) != text]
-    g.apply_changes(gone, [parse_card(p, state[p]) for p in changed])
-    assert snapshot(g) == snapshot(LinkGraph.build(cards(state)))
-    for p, card in g.cards.items():
-        assert g.find_mentions_in(card) == g._scan_mentions(card), p
+    db = IndexDB(tmp_path)
+    try:
+        assert load_mentions(db) is None
+        g = LinkGraph.build(cards(VAULT))
+        save_mentions(db, g.mention_cache())
+        loaded = load_mentions(db)
+        assert loaded is not None and loaded.cards == g.mention_cache().cards
+        again = LinkGraph.build(cards(VAULT), mentions=loaded)
+        assert again.mentions_found == 0 and snapshot(again) == snapshot(g)
+    finally:
+        db.close()

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import copy_indexed
+from zettel_lsp.graph.rows import parsed_as
+from zettel_lsp.index.db import DB_FILE
 from zettel_lsp.index.store_api import point_id
 from zettel_lsp.index.sync import Indexer
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, read_note
 from zettel_lsp.notes.scan import iter_note_paths
+from zettel_lsp.notes.title_rule import TitleSource
 
 
 @pytest.fixture
@@ -46,3 +51,18 @@ def assert_index_matches_folder(ix: Indexer, *, dense: bool = True) -> None:
             assert f.dense, path
             got = ix.store.retrieve([point_id(path, i) for i in range(f.chunks)], with_dense=True)
             assert len(got) == f.chunks and all(vec is not None for _, _, vec in got), path
+
+
+def card_rows(index_dir: Path, title_source: TitleSource = TitleSource.AUTO) -> int:
+    """How many parsed cards the index database holds for ``title_source``."""
+    with closing(sqlite3.connect(index_dir / DB_FILE)) as conn:
+        n = conn.execute(
+            "SELECT count(*) FROM cards WHERE parsed_as = ?", (parsed_as(title_source),)
+        ).fetchone()
+    return int(n[0])
+
+
+def mention_rows(index_dir: Path) -> int:
+    """How many cards' mentions the index database holds."""
+    with closing(sqlite3.connect(index_dir / DB_FILE)) as conn:
+        return int(conn.execute("SELECT count(*) FROM mentions").fetchone()[0])

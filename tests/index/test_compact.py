@@ -25,7 +25,7 @@ from zettel_lsp.index.compact import (
     uncompacted,
 )
 from zettel_lsp.index.folder_lock import LOCK_FILE
-from zettel_lsp.index.state import STATE_FILE, load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT
 from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer
@@ -72,7 +72,7 @@ def test_writes_are_counted_and_a_compaction_resets_the_count(
     assert written > 0  # the example index was written and never compacted
     result = compact(index_dir)
     assert result.points == written + 3
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and state.uncompacted == 0
     assert (index_dir / LOCK_FILE).read_text() == ""  # released
 
@@ -102,7 +102,7 @@ def test_compaction_is_wanted_past_the_threshold_only(
     example: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, index_dir = example
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None
     monkeypatch.delenv(COMPACT_AFTER_ENV, raising=False)
     state.uncompacted = COMPACT_AFTER_POINTS - 1
@@ -117,14 +117,6 @@ def test_compaction_is_wanted_past_the_threshold_only(
     assert uncompacted(None, index_dir) == 0
     state.backend = "qdrant:http://localhost:6333"  # a server optimizes its own segments
     assert uncompacted(state, index_dir) == 0
-    # a state written before compaction existed: every point counts as written since
-    data = json.loads((index_dir / STATE_FILE).read_text())
-    del data["uncompacted"]
-    data["backend"] = "edge"
-    (index_dir / STATE_FILE).write_text(json.dumps(data))
-    loaded = load_state(index_dir)
-    assert loaded is not None
-    assert loaded.uncompacted == sum(f.chunks for f in loaded.files.values()) > 0
 
 
 def test_the_detached_compactor_compacts_and_logs(
@@ -132,10 +124,10 @@ def test_the_detached_compactor_compacts_and_logs(
 ) -> None:
     _, index_dir = example
     monkeypatch.setenv(COMPACT_AFTER_ENV, "1")
-    proc = spawn_compactor(index_dir, load_state(index_dir))  # type: ignore[arg-type]
+    proc = spawn_compactor(index_dir, read_state(index_dir))  # type: ignore[arg-type]
     assert proc is not None
     assert proc.wait(timeout=120) == 0
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and state.uncompacted == 0
     assert "compacted" in (index_dir / COMPACT_LOG).read_text()
     assert spawn_compactor(index_dir, state) is None  # nothing left to do
@@ -212,7 +204,7 @@ def test_cli_index_compacts_at_the_end(tmp_path: Path, cache_dir: Path) -> None:
     assert summary["compacted_before_embedding"]["points"] == 5
     assert summary["compacted"]["points"] == 5
     assert "compacting the index" in out.stderr
-    state = load_state(tmp_path / "index")
+    state = read_state(tmp_path / "index")
     assert state is not None and state.uncompacted == 0
     # below the threshold (the default): no compaction
     again = subprocess.run(cmd, capture_output=True, text=True, check=True, timeout=300)
@@ -246,7 +238,7 @@ def test_a_new_shard_keeps_everything_cold(tmp_path: Path, cache_dir: Path) -> N
         assert ix.state.store_layout == STORE_LAYOUT
     assert set(field_memory(tmp_path / "index").values()) == {"Memory.Cold"}
     assert vector_memory(tmp_path / "index") == {"dense": "cold", "bm25": "cold"}
-    state = load_state(tmp_path / "index")
+    state = read_state(tmp_path / "index")
     assert state is not None and state.store_layout == STORE_LAYOUT
     assert uncompacted(state, tmp_path / "index") == 0  # 20 points: nothing due
 
@@ -291,14 +283,14 @@ def test_a_shard_in_the_older_layout_is_moved_by_its_next_compaction(
     query = rng.normal(size=384).astype("float32").tolist()
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         before = answers(ix, query)
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and state.uncompacted == 0
     assert uncompacted(state, index_dir) == 1  # due: the layout, not the points
     result = compact(index_dir)
     assert result.changed
     assert set(field_memory(index_dir).values()) == {"Memory.Cold"}
     assert vector_memory(index_dir) == {"dense": "cold", "bm25": "cold"}
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and state.store_layout == STORE_LAYOUT
     assert uncompacted(state, index_dir) == 0
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
@@ -320,7 +312,7 @@ def test_a_vector_added_later_is_made_cold_by_the_next_compaction(
     rng = np.random.default_rng(3)
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         random_vectors(ix, rng)
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and uncompacted(state, index_dir) == 0  # 300 points: not due
     assert vectors_in_memory(index_dir / SHARD_DIR) == []
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
@@ -332,12 +324,12 @@ def test_a_vector_added_later_is_made_cold_by_the_next_compaction(
             (h.id, round(h.score, 4)) for h in ix.store.dense_search(query, 10, using="dense_ml")
         ]
     assert vectors_in_memory(index_dir / SHARD_DIR) == ["dense_ml"]
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and 0 < state.uncompacted < COMPACT_AFTER_POINTS
     assert uncompacted(state, index_dir) == state.uncompacted  # due: the placement
     assert compact(index_dir).changed
     assert vectors_in_memory(index_dir / SHARD_DIR) == []
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and uncompacted(state, index_dir) == 0
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         after = [
@@ -420,7 +412,7 @@ def test_a_graph_without_the_int8_copy_is_read_ahead_until_its_compaction(
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         ids = [point_id(p, 0) for p in ix.state.files]  # the points random_vectors set
         assert ix.store.warm(ids, ix.embedder.dim) == len(ids) == 7000
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and uncompacted(state, index_dir) > 0  # the layout is due
     assert compact(index_dir).changed
     assert not graph_without_int8(index_dir / SHARD_DIR)
@@ -470,7 +462,7 @@ def test_index_compacts_between_its_phases_when_both_are_large(
         ix.embed_pending()
         assert ix.store.keyword_search("wombats", 5)[0].path == "Later.md"
         assert_index_matches_folder(ix)
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and state.store_layout == STORE_LAYOUT
 
 
@@ -598,5 +590,5 @@ def test_compact_in_child_keeps_every_answer_and_a_stopped_one_loses_nothing(
         (vault / "Later.md").write_text("# Later\n\nWombats dig burrows.\n")
         ix.sync()  # it takes writes again
         assert ix.store.keyword_search("wombats", 5)[0].path == "Later.md"
-    state = load_state(tmp_path / "index")
+    state = read_state(tmp_path / "index")
     assert state is not None and state.uncompacted == 1

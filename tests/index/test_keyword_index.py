@@ -12,7 +12,7 @@ import pytest
 
 from tests.index.test_sync import make_big_vault
 from zettel_lsp.index.compact import COMPACT_AFTER_ENV, compact, uncompacted
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store import KEYWORD_DEPTH, EdgeStore
 from zettel_lsp.index.sync import Indexer
 
@@ -96,7 +96,7 @@ def test_past_the_threshold_the_index_waits_for_the_compaction(
         assert isinstance(ix.store, EdgeStore) and not ix.store.keyword_indexed
         found = ix.store.keyword_search("marked qwv45", 5, phrase=True)
         assert [h.path for h in found] == ["card 0045.md"]
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and uncompacted(state, index_dir) == 60
     compact(index_dir)  # builds it on disk
     store = EdgeStore(index_dir, 384, 10.0)

@@ -9,22 +9,25 @@ import logging
 import math
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import EXAMPLE_VAULT, SHARED, copy_indexed
 from tests.graph.test_link_graph import snapshot
-from tests.index.conftest import assert_index_matches_folder
+from tests.index.conftest import assert_index_matches_folder, card_rows, mention_rows
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.chunker import chunk_cards
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.db import DB_FILE, IndexDB
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
-from zettel_lsp.notes.card_cache import save_cache
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.scan import load_vault
@@ -93,7 +96,7 @@ def test_file_name_that_is_not_utf8_is_skipped_with_a_message(
         caplog.clear()
         assert list(ix.sync().skipped) == ["bad\\xffname.md"]
         assert "not valid UTF-8" not in caplog.text  # said once, not at every reconcile
-    saved = load_state(idx)
+    saved = read_state(idx)
     assert saved is not None and set(saved.files) == {"good.md"}
     # the folder is free again, and the command line indexes the vault too
     out = subprocess.run(
@@ -107,20 +110,33 @@ def test_file_name_that_is_not_utf8_is_skipped_with_a_message(
 def test_a_failed_start_up_frees_the_index_folder(
     vault: Path, tmp_path: Path, cache_dir: Path
 ) -> None:
-    """Start-up fails after the index is open (here: its state cannot be written, as on a full
-    disk). The server must close the index, so 'zettel.reindex' (or the CLI) can open it later
-    instead of hearing that "another zettel-lsp" (the server itself) holds it."""
+    """Start-up fails after the index is open (here: its state cannot be written, as when
+    another program holds the database). The server must close the index, so
+    'zettel.reindex' (or the CLI) can open it later instead of hearing that "another
+    zettel-lsp" (the server itself) holds it."""
     idx = tmp_path / "idx"
-    (idx / "state.json").mkdir(parents=True)  # os.replace onto a folder fails
-    settings = ServerSettings(index_dir=str(idx), cache_dir=str(cache_dir), watch=False)
-    service = VaultService(vault, settings)
-    service.start()
-    assert service.done.wait(300)
-    assert service.phase == Phase.FAILED, service.reason
-    (idx / "state.json").rmdir()
+    IndexDB(idx).close()
+    with _database_held(idx):
+        settings = ServerSettings(index_dir=str(idx), cache_dir=str(cache_dir), watch=False)
+        service = VaultService(vault, settings)
+        service.start()
+        assert service.done.wait(300)
+        assert service.phase == Phase.FAILED, service.reason
     with open_indexer(vault, idx, cache_dir) as ix:  # raised IndexLockedError before the fix
         assert ix.sync().indexed == 45
     service.close()
+
+
+@contextmanager
+def _database_held(idx: Path) -> Iterator[None]:
+    """Another program writing to the index's database: no write of ours gets through."""
+    other = sqlite3.connect(idx / DB_FILE, isolation_level=None, timeout=0)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
 
 
 def test_closing_an_indexer_frees_the_folder_even_when_the_state_cannot_be_saved(
@@ -129,12 +145,8 @@ def test_closing_an_indexer_frees_the_folder_even_when_the_state_cannot_be_saved
     idx = tmp_path / "idx"
     ix = open_indexer(vault, idx, cache_dir)
     ix.sync()
-    os.replace(idx / "state.json", idx / "state.bak")
-    (idx / "state.json").mkdir()
-    with pytest.raises(OSError):
+    with _database_held(idx), pytest.raises(sqlite3.OperationalError):
         ix.close()
-    (idx / "state.json").rmdir()
-    os.replace(idx / "state.bak", idx / "state.json")
     with open_indexer(vault, idx, cache_dir) as again:
         assert again.sync().unchanged == 45
 
@@ -161,18 +173,25 @@ def test_deeply_nested_front_matter_is_bounded_and_the_cache_still_works(
         assert any("nested deeper than" in p for p in report.problems)
         hits = v.engine.search("wombats")
         assert hits and hits[0].path == "deep.md"
-    assert (idx / "cards.pickle").is_file()
-    assert not list(idx.glob(".cards-*"))  # no temp file left behind
+    assert card_rows(idx) == 2
+    with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:  # from the database
+        v.open(embed=False)
+        assert v.graph.cards["deep.md"] == card
 
 
-def test_a_cache_that_cannot_be_written_is_skipped_and_leaves_no_temp_file(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+def test_a_card_whose_front_matter_has_no_json_form_is_parsed_at_every_start(
+    tmp_path: Path, cache_dir: Path
 ) -> None:
-    card = Card(path="a.md", title="a", text="x", frontmatter={"f": lambda: None})
-    caplog.set_level(logging.WARNING)
-    save_cache(tmp_path, {("a.md", "0"): card})  # a lambda cannot be pickled
-    assert "card cache not saved" in caplog.text
-    assert list(tmp_path.iterdir()) == []
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "keys.md").write_text("---\nblob: !!binary aGVsbG8=\nwhen: 2020-01-02\n---\nBytes.\n")
+    (vault / "plain.md").write_text("# Plain\nAbout echidnas.\n", encoding="utf-8")
+    idx = tmp_path / "idx"
+    for _ in range(2):
+        with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:
+            v.open(embed=False)
+            assert v.graph.cards["keys.md"].frontmatter == {"blob": b"hello", "when": date(2020, 1, 2)}
+        assert card_rows(idx) == 1  # plain.md only
 
 
 # ---------------------------------------------------------------- 5. vectors after renames
@@ -285,7 +304,7 @@ def test_a_locked_folder_is_never_judged_or_rebuilt(
         with pytest.raises(IndexLockedError, match="in use by another zettel-lsp"):
             open_indexer(vault, idx, cache_dir)
         assert list((idx / "shard").iterdir()) == []
-        assert not (idx / "state.json").exists()
+        assert not (idx / DB_FILE).exists()
     with open_indexer(vault, idx, cache_dir) as ix:
         assert ix.sync().indexed == 45
 
@@ -352,7 +371,7 @@ def test_a_vault_reopened_reuses_its_mentions(tmp_path: Path, cache_dir: Path) -
         v.open(embed=False)
         n = len(v.graph.cards)
         assert v.graph.mentions_found == n
-    assert (idx / "mentions.pickle").is_file()
+    assert mention_rows(idx) == n
     with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:
         v.open(embed=False)
         assert v.graph.mentions_found == 0

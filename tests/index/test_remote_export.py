@@ -20,7 +20,7 @@ from zettel_lsp.index.remote_store import (
     collection_name,
     export_points,
 )
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store_api import point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
 
@@ -97,7 +97,7 @@ def test_cli_export_then_start_on_the_server(
     name = collection_name(idx)
     assert fake.engine.count(name).count == summary["chunks"]
     assert failed.reached.is_set()
-    state = load_state(idx)
+    state = read_state(idx)
     assert state is not None and state.backend == f"qdrant:{fake.url}"
 
     settings = IndexSettings(qdrant_url=fake.url, multilingual="off")

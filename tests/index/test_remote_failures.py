@@ -15,7 +15,7 @@ from tests.index.conftest import assert_index_matches_folder
 from tests.index.test_remote_fake import IDENT, FakeQdrant, fake, free_port_url, point
 from zettel_lsp.index import remote_store
 from zettel_lsp.index.remote_store import DOCKER_RUN, RemoteStore, VaultIdentity
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store_api import StoreError
 from zettel_lsp.index.sync import Indexer, IndexSettings
 
@@ -156,7 +156,7 @@ def test_server_down_mid_index_then_resume(
         assert "nothing is lost" in str(err.value) and fake.url in str(err.value)
     finally:
         ix.close()
-    state = load_state(idx)
+    state = read_state(idx)
     assert state is not None and state.files == {} and len(state.pending) > 0
     assert fake.count("PUT", "/points") == 2 + remote_store.ATTEMPTS
 

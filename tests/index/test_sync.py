@@ -17,16 +17,9 @@ import pytest
 from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.index.conftest import assert_index_matches_folder, folder_cards
 from zettel_lsp.index.chunker import chunk_cards
+from zettel_lsp.index.db import DB_FILE, IndexDB
 from zettel_lsp.index.sparse_copy import copy_tree
-from zettel_lsp.index.state import (
-    PENDING_FILE,
-    STATE_FILE,
-    FileState,
-    IndexState,
-    load_state,
-    save_pending,
-    save_state,
-)
+from zettel_lsp.index.state import FileState, IndexState, SavedState, read_state, write_state
 from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings, SyncReport
 from zettel_lsp.notes.parser import parse_card
@@ -194,7 +187,7 @@ def test_model_change_reembeds_while_lexical_keeps_working(
         assert ix.store.dense_search(ix.embedder.embed_query("autolyse"), 5) == []
         assert ix.embed_pending() == ix.store.count() == r.chunks
         assert_index_matches_folder(ix)
-        assert load_state(tmp_path / "idx").model == ix.embedder.model_id  # type: ignore[union-attr]
+        assert read_state(tmp_path / "idx").model == ix.embedder.model_id  # type: ignore[union-attr]
 
 
 def test_second_process_gets_a_clear_locked_message(
@@ -289,7 +282,7 @@ def test_sigkill_mid_run_then_reconcile_converges(
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL  # killed mid-run, not finished
-    before = load_state(idx)
+    before = read_state(idx)
     if before is not None:  # killed after the shard existed: the state never claims too much
         assert before.dense_done <= len(before.files) <= 400
     # the folder changes while nobody watches
@@ -576,16 +569,16 @@ def test_a_stop_while_the_missing_vectors_are_queued_loses_nothing(
 def test_an_edit_records_its_paths_as_pending_without_rewriting_the_state(
     embedded: Path, tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Before an edit's chunks reach the shard, its path is saved as pending in a file of its
-    own (the whole state is not written twice per edit: 0.25 s a save at 50k cards). Stopped
-    right after the shard write, the saved state still describes the old text; a later start
-    redoes the pending card even when its text went back to what the state describes (the
-    case that pending exists for), and the next state save takes the pending file over."""
+    """Before an edit's chunks reach the shard, its path is committed as pending (the other
+    rows are not written). Stopped right after the shard write, the saved state still
+    describes the old text; a later start redoes the pending card even when its text went
+    back to what the state describes (the case that pending exists for), and the next state
+    save clears it."""
     vault, idx, rel = embedded, tmp_path / "idx", "retrieval/BM25.md"
     card = vault / rel
     original = card.read_text()
     with open_embedded(vault, idx, cache_dir) as ix:
-        saved = (idx / STATE_FILE).read_bytes()
+        saved = read_state(idx).files[rel]  # type: ignore[union-attr]
         card.write_text(original + "\nA new closing paragraph about zebrafish.\n")
         real_upsert = ix.store.upsert
 
@@ -598,8 +591,8 @@ def test_an_edit_records_its_paths_as_pending_without_rewriting_the_state(
             ix.sync([rel])
         ix.store.flush()
         assert ix.store.keyword_search("zebrafish", 5)[0].path == rel  # it reached the shard
-        assert (idx / STATE_FILE).read_bytes() == saved  # the state was not written
-        assert load_state(idx).pending == [rel]  # type: ignore[union-attr]
+        assert read_state(idx).files[rel] == saved  # type: ignore[union-attr]  # not written
+        assert read_state(idx).pending == [rel]  # type: ignore[union-attr]
         # what a process killed here leaves behind (the folder's lock aside)
         copy_tree(idx, tmp_path / "crashed", ignore=shutil.ignore_patterns("lock"))
         monkeypatch.undo()
@@ -610,27 +603,39 @@ def test_an_edit_records_its_paths_as_pending_without_rewriting_the_state(
         assert ix.store.keyword_search("zebrafish", 5) == []
         ix.embed_pending()  # its old vectors, found by text hash
         assert_index_matches_folder(ix)
-        assert not (tmp_path / "crashed" / PENDING_FILE).exists()  # taken over by the state
-        assert load_state(tmp_path / "crashed").pending == []  # type: ignore[union-attr]
+        assert read_state(tmp_path / "crashed").pending == []  # type: ignore[union-attr]
 
 
-def test_a_damaged_pending_file_has_every_card_redone(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_pending_paths_are_kept_until_a_state_save_clears_them(tmp_path: Path) -> None:
     folder = tmp_path / "idx"
     state = IndexState(vault=str(tmp_path), model="m", chunker="c")
     state.files["a.md"] = FileState(1, 2, "h", 1)
-    save_state(folder, state)
-    save_pending(folder, ["b.md", "a.md", "b.md"])
-    got = load_state(folder)
-    assert got is not None and got.pending == ["a.md", "b.md"] and "a.md" in got.files
-    state.files["c.md"] = FileState(3, 4, "i", 2)
-    save_state(folder, state)
-    (folder / PENDING_FILE).write_text('{"format": 1, "pend')  # not what an atomic write leaves
+    write_state(folder, state)
+    db = IndexDB(folder)
+    try:
+        saved = SavedState(db)
+        assert saved.load() == state
+        saved.save_pending(["b.md", "a.md", "b.md"])
+        got = read_state(folder)
+        assert got is not None and got.pending == ["a.md", "b.md"] and "a.md" in got.files
+        state.files["c.md"] = FileState(3, 4, "i", 2)
+        del state.files["a.md"]
+        saved.save(state)  # the state's own (empty) pending list replaces the recorded one
+    finally:
+        db.close()
+    assert read_state(folder) == state
+
+
+def test_a_damaged_database_is_started_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "idx"
+    write_state(folder, IndexState(vault=str(tmp_path), model="m", chunker="c"))
+    assert read_state(folder) is not None
+    (folder / DB_FILE).write_bytes(b"not a database, but as long as a few pages of one" * 200)
+    assert read_state(folder) is None  # read-only: judged unreadable, left as it is
     with caplog.at_level(logging.WARNING):
-        got = load_state(folder)
-    assert got is not None and got.pending == ["a.md", "c.md"]  # unknown paths: every card
-    assert "pending.json is unreadable" in caplog.text
-    save_state(folder, state)  # the state's own pending stands for it now
-    assert not (folder / PENDING_FILE).exists()
-    assert load_state(folder) == state
+        IndexDB(folder).close()
+    assert "is unreadable" in caplog.text
+    assert read_state(folder) is None  # an empty database now: a full reconcile
+    assert (folder / DB_FILE).is_file()

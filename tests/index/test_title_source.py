@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.index.conftest import assert_index_matches_folder
+from tests.index.conftest import assert_index_matches_folder, card_rows
 from zettel_lsp.index.store_api import point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
-from zettel_lsp.notes.card_cache import load_cache
 from zettel_lsp.notes.title_rule import TitleSource
 from zettel_lsp.vault import Vault
 
@@ -82,16 +81,16 @@ def test_the_graph_never_gets_cards_parsed_under_another_title_source(
         card = v.graph.cards["DLL Hollowing.md"]
         assert (card.title, card.aliases) == ("DLL Hollowing", [])
         assert v.graph.cards["Power Supply Unit.md"].aliases == ["PSU"]
-    assert len(load_cache(index, TitleSource.AUTO)) == 4
+    assert card_rows(index, TitleSource.AUTO) == 4
 
     settings = IndexSettings(title_source=TitleSource.FILENAME)
     with Vault(vault, index, settings, cache_dir=cache_dir) as v:
         v.open(embed=False)
         assert v.graph.cards["202311211530.md"].title == "202311211530"
         assert v.graph.cards["Power Supply Unit.md"].aliases == []
-    # the cache now holds the cards of the new rule only
-    assert load_cache(index, TitleSource.AUTO) == {}
-    assert len(load_cache(index, TitleSource.FILENAME)) == 4
+    # the database now holds the cards of the new rule only
+    assert card_rows(index, TitleSource.AUTO) == 0
+    assert card_rows(index, TitleSource.FILENAME) == 4
 
     with Vault(vault, index, IndexSettings(), cache_dir=cache_dir) as v:
         v.open(embed=False)

@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import copy_indexed
 from zettel_lsp.cli import main
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.store_api import ChunkPoint, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.verify import VerifyReport, quick_check, verify, verify_folder
@@ -166,13 +167,13 @@ def test_verify_folder_leaves_an_index_of_another_vault_alone(
 ) -> None:
     shutil.copytree(indexed / "vault", tmp_path / "vault")
     shutil.copytree(indexed / "index", tmp_path / "index")  # its state names the other vault
-    before = (tmp_path / "index" / "state.json").read_bytes()
+    before = read_state(tmp_path / "index")
     report = verify_folder(tmp_path / "vault", tmp_path / "index", cache_dir=cache_dir)
     assert kinds(report) == {"index": {str(tmp_path / "index")}}
     assert "belongs to the vault" in report.mismatches[0].reason
-    assert (tmp_path / "index" / "state.json").read_bytes() == before  # not wiped
+    assert read_state(tmp_path / "index") == before  # not wiped
     empty = verify_folder(tmp_path / "vault", tmp_path / "nothing", cache_dir=cache_dir)
-    assert "no readable index state" in empty.mismatches[0].reason
+    assert "no index state" in empty.mismatches[0].reason
     assert not (tmp_path / "nothing").exists()
 
 

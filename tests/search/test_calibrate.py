@@ -13,12 +13,15 @@ from typing import Any
 import pytest
 
 from tests.search.test_suggest_legs import build as graph_of
+from zettel_lsp.index.db import IndexDB
 from zettel_lsp.search.calibrate import (
-    CALIBRATION_FILE,
+    CALIBRATION_FORMAT,
+    CALIBRATION_KEY,
     Calibration,
     calibrate,
     is_stale,
     load_calibration,
+    save_calibration,
     self_holdout,
     unlinked_text,
 )
@@ -110,9 +113,15 @@ def test_a_calibration_is_kept_as_json_and_refused_when_damaged(tmp_path: Path) 
     assert Calibration.from_json(bad) is None
     assert Calibration.from_json({**c.to_json(), "format": 99}) is None
     assert Calibration.from_json({"format": 1}) is None
-    (tmp_path / CALIBRATION_FILE).write_text("{not json")
-    assert load_calibration(tmp_path) is None
-    assert load_calibration(tmp_path / "none") is None
+    db = IndexDB(tmp_path)
+    try:
+        assert load_calibration(db) is None
+        db.put(CALIBRATION_KEY, {"format": CALIBRATION_FORMAT, "fusion": "damaged"})
+        assert load_calibration(db) is None
+        save_calibration(db, c)
+        assert load_calibration(db) == c
+    finally:
+        db.close()
     assert is_stale(None, 100, 300)
     assert not is_stale(c, 109, 271)
     assert is_stale(c, 110, 300) and is_stale(c, 100, 330)
@@ -180,7 +189,9 @@ def test_a_vault_chooses_its_weights_keeps_them_and_suggests_with_them(
         v.self_tune = False
         assert v.engine.suggest_fusion() is None and not v.calibration_due()
     assert tree(vault) == notes
-    saved = load_calibration(index)
+    db = IndexDB(index, readonly=True)
+    saved = load_calibration(db)
+    db.close()
     assert saved is not None and saved.fusion == made.fusion
     with Vault(vault, index) as again:  # a new session reads it
         assert again.calibration == saved
@@ -196,7 +207,7 @@ def test_a_vault_with_few_links_keeps_the_default(tmp_path: Path) -> None:
         v.open()
         assert calibrate(v.engine) is None  # no card has 3 links
         assert v.calibrate() is None and v.calibration is None
-    assert not (tmp_path / "index" / CALIBRATION_FILE).exists()
+        assert load_calibration(v.indexer.db) is None
 
 
 def test_a_stop_leaves_the_default(indexed: tuple[Path, Path], tmp_path: Path) -> None:

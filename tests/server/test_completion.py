@@ -66,8 +66,6 @@ async def test_names_are_built_before_the_first_request(client: LanguageClient) 
     built = [m for m in logs if "names for completion" in m]
     assert len(built) == 1, logs[-8:]
     assert "the name index of 4" in built[0] and "cards for diagnostics" in built[0]
-    # the vault's long-lived objects are kept out of garbage collection (server/heap.py)
-    assert any("graph built" in m and "set aside from garbage" in m for m in logs)
     steps = list(st["vaults"][0]["startup_seconds"])
     assert steps.index("warm-up") > steps.index("graph")
 

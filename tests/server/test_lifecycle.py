@@ -16,7 +16,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from tests.server.conftest import wait_ready
 from zettel_lsp import __version__
 from zettel_lsp.index.compact import COMPACT_AFTER_ENV, COMPACT_LOG
-from zettel_lsp.index.state import load_state
+from zettel_lsp.index.state import read_state
 from zettel_lsp.index.sync import Indexer
 
 
@@ -115,12 +115,12 @@ async def test_shutdown_leaves_the_index_compacting_in_the_background(
     editor waits); the shutdown answer does not wait for it."""
     index_dir = tmp_path.parent / f"{tmp_path.name}-index"
     await wait_ready(compacting)
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     assert state is not None and state.uncompacted > 0
     await compacting.shutdown_async(None)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        state = load_state(index_dir)
+        state = read_state(index_dir)
         log = index_dir / COMPACT_LOG
         if state is not None and state.uncompacted == 0 and "compacted" in _text(log):
             break
@@ -164,7 +164,7 @@ async def test_a_first_index_is_compacted_before_embedding(
     assert "compact" in v["startup_seconds"]
     logs = [m.message for m in first_index.log_messages]
     assert any("compacted the new index (30 points)" in m for m in logs), logs
-    state = load_state(tmp_path / "ix")
+    state = read_state(tmp_path / "ix")
     assert state is not None and state.dense_done == 30
     assert state.uncompacted == 30  # the vectors alone: the 30 lexical points were compacted
     found = await first_index.workspace_symbol_async(types.WorkspaceSymbolParams(query="quokka 17"))

@@ -17,6 +17,8 @@ from pytest_lsp import LanguageClient
 
 from tests.search.test_calibrate import groups_vault
 from tests.server.conftest import SERVER, open_doc, options, start_session, status, wait_ready
+from zettel_lsp.index.db import IndexDB
+from zettel_lsp.search.calibrate import load_calibration
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -62,7 +64,11 @@ async def test_the_weights_are_chosen_after_ready_and_kept(
     made = st["self_tuned"]
     assert made["cards"] == 48 and made["pairs"] > 48
     assert made["recall@10"] >= made["default_recall@10"]
-    assert (vault.parent / "index" / "suggest-fusion.json").is_file()
+    db = IndexDB(vault.parent / "index", readonly=True)
+    try:
+        assert load_calibration(db) is not None
+    finally:
+        db.close()
     ops = [list(v) for v in client.progress_reports.values()]
     (op,) = [o for o in ops if getattr(o[0], "title", "") == "Link suggestions for vault"]
     assert isinstance(op[-1], types.WorkDoneProgressEnd)

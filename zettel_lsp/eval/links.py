@@ -44,9 +44,9 @@ from typing import Any
 
 from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.index.db import DB_FILE, DB_FILES, copy_db
 from zettel_lsp.index.sparse_copy import copy_tree
-from zettel_lsp.index.state import PENDING_FILE, STATE_FILE, IndexState, load_state, save_state
-from zettel_lsp.notes.card_cache import CACHE_FILE
+from zettel_lsp.index.state import IndexState, read_state, write_state
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.calibrate import unlinked_text
@@ -134,9 +134,9 @@ class SeedIndex:
 def check_seed(seed: SeedIndex, vault: Path) -> IndexState:
     """The seed's state; :class:`WorkDirError` unless it is a local index of ``vault`` made
     with the expected model and chunker."""
-    state = load_state(seed.folder)
+    state = read_state(seed.folder)
     if state is None or not (seed.folder / "shard").is_dir():
-        raise WorkDirError(f"seed index {seed.folder} holds no zettel-lsp index ({STATE_FILE})")
+        raise WorkDirError(f"seed index {seed.folder} holds no zettel-lsp index ({DB_FILE})")
     if state.vault != str(vault.resolve()):
         raise WorkDirError(
             f"seed index {seed.folder} is the index of {state.vault}, not of {vault.resolve()}"
@@ -175,7 +175,7 @@ def _shared_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-_INDEX_FILES = (STATE_FILE, PENDING_FILE, "shard", CACHE_FILE, "owner.json")
+_INDEX_FILES = (*DB_FILES, "shard", "owner.json")
 
 
 def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> IndexState:
@@ -192,10 +192,9 @@ def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> Ind
             else:
                 old.unlink(missing_ok=True)
         copy_tree(seed.folder / "shard", index_dir / "shard")
-        if (seed.folder / CACHE_FILE).is_file():
-            shutil.copy2(seed.folder / CACHE_FILE, index_dir / CACHE_FILE)
+        copy_db(seed.folder, index_dir)
     state.vault = str(copy.resolve())
-    save_state(index_dir, state)
+    write_state(index_dir, state)
     return state
 
 

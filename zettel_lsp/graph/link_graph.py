@@ -43,14 +43,7 @@ from zettel_lsp.notes.mentions import (
     normalise,
     unlinkable,
 )
-from zettel_lsp.notes.model import Card, Link, compact_pickle
-from zettel_lsp.notes.text_store import (
-    TextStore,
-    TextStoreError,
-    current_sink,
-    store_being_read,
-    texts_of,
-)
+from zettel_lsp.notes.model import Card, Link
 
 
 class EdgeKind(StrEnum):
@@ -62,7 +55,6 @@ class EdgeKind(StrEnum):
 LINK_KINDS: tuple[EdgeKind, ...] = (EdgeKind.LINK, EdgeKind.EMBED)
 
 
-@compact_pickle  # a graph snapshot holds one per link (zettel_lsp/snapshot.py)
 @dataclass(frozen=True, slots=True)
 class ResolvedLink:
     source: str
@@ -86,9 +78,8 @@ class UnlinkedMention:
 # bump when what the mention pass finds changes (2: the longest of overlapping matches wins,
 # not the leftmost)
 MENTION_FORMAT = "mentions-2"
-# a card's mentions: start/end pairs (or where a snapshot's file holds them), and the card
-# each one names
-Mentions = tuple["array[int] | int", tuple[str, ...]]
+# a card's mentions: start/end pairs, and the card each one names
+Mentions = tuple["array[int]", tuple[str, ...]]
 # a card's mentions as kept between runs: (digest of its text, start/end pairs, targets)
 CachedMentions = tuple[str, "array[int]", tuple[str, ...]]
 _NO_MENTIONS: Mentions = (array("i"), ())
@@ -158,9 +149,6 @@ class LinkGraph:
         self._links: dict[str, tuple[Resolution, ...]] = {}
         # card -> its mentions: (start, end, start, end, ...), and each one's target
         self._mentions: dict[str, Mentions] = {}
-        # the file that holds the spans given as references in _mentions (the snapshot this
-        # graph was loaded from or saved to: 43 MB of arrays at 100k generated cards)
-        self._spans_at: TextStore | None = None
         # target -> the cards that mention it (each once; how often: self._mentions). A list,
         # not a {source: count} dict: 3.2M pairs at 100k generated cards took 100 MB as dicts,
         # 30 MB as lists
@@ -184,54 +172,6 @@ class LinkGraph:
     def mention_min_length(self) -> int:
         return self._mention_min_length
 
-    # ------------------------------------------------------------------ pickling
-
-    def __getstate__(self) -> dict[str, object]:
-        """In a graph snapshot (:func:`zettel_lsp.notes.text_store.writing`) the mentions'
-        spans go to the snapshot's file, and once it is in place this graph reads them there;
-        elsewhere they are pickled as arrays."""
-        state = self.__dict__.copy()
-        state["_spans_at"] = None
-        sink = current_sink()
-        if sink is None:
-            if self._spans_at is not None:
-                state["_mentions"] = {
-                    p: (self._spans(w), t) for p, (w, t) in self._mentions.items()
-                }
-            return state
-        held = dict(self._mentions)
-        stored: dict[str, Mentions] = {
-            p: (sink.add_bytes(self._spans(w).tobytes(), p), t) for p, (w, t) in held.items()
-        }
-        state["_mentions"] = stored
-        sink.after(lambda store: self._keep_spans_in(store, held, stored))
-        return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-        self._spans_at = store_being_read()
-
-    def _keep_spans_in(
-        self, store: TextStore, held: dict[str, Mentions], stored: dict[str, Mentions]
-    ) -> None:
-        """The snapshot holding ``stored`` is in place: each card's mentions still as they
-        were pickled (``held``) read their spans there."""
-        mentions = self._mentions
-        for path, entry in held.items():
-            if mentions.get(path) is entry:
-                mentions[path] = stored[path]
-        self._spans_at = store
-
-    def _spans(self, where: array[int] | int) -> array[int]:
-        """A card's mention spans, read from the snapshot's file when it holds them."""
-        if not isinstance(where, int):
-            return where
-        if self._spans_at is None:
-            raise TextStoreError("mention spans refer to a snapshot file this graph lacks")
-        spans = array("i")
-        spans.frombytes(self._spans_at.read_bytes(where))
-        return spans
-
     # ------------------------------------------------------------------ building
 
     @classmethod
@@ -251,37 +191,27 @@ class LinkGraph:
             g.cards[card.path] = card
             g.graph.add_node(card.path)
             g._resolver.add(card)
-        # equal resolutions share one object (73k distinct among 230k links at 100k generated
-        # cards: 11 MB), also in a snapshot (pickle keeps shared objects shared)
+        # equal resolutions share one object
         same: dict[Resolution, Resolution] = {}
         for path in g.cards:
             g._resolve_links(path, same)
         g._matcher = g._build_matcher()
         reusable = g._reusable(mentions)
         for path, card in g.cards.items():
-            text = card.text  # once (it may be read from a snapshot's file)
-            entry = reusable(path, text)
+            entry = reusable(path, card.text)
             if entry is None:
-                g._find_mentions(path, text)
+                g._find_mentions(path, card.text)
             else:
                 g._store_mentions(path, entry)
-            card.pack()  # the graph keeps it for as long as it runs (Card.pack)
         return g
 
     def mention_cache(self) -> MentionCache:
         """What :meth:`build` needs to reuse this graph's mentions (see there)."""
-        lacking = (c for p, c in self.cards.items() if p not in self._digests)
-        for card, text in texts_of(lacking):  # in bulk where a snapshot's file holds them
-            self._digests[card.path] = text_digest(text)
-        # the spans a snapshot's file holds, in bulk too
-        refs = [w for w, _ in self._mentions.values() if isinstance(w, int)]
-        stored = dict(self._spans_at.read_sorted_bytes(refs)) if refs and self._spans_at else {}
         cards: dict[str, CachedMentions] = {}
-        for path in self.cards:
-            where, targets = self._mentions.get(path, _NO_MENTIONS)
-            if isinstance(where, int) and where in stored:
-                where = array("i", stored[where])
-            cards[path] = (self._digests[path], self._spans(where), targets)
+        for path, card in self.cards.items():
+            digest = self._digests.get(path) or text_digest(card.text)
+            spans, targets = self._mentions.get(path, _NO_MENTIONS)
+            cards[path] = (digest, spans, targets)
         return MentionCache(
             MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
         )
@@ -365,8 +295,6 @@ class LinkGraph:
             self._after_names_changed(card.path, old_keys ^ card_keys(card))
             touched.append(card.path)
         self._refresh_mentions(touched, changed_phrases)
-        for path in touched:
-            self.cards[path].pack()
         if links_moved:
             self.link_generation += 1
 
@@ -387,8 +315,7 @@ class LinkGraph:
 
     def mentions_of(self, path: str) -> list[UnlinkedMention]:
         """Unlinked mentions of other cards in the card at ``path``."""
-        where, targets = self._mentions.get(path, _NO_MENTIONS)
-        spans = self._spans(where)
+        spans, targets = self._mentions.get(path, _NO_MENTIONS)
         text = self.cards[path].text if targets else ""
         return [
             UnlinkedMention(
@@ -700,8 +627,7 @@ class LinkGraph:
             probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
             skip = set(touched)
             others = (c for p, c in self.cards.items() if p not in skip) if len(probe) else ()
-            # every other card's text, read in bulk where a snapshot's file holds them
-            hit = {c.path: text for c, text in texts_of(others) if probe.find(text)}
+            hit = {c.path: c.text for c in others if probe.find(c.text)}
             for src in [p for p in self.cards if p in hit]:  # in the cards' order, as before
                 self._find_mentions(src, hit[src])
         for path in touched:

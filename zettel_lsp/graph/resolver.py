@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from zettel_lsp.notes.model import Card, Link, LinkKind, compact_pickle
+from zettel_lsp.notes.model import Card, Link, LinkKind
 
 ATTACHMENT_SUFFIXES = frozenset(
     {
@@ -86,7 +86,6 @@ _FILE_STAGES = frozenset({Stage.PATH, Stage.SUFFIX, Stage.STEM})
 _DENDRON_SCHEME = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
 
 
-@compact_pickle  # a graph snapshot holds one per link (zettel_lsp/snapshot.py)
 @dataclass(frozen=True, slots=True)
 class Resolution:
     target: str | None  # card path, or None when unresolved

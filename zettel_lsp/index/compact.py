@@ -40,8 +40,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from zettel_lsp.index.db import IndexDB, put_meta
 from zettel_lsp.index.folder_lock import COMPACTING, FolderLock
-from zettel_lsp.index.state import IndexState, load_state, save_state
+from zettel_lsp.index.state import IndexState
 from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT, EdgeStore, vectors_in_memory
 from zettel_lsp.index.store_api import IndexLockedError
 
@@ -87,15 +88,17 @@ def compact(index_dir: Path) -> CompactResult:
     when another process uses it) and record that nothing is left uncompacted."""
     lock = FolderLock(index_dir, purpose=COMPACTING)
     try:
-        state = load_state(index_dir)
-        points = state.uncompacted if state is not None else 0
-        t0 = time.perf_counter()
-        changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
-        seconds = time.perf_counter() - t0
-        if state is not None:
-            state.uncompacted = 0
-            state.store_layout = STORE_LAYOUT
-            save_state(index_dir, state)
+        db = IndexDB(index_dir)
+        try:
+            points = int(db.get("uncompacted") or 0)
+            t0 = time.perf_counter()
+            changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
+            seconds = time.perf_counter() - t0
+            if db.get("vault") is not None:
+                with db.transaction() as conn:
+                    put_meta(conn, {"uncompacted": 0, "store_layout": STORE_LAYOUT})
+        finally:
+            db.close()
         return CompactResult(points, seconds, changed)
     finally:
         lock.release()

@@ -25,6 +25,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import stat
 import threading
 import time
@@ -37,21 +38,11 @@ import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
 from zettel_lsp.index.compact import COMPACT_LOG, CompactResult, compact_after, uncompacted
+from zettel_lsp.index.db import DB_FILES, IndexDB
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
-from zettel_lsp.index.state import (
-    CLEAN_FILE,
-    PENDING_FILE,
-    STATE_FILE,
-    FileState,
-    IndexState,
-    load_state,
-    mark_clean,
-    save_pending,
-    save_state,
-    take_clean_mark,
-)
+from zettel_lsp.index.state import FileState, IndexState, SavedState
 from zettel_lsp.index.store import (
     DENSE,
     DENSE_ML,
@@ -270,8 +261,6 @@ class Indexer:
         # IndexLockedError and never mistakes a shard being created for a damaged one.
         _check_index_folder(self.index_dir, self.vault)
         self._folder_lock = FolderLock(self.index_dir)
-        # the last close was clean: the shard holds nothing the state does not know
-        self._clean_open = take_clean_mark(self.index_dir)
         try:
             self._open(dim)
         except BaseException:
@@ -287,9 +276,6 @@ class Indexer:
         self._ml_left: dict[str, int] = {}
         self._languages: dict[str, int] | None = None  # language -> cards (cached)
         self._closed = False
-        # the first full sync of an opening looks for points the state lacks, unless the
-        # last close was clean (state.CLEAN_FILE)
-        self._shard_checked = self._clean_open
         self.embed_seconds = 0.0  # time inside the model (for throughput figures)
         self.ml_embed_seconds = 0.0
         self._check_ml_model()
@@ -299,12 +285,15 @@ class Indexer:
         # the shard's files are read ahead while the state loads (0.45 s at 100k cards)
         # (a daemon thread: an error here leaves it to finish reading on its own)
         ahead = None if self.settings.qdrant_url else ReadAhead(self.index_dir)
-        state = load_state(self.index_dir)
+        _clear_old_layout(self.index_dir)
+        self.db = IndexDB(self.index_dir)
+        self.saved = SavedState(self.db)
+        state = self.saved.load()
         self.store: VectorStore = self._open_store(
             state.dim if state and state.dim else dim, state, ahead
         )
-        if not (self.index_dir / STATE_FILE).exists():
-            state = None  # a damaged shard was removed with its state (_open_store)
+        if self._store_rebuilt or (isinstance(self.store, EdgeStore) and self.store.created):
+            state = None  # a new shard (the old one damaged or removed) holds nothing yet
         if (
             state is None
             or state.vault != str(self.vault)
@@ -364,6 +353,7 @@ class Indexer:
     def _open_store(
         self, dim: int, own: IndexState | None, ahead: ReadAhead | None = None
     ) -> VectorStore:
+        self._store_rebuilt = False
         if not self.settings.qdrant_url:
             try:
                 return EdgeStore(self.index_dir, dim, 100.0, read_ahead_by=ahead)
@@ -373,8 +363,7 @@ class Indexer:
                 # can always be rebuilt, so start it again.
                 log.warning("%s; rebuilding the index from the notes", exc)
                 EdgeStore.destroy(self.index_dir)
-                (self.index_dir / STATE_FILE).unlink(missing_ok=True)
-                (self.index_dir / PENDING_FILE).unlink(missing_ok=True)
+                self._store_rebuilt = True
                 return EdgeStore(self.index_dir, dim, 100.0)
         from zettel_lsp.index.remote_store import (
             RemoteStore,
@@ -416,13 +405,15 @@ class Indexer:
             # closed and the lock released, so this process or the next can open the folder.
             try:
                 self.store.flush()
-                save_state(self.index_dir, self.state)
-                mark_clean(self.index_dir)
+                self.saved.save(self.state)
             finally:
                 try:
                     self.store.close()
                 finally:
-                    self._folder_lock.release()
+                    try:
+                        self.db.close()
+                    finally:
+                        self._folder_lock.release()
 
     def compaction_before_embedding(self) -> int:
         """The points to compact between a large lexical phase and its dense phase (a vault's
@@ -462,14 +453,14 @@ class Indexer:
             if not points:
                 return None
             t0 = time.perf_counter()
-            save_state(self.index_dir, self.state)  # a crash meanwhile: the state before it
+            self.saved.save(self.state)  # a crash meanwhile: the state before it
             changed = run(store)
             if changed is None:
                 return None
             seconds = time.perf_counter() - t0
             self.state.uncompacted = 0
             self.state.store_layout = STORE_LAYOUT
-            save_state(self.index_dir, self.state)
+            self.saved.save(self.state)
             self._keyword_index_rule()
         log.info("compacted the index in %.1f s (%d points written before)", seconds, points)
         return CompactResult(points, seconds, changed)
@@ -780,8 +771,6 @@ class Indexer:
             ]
         present: dict[str, tuple[int, int]] = {}
         root = str(self.vault)  # os.path, not pathlib: 100k stats per full sync
-        skipped_before = dict(state.skipped)
-        first_full = scope is None and not self._shard_checked  # of this opening
         for rel in disk_paths:
             if scope is not None and not self.settings.follow_external_symlinks:
                 leads_to = external_target(self.vault, rel)
@@ -803,19 +792,7 @@ class Indexer:
                 self._skip(rel, read_note(self.vault / rel), report)
         pending = set(state.pending)
         if scope is None:
-            known = set(state.files) | pending | set(state.skipped)
-            phantoms: set[str] = set()
-            if first_full:
-                # Points of cards the state does not know (an older state file put back, a
-                # crash between writes the pending list cannot cover): looked for once per
-                # opening. The facet over every point is 0.8 s at 25k cards; later full syncs
-                # (the server's second one after the graph, a reindex) trust this process's
-                # own bookkeeping, which records every write it makes.
-                # The facet may still list a path whose points are all deleted (count 0).
-                shard_paths = {p for p, n in self.store.paths().items() if n > 0}
-                phantoms = shard_paths - set(state.files) - set(present)
-                self._shard_checked = True
-            gone = (known | phantoms) - set(present)
+            gone = (set(state.files) | pending | set(state.skipped)) - set(present)
         else:
             gone = {
                 p for p in scope if p not in present and (p in state.files or p in state.skipped)
@@ -891,7 +868,7 @@ class Indexer:
         # square of the vault: a minute at 100k cards). A crash redoes the pending cards only.
         if work:
             state.pending = sorted(set(work) | set(renames.values()))
-            save_pending(self.index_dir, state.pending)  # not the whole state: see state.py
+            self.saved.save_pending(state.pending)
         last_save = time.perf_counter()
         for start in range(0, max(total, 1), LEXICAL_BATCH_FILES):
             batch = work[start : start + LEXICAL_BATCH_FILES]
@@ -903,12 +880,12 @@ class Indexer:
             rest = work[start + LEXICAL_BATCH_FILES :]
             if rest and time.perf_counter() - last_save >= LEXICAL_SAVE_SECONDS:
                 state.pending = sorted(set(rest) | {renames[p] for p in rest if p in renames})
-                save_state(self.index_dir, state)
+                self.saved.save(state)
                 last_save = time.perf_counter()
         if work:
             state.pending = []
             if scope is not None:
-                save_state(self.index_dir, state)
+                self.saved.save(state)
         if new_dense:
             # one job sorted by token count (padding is what makes unsorted batches slow); an
             # edit's job goes first, a full reconcile's bulk job last
@@ -919,13 +896,10 @@ class Indexer:
                 self._dense_jobs.appendleft(job)
         if pending and not candidates and not gone:
             state.pending = []
-            save_state(self.index_dir, state)
-        rechunked = state.chunker != self._chunker_id
+            self.saved.save(state)
         state.chunker = self._chunker_id
-        # a later full sync that changed nothing leaves the state file alone (0.5 s at 100k)
-        changed = work or pending or rechunked or state.skipped != skipped_before
-        if scope is None and (first_full or changed):
-            save_state(self.index_dir, state)
+        if scope is None:
+            self.saved.save(state)  # the rows that changed, e.g. touched files' mtimes
         report.seconds["write"] = round(time.perf_counter() - t2, 3)
         report.cards = len(state.files)
         report.chunks = sum(f.chunks for f in state.files.values())
@@ -1138,7 +1112,7 @@ class Indexer:
                     log.warning("multilingual search is off: %s", self.ml_off_reason)
                     return False
                 self.state.ml_model = emb.model_id
-                save_state(self.index_dir, self.state)
+                self.saved.save(self.state)
         items = self._missing_in_slices(todo, DENSE_ML, lambda p: True, should_stop) or []
         if not items:
             return False
@@ -1290,7 +1264,7 @@ class Indexer:
                 else:
                     self._mark_ml(f)
         self._state_changed()
-        save_state(self.index_dir, self.state)
+        self.saved.save(self.state)
 
     def stored_ids(self, using: str = DENSE) -> Iterator[int]:
         """The point ids of the chunks whose vectors ``using`` are stored, by the state (made
@@ -1320,22 +1294,35 @@ class Indexer:
             self._ml_presence = (True, self._ml_presence[1] or f.lang != EN)
 
 
+# What an index folder held before its database (state.json and its companions)
+# (state.json, beside files of other names); it is rebuilt (see _clear_old_layout)
+_OLD_STATE = "state.json"
+
 # What an index folder holds; a folder holding anything else is not one (and is never written).
 _INDEX_ENTRIES = frozenset(
     {
         LOCK_FILE,
-        STATE_FILE,
-        PENDING_FILE,
+        *DB_FILES,
         "shard",
         "owner.json",
-        "cards.pickle",
-        "mentions.pickle",
-        "graph.pickle",  # zettel_lsp/snapshot.py (not imported: the index layer stays below it)
-        "suggest-fusion.json",  # zettel_lsp/search/calibrate.py (likewise)
         COMPACT_LOG,
-        CLEAN_FILE,
     }
 )
+
+
+def _clear_old_layout(folder: Path) -> None:
+    """An index folder of the layout before the database (with a ``state.json``) is rebuilt:
+    everything in it but the lock is removed. Call under the folder's lock."""
+    if not (folder / _OLD_STATE).is_file():
+        return
+    log.info("%s holds an index of an older layout: rebuilding it from the notes", folder)
+    for entry in os.scandir(folder):
+        if entry.name == LOCK_FILE:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.unlink(entry.path)
 
 
 def _check_index_folder(folder: Path, vault: Path) -> None:
@@ -1354,13 +1341,13 @@ def _check_index_folder(folder: Path, vault: Path) -> None:
         return
     except OSError as exc:
         raise StoreError(f"cannot read the index folder {folder}: {exc.strerror}") from exc
+    if _OLD_STATE in names:
+        return  # an index folder of an older layout (rebuilt once it is locked)
     foreign = sorted(
         n
         for n in names
         if n not in _INDEX_ENTRIES
-        and not (
-            n.startswith((".state-", ".cards-", ".mentions-", ".graph-")) or n.startswith(MARKER)
-        )
+        and not n.startswith((".state-", ".cards-", ".mentions-", ".graph-", MARKER))
     )
     if foreign:
         shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")

@@ -22,7 +22,7 @@ another card (a swap, a rename that kept old vectors) is named.
 :func:`verify_folder` opens an index folder for checking only: it refuses (with an ``index``
 mismatch) a folder whose state belongs to another vault, backend or model, which opening an
 :class:`Indexer` would wipe or re-embed. :func:`quick_check` needs no lock: it compares the
-saved state (``state.json``) with the folder while another process (a server) holds the index.
+saved state (``index.db``) with the folder while another process (a server) holds the index.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from zettel_lsp.index.chunker import Chunk, chunk_cards
-from zettel_lsp.index.state import IndexState, load_state
+from zettel_lsp.index.state import IndexState, read_state
 from zettel_lsp.index.store_api import ChunkPayload, chunk_payload, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.model import Card
@@ -373,7 +373,7 @@ def verify_folder(
     ``index`` mismatch."""
     settings = settings or IndexSettings()
     report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     problem = _state_problem(state, vault, settings)
     if problem:
         report.add("index", str(index_dir), problem)
@@ -384,7 +384,7 @@ def verify_folder(
 
 def _state_problem(state: IndexState | None, vault: Path, settings: IndexSettings) -> str:
     if state is None:
-        return "no readable index state (state.json): not indexed yet, or not an index folder"
+        return "no index state (index.db): not indexed yet, or not an index folder"
     if state.vault != str(vault.resolve()):
         return f"the index belongs to the vault {state.vault}"
     if state.backend != settings.backend:
@@ -410,7 +410,7 @@ def quick_check(
     settings = settings or IndexSettings()
     t0 = time.perf_counter()
     report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
-    state = load_state(index_dir)
+    state = read_state(index_dir)
     problem = _state_problem(state, vault, settings)
     if state is None or problem:
         report.add("index", str(index_dir), problem)

@@ -23,7 +23,6 @@ for every fusion compared.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import re
@@ -31,11 +30,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from zettel_lsp.graph.link_graph import LinkGraph, MentionCache
-from zettel_lsp.index.state import write_atomically
+from zettel_lsp.index.db import IndexDB
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.title_rule import TitleSource
@@ -208,7 +206,7 @@ MIN_SOURCES = 30  # fewer cards with 3+ links: too little to learn from, the def
 SOURCES = 1200  # cards drawn (their links un-linked together, as in a link hold-out)
 ROUNDS = 3  # where fewer cards have 3+ links: draws with other seeds, each on its own graph
 CALIBRATION_FORMAT = 3  # 2: the inflections and labels legs; 3: short_names (older are redone)
-CALIBRATION_FILE = "suggest-fusion.json"  # in the index folder
+CALIBRATION_KEY = "suggest-fusion"  # in the index database's meta table
 STALE = 0.1  # made again when the vault's cards or links changed by this share since
 
 
@@ -332,21 +330,15 @@ def calibrate(
     )
 
 
-def load_calibration(folder: Path) -> Calibration | None:
-    """The calibration saved in an index folder; None when there is none, or it is unreadable
-    or of another format (it is then made again; the default serves meanwhile)."""
-    try:
-        data = json.loads((folder / CALIBRATION_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        log.warning("%s: unreadable (%s); the suggestions' default fusion serves", folder, exc)
-        return None
+def load_calibration(db: IndexDB) -> Calibration | None:
+    """The calibration kept in an index's database; None when there is none, or it is of
+    another format (it is then made again; the default serves meanwhile)."""
+    data = db.get(CALIBRATION_KEY)
     return Calibration.from_json(data) if isinstance(data, dict) else None
 
 
-def save_calibration(folder: Path, calibration: Calibration) -> None:
-    write_atomically(folder, CALIBRATION_FILE, json.dumps(calibration.to_json(), indent=1))
+def save_calibration(db: IndexDB, calibration: Calibration) -> None:
+    db.put(CALIBRATION_KEY, calibration.to_json())
 
 
 def is_stale(calibration: Calibration | None, cards: int, links: int) -> bool:

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.model import Card
-from zettel_lsp.notes.text_store import texts_of
 from zettel_lsp.search.fusion import CardResult, LegHit, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
@@ -37,8 +36,8 @@ def scan_search(
     ]
     terms = [t for t in query.terms if t] or [w.lower() for w in _WORD.findall(query.text)]
     scored: list[tuple[float, str]] = []
-    for card, text in texts_of(by_path.values()):  # in bulk where a snapshot's file holds them
-        low = text.lower()
+    for card in by_path.values():
+        low = card.text.lower()
         counts = [low.count(t) for t in terms]
         if not all(counts):
             continue

@@ -32,15 +32,6 @@ COMMANDS = (
 )
 
 
-# How long a thread may hold the interpreter lock while another waits for it (Python's default
-# is 5 ms). Requests run beside CPU-bound background work (start-up, graph updates, warm-ups);
-# a request thread, or a thread that does many short system calls (the folder scan), waits up
-# to this long each time it needs the lock back. Measured at 100k generated cards (2 cores,
-# benchmarks/lsp_latency.py, 2 runs each): with 1 ms the p95 of hover 32-37 ms (39 at 5 ms),
-# codeAction/resolve 45-61 (64-77), completion 36 (41-44); the start-up about the same.
-SWITCH_INTERVAL = 0.001
-
-
 def create_server() -> ZettelLanguageServer:
     server = ZettelLanguageServer()
     register_all(server)
@@ -51,7 +42,6 @@ def serve_stdio() -> None:
     """Serve on stdin/stdout. Returns after ``shutdown`` + ``exit``; otherwise (``exit`` without
     ``shutdown``, end of input, broken framing) raises ``SystemExit`` with a non-zero code, so
     an editor sees that the server died and can restart it."""
-    sys.setswitchinterval(SWITCH_INTERVAL)
     server = create_server()
     handler = LspLogHandler(server)
     log.addHandler(handler)

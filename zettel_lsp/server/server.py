@@ -25,7 +25,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from zettel_lsp import __version__
-from zettel_lsp.gc_pause import paused_gc
 from zettel_lsp.notes.scan import is_note_path
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.rerank import RerankParams
@@ -171,14 +170,11 @@ class ZettelLanguageServer(LanguageServer):
         built and brought up to date (VaultService._warm_up)."""
         t0 = time.perf_counter()
         built = []
-        # hundreds of thousands of names that all survive: no collector passes meanwhile
-        # (at 100k cards 5.1-5.4 s with them, 3.1-3.2 s without); ready's settle freezes them
-        with paused_gc():
-            for fn in list(self.warm_ups):
-                try:
-                    built.append(str(service.read(partial(fn, service))))
-                except Exception:
-                    log.exception("warming up %s failed", service.root)
+        for fn in list(self.warm_ups):
+            try:
+                built.append(str(service.read(partial(fn, service))))
+            except Exception:
+                log.exception("warming up %s failed", service.root)
         if built:
             log.info(
                 "%s warmed up: %s (%.0f ms)",

@@ -22,6 +22,7 @@ holds up the watcher's graph updates or another request.
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -43,7 +44,6 @@ from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
-from zettel_lsp.server import heap
 from zettel_lsp.server.settings import ServerSettings
 from zettel_lsp.vault import Vault
 
@@ -421,7 +421,8 @@ class VaultService:
 
         self.write(built)
         t = self._step("graph", t)
-        heap.settle_graph(f"{self.root.name}: graph built")
+        # the graph lives as long as the vault: later collections skip its objects
+        gc.freeze()
         self.graph_ready.set()
         self._graph_changed()
         t = self._step("settle", t)
@@ -524,7 +525,6 @@ class VaultService:
         if not pending:
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
-            heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
             self.self_tune()
             return
         self._report(f"embedding {pending} chunks (lexical search works already)", 0)
@@ -550,7 +550,6 @@ class VaultService:
         if self.write(ready):
             self._end_op(vault.summary())
             log.info("%s", vault.summary())
-            heap.settle_ready(f"{self.root.name}: ready")  # after the client heard "ready"
             self.self_tune()
         elif count and self.phase == Phase.READY and vault.self_tune:
             # edits came in while ready: once they add up to a tenth of the vault's cards or
@@ -625,8 +624,6 @@ class VaultService:
                     op.end("failed (see the log); the default weights serve")
                     return
                 made = None
-            finally:
-                heap.release(f"{self.root.name}: suggestion weights")  # the second graph
             if made is None:
                 op.end(
                     "stopped"
@@ -682,7 +679,6 @@ class VaultService:
             self._load_ml_model(vault)
         if vault.model_loaded:  # else no dense search will read the vectors
             self._warm_store(vault)
-        heap.release(f"{self.root.name}: model loaded")  # what its load left free in this thread
 
     def _load_ml_model(self, vault: Vault) -> None:
         if not self._ml_loading.acquire(blocking=False):

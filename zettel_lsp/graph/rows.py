@@ -1,0 +1,238 @@
+"""The graph's rows in the index database: parsed cards and their unlinked mentions, so a
+start neither parses every note nor searches every card for every title again.
+
+``cards``: per card its path, the SHA-256 of the text it was parsed from (the hash the index
+state keeps), the parser version and title rule it was parsed under (:func:`parsed_as`), its
+title, id and text, and its other parts as JSON (``details``). A row whose hash or
+``parsed_as`` differs is not used: the note is parsed again. A card whose front matter JSON
+cannot carry exactly (a YAML value without a JSON form) gets no row and is parsed at every
+start.
+
+``mentions``: per card the digest of the text searched, the spans found and the card each
+names; with the phrases searched for (in ``meta``), :meth:`LinkGraph.build` reuses them for the
+cards whose text is the same and holds none of the titles that changed since.
+
+The rows are only a shortcut; the notes are the truth.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+from array import array
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from zettel_lsp.graph.link_graph import MENTION_FORMAT, CachedMentions, MentionCache
+from zettel_lsp.index.db import IndexDB, put_meta
+from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Position, Span, Tag
+from zettel_lsp.notes.scan import load_card
+from zettel_lsp.notes.title_rule import TitleSource
+
+log = logging.getLogger(__name__)
+
+# bump when the parser or the Card type changes what a card holds
+CARD_FORMAT = "cards-5"
+_MENTIONS_KEY = "mentions"  # in meta: the format, minimum length and phrases searched for
+
+
+def parsed_as(title_source: TitleSource | str) -> str:
+    return f"{CARD_FORMAT}:{TitleSource(title_source)}"
+
+
+def text_sha256(text: str) -> str:
+    """The content hash the index state records for a note."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _span(s: Span | None) -> list[int] | None:
+    if s is None:
+        return None
+    return [s.start, s.end, s.start_pos.line, s.start_pos.character, s.end_pos.line,
+            s.end_pos.character]  # fmt: skip
+
+
+def _unspan(v: list[int] | None) -> Span | None:
+    if v is None:
+        return None
+    return Span(v[0], v[1], Position(v[2], v[3]), Position(v[4], v[5]))
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return {"$datetime": value.isoformat()}
+    if isinstance(value, dt.date):
+        return {"$date": value.isoformat()}
+    raise TypeError(f"{type(value).__name__} has no JSON form")
+
+
+def _from_json(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1:
+        if "$datetime" in obj:
+            return dt.datetime.fromisoformat(obj["$datetime"])
+        if "$date" in obj:
+            return dt.date.fromisoformat(obj["$date"])
+    return obj
+
+
+def _details(card: Card) -> str | None:
+    """The card's parts beside path, title, id and text as JSON; None when its front matter
+    would not come back the same."""
+    try:
+        fm = json.dumps(card.frontmatter, default=_to_json, ensure_ascii=True)
+    except (TypeError, ValueError):
+        return None
+    if json.loads(fm, object_hook=_from_json) != card.frontmatter:
+        return None  # e.g. keys that are not strings
+    parts = {
+        "aliases": card.aliases,
+        "tags": [[t.name, _span(t.span)] for t in card.tags],
+        "headings": [[h.level, h.text, h.line, h.end_line] for h in card.headings],
+        "links": [
+            [str(k.kind), k.raw, _span(k.span), k.target, k.subpath, k.label] for k in card.links
+        ],
+        "blocks": [[b.name, b.line] for b in card.block_ids],
+        "body": card.body_start_line,
+        "masked": card.masked,
+        "problems": card.problems,
+        "replaced": card.decoded_with_replacement,
+    }
+    return json.dumps(parts, ensure_ascii=True, separators=(",", ":"))[:-1] + f',"fm":{fm}}}'
+
+
+def _card(path: str, title: str, card_id: str | None, text: str, details: str) -> Card:
+    d = json.loads(details, object_hook=_from_json)
+    return Card(
+        path,
+        title,
+        text,
+        aliases=d["aliases"],
+        tags=[Tag(n, _unspan(s)) for n, s in d["tags"]],
+        card_id=card_id,
+        headings=[Heading(*h) for h in d["headings"]],
+        links=[
+            Link(LinkKind(k), raw, _unspan(s), t, sub, label)  # type: ignore[arg-type]
+            for k, raw, s, t, sub, label in d["links"]
+        ],
+        block_ids=[BlockId(*b) for b in d["blocks"]],
+        frontmatter=d["fm"],
+        body_start_line=d["body"],
+        masked=[(a, b) for a, b in d["masked"]],
+        problems=d["problems"],
+        decoded_with_replacement=d["replaced"],
+    )
+
+
+def _text(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")  # a decoded note may hold lone surrogates
+
+
+def _untext(stored: bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass")
+
+
+def stored_cards(
+    db: IndexDB,
+    root: Path,
+    files: Iterable[tuple[str, str]],
+    max_bytes: int,
+    *,
+    title_source: TitleSource | str = TitleSource.AUTO,
+) -> tuple[list[Card], list[str]]:
+    """Cards for ``files`` ((path, sha256) as the index state knows them): from their rows
+    when the hash and the parse settings match, else read and parsed now (and their rows
+    written). Returns the cards and their problems; rows of other paths are deleted."""
+    want = dict(files)
+    tag = parsed_as(title_source)
+    with db.reading() as conn:
+        rows = conn.execute(
+            "SELECT path, sha256, parsed_as, title, card_id, text, details FROM cards"
+        ).fetchall()
+    cards: dict[str, Card] = {}
+    stale: list[str] = []
+    for path, sha, how, title, card_id, text, details in rows:
+        if want.get(path) == sha and how == tag:
+            cards[path] = _card(path, title, card_id, _untext(text), details)
+        else:
+            stale.append(path)
+    hits = len(cards)
+    fresh: list[tuple[Card, str]] = []
+    problems: list[str] = []
+    for rel in want:
+        if rel in cards:
+            continue
+        loaded = load_card(root, rel, max_bytes, title_source=title_source)
+        if loaded.card is None:
+            problems.extend(loaded.read.problems)
+            continue
+        cards[rel] = loaded.card
+        fresh.append((loaded.card, text_sha256(loaded.card.text)))
+    if stale or fresh:
+        save_cards(db, fresh, title_source, drop=stale)
+    log.info("cards for the graph: %d from the database, %d parsed", hits, len(fresh))
+    ordered = [cards[p] for p in want if p in cards]
+    for card in ordered:
+        problems.extend(card.problems)
+    return ordered, problems
+
+
+def save_cards(
+    db: IndexDB,
+    cards: Iterable[tuple[Card, str]],
+    title_source: TitleSource | str,
+    *,
+    drop: Iterable[str] = (),
+) -> None:
+    """Write the rows of ``cards`` ((card, sha256 of its text)) and delete those of ``drop``,
+    in one transaction."""
+    tag = parsed_as(title_source)
+    rows = []
+    gone = [(p,) for p in drop]
+    for card, sha in cards:
+        details = _details(card)
+        if details is None:
+            gone.append((card.path,))
+            continue
+        rows.append((card.path, sha, tag, card.title, card.card_id, _text(card.text), details))
+    with db.transaction() as conn:
+        conn.executemany("DELETE FROM cards WHERE path = ?", gone)
+        conn.executemany(
+            "INSERT OR REPLACE INTO cards "
+            "(path, sha256, parsed_as, title, card_id, text, details) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
+def load_mentions(db: IndexDB) -> MentionCache | None:
+    """The mentions a graph of this vault found, as :meth:`LinkGraph.build` reuses them; None
+    when there are none of this format."""
+    about = db.get(_MENTIONS_KEY)
+    if not isinstance(about, dict) or about.get("format") != MENTION_FORMAT:
+        return None
+    with db.reading() as conn:
+        rows = conn.execute("SELECT path, digest, spans, targets FROM mentions").fetchall()
+    cards: dict[str, CachedMentions] = {}
+    for path, digest, blob, targets in rows:
+        spans = array("i")
+        spans.frombytes(blob)
+        cards[path] = (digest, spans, tuple(json.loads(targets)))
+    phrases = {p: tuple(o) for p, o in about["phrases"].items()}
+    return MentionCache(MENTION_FORMAT, int(about["min_length"]), phrases, cards)
+
+
+def save_mentions(db: IndexDB, cache: MentionCache) -> None:
+    """Replace the kept mentions with ``cache``'s, in one transaction."""
+    about = {"format": cache.format, "min_length": cache.min_length, "phrases": cache.phrases}
+    rows = [
+        (path, digest, spans.tobytes(), json.dumps(list(targets)))
+        for path, (digest, spans, targets) in cache.cards.items()
+    ]
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM mentions")
+        conn.executemany(
+            "INSERT INTO mentions (path, digest, spans, targets) VALUES (?, ?, ?, ?)", rows
+        )
+        put_meta(conn, {_MENTIONS_KEY: about})
