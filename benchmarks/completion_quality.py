@@ -151,7 +151,6 @@ def open_vault(vault: Path, index_dir: Path | None, work: Path) -> Vault:
         copy_tree(index_dir, target, ignore=shutil.ignore_patterns("lock"))
     v = Vault(vault, target)
     v.open()
-    v.build_keyword_index()  # as a compacted index ranks (a fresh one past 20k points)
     return v
 
 

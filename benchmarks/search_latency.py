@@ -58,7 +58,6 @@ def main() -> int:
     }
     with Vault(args.vault, args.index_dir) as vault:
         vault.open()
-        vault.build_keyword_index()  # a compacted index's latency (a fresh one past 20k points)
         foreign = [q for q in queries if not is_english(q)]
         if foreign:
             vault.ensure_multilingual()

@@ -38,7 +38,6 @@ def main() -> int:
     args = ap.parse_args()
     with Vault(args.vault, args.index_dir) as vault:
         vault.open()
-        vault.build_keyword_index()  # as a compacted index ranks (a fresh one past 20k points)
         cards = sorted(vault.graph.cards)
         picked = random.Random(args.seed).sample(cards, min(args.sample, len(cards)))
         opts = SearchOptions(limit=10)

@@ -159,7 +159,6 @@ def prepare(coll: Collection, deepest: int) -> None:
     """Open the index (building it if needed) and run every leg once per query."""
     vault = Vault(coll.vault, coll.index_dir)
     vault.open()
-    vault.build_keyword_index()  # as a compacted index ranks (a fresh one past 20k points)
     engine = vault.engine
     engine.search("warm up the model")
     opts = SearchOptions(limit=deepest, depth=deepest)

@@ -564,14 +564,10 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
     )
 
 
-def _open_vault(args: argparse.Namespace, *, evaluating: bool = False) -> Vault:
+def _open_vault(args: argparse.Namespace) -> Vault:
     """The vault, indexed and embedded up to date. Raises :class:`CliError` for a missing
     folder and :class:`IndexLockedError` when another process holds the index (a caller that
-    can answer read-only catches it; :func:`main` turns it into exit code 1).
-
-    ``evaluating``: the keyword leg is given its full-text index where it waits for a
-    compaction (:meth:`Vault.build_keyword_index`), so that an evaluation measures the
-    ranking every compacted index has, not the interim leg."""
+    can answer read-only catches it; :func:`main` turns it into exit code 1)."""
     _check_vault(args.vault)
     settings = _index_settings(args)
     progress = TerminalProgress()
@@ -591,12 +587,6 @@ def _open_vault(args: argparse.Namespace, *, evaluating: bool = False) -> Vault:
     progress.finish()
     if report.sync.cards == 0:
         print(no_notes_warning(args.vault, len(report.sync.skipped)), file=sys.stderr)
-    if evaluating and vault.build_keyword_index():
-        print(
-            "zettel-lsp: built the keyword index, which waits for a compaction in this fresh "
-            "index, so that the evaluation ranks as a compacted index does",
-            file=sys.stderr,
-        )
     return vault
 
 
@@ -987,7 +977,7 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
         with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
             changed = hc.changed
             args.vault, args.index_dir = hc.vault, hc.index_dir
-            vault = _open_vault(args, evaluating=True)
+            vault = _open_vault(args)
             t_index = time.perf_counter() - t0
             progress = TerminalProgress()
             with vault:
@@ -1055,7 +1045,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"relevant_paths, ...}}, see docs/evaluation.md): {type(exc).__name__}: {exc}"
         ) from exc
     opts = _search_options(args, max(args.k, 10))
-    vault = _open_vault(args, evaluating=True)
+    vault = _open_vault(args)
     with vault:
         _multilingual_for(vault, [q.query for q in golden])
         report = evaluate(lambda q: [r.path for r in vault.engine.search(q, opts)], golden, args.k)
@@ -1091,7 +1081,7 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         golden = golden[: args.limit_queries]
     t_vault = time.perf_counter()
     args.vault, args.index_dir = wd.vault, wd.index
-    vault = _open_vault(args, evaluating=True)
+    vault = _open_vault(args)
     t_index = time.perf_counter()
     with vault:
 
@@ -1313,10 +1303,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 def _compact_before_embedding(
     indexer: Indexer, progress: TerminalProgress
 ) -> dict[str, Any] | None:
-    """Compact the shard between the lexical and the dense phase when both are large (at least
-    ``compact_after()`` points written and as many chunks to embed): an index stopped while
-    embedding (Ctrl-C, a closed terminal, a kill) then opens from indexed segments, and Edge
-    rebuilds in memory only what was embedded since; never compacted, its open rebuilt the BM25
+    """Compact the shard between the lexical and the dense phase when both are large
+    (``CompactionPolicy.due_before_embedding``): an index stopped while embedding (Ctrl-C, a
+    closed terminal, a kill) then opens from indexed segments, and Edge rebuilds in memory
+    only what was embedded since; never compacted, its open rebuilt the BM25
     index of every point (0.7 s of a 1.1 s first answer at 100k cards). None when not done."""
     points = indexer.compaction_before_embedding()
     if not points:
@@ -1340,10 +1330,10 @@ def _compact_before_embedding(
 def _compact_after_index(indexer: Indexer) -> dict[str, Any] | None:
     """Close the index and compact it when enough was written (index/compact.py): what a
     server would otherwise do in the background after its session. None when not needed."""
-    from zettel_lsp.index.compact import compact, uncompacted
+    from zettel_lsp.index.compact import CompactionPolicy, compact
 
     indexer.close()  # saves the state with its count of uncompacted points; closing is idempotent
-    points = uncompacted(indexer.state, indexer.index_dir)
+    points = CompactionPolicy.current().due(indexer.state, indexer.index_dir)
     if not points:
         return None
     print(

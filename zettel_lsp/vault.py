@@ -250,7 +250,6 @@ class Vault:
             "index_dir": str(self.indexer.index_dir),
             "backend": self.settings.backend,
             "points_uncompacted": state.uncompacted,
-            "keyword_index": self._keyword_index(),
             "suggestion_weights": (
                 "default (self-tuning off)"
                 if not self.self_tune
@@ -261,23 +260,6 @@ class Vault:
             "self_tuned": None if self.calibration is None else self.calibration.to_json(),
             "skipped": dict(list(state.skipped.items())[:50]),
         }
-
-    def build_keyword_index(self) -> bool:
-        """Give the keyword leg its full-text index now where it waits for a compaction (a
-        fresh index past 20,000 written points: ``Indexer._keyword_index_rule``), so that an
-        evaluation or benchmark measures what a compacted index answers, not the interim leg.
-        Holds the interpreter lock while it builds (6.4 s at 100k never-compacted cards): not
-        for the server. The next opening drops it again until the compaction. True if built."""
-        return self.indexer.store.keyword_index(True)
-
-    def _keyword_index(self) -> str:
-        """How the keyword leg finds its words (see ``Indexer._keyword_index_rule``)."""
-        indexed = getattr(self.indexer.store, "keyword_indexed", None)
-        if indexed is None:
-            return "the server's"
-        if indexed:
-            return "full-text index"
-        return "none until the next compaction: words checked among the best BM25 points"
 
     def _ml_report(self) -> dict[str, Any]:
         ix = self.indexer

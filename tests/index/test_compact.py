@@ -20,12 +20,12 @@ from zettel_lsp.index.compact import (
     COMPACT_AFTER_ENV,
     COMPACT_AFTER_POINTS,
     COMPACT_LOG,
+    CompactionPolicy,
     compact,
     spawn_compactor,
-    uncompacted,
 )
 from zettel_lsp.index.folder_lock import LOCK_FILE
-from zettel_lsp.index.state import read_state
+from zettel_lsp.index.state import IndexState, read_state
 from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT
 from zettel_lsp.index.store_api import IndexLockedError, point_id
 from zettel_lsp.index.sync import Indexer
@@ -53,6 +53,12 @@ def answers(ix: Indexer, vec: list[float]) -> dict[str, list[object]]:
         out[f"keyword {serial}"] = sorted(
             h.id for h in ix.store.keyword_search(f"Serial {serial}", 5, phrase=True)
         )
+    # the keyword leg's every match with its score (none left out: the count's), a phrase too
+    for q, phrase in (("Serial 17", False), ("zyxwv", False), ("graph", False), ("of the", True)):
+        n = ix.store.keyword_count(q, phrase=phrase)
+        hits = ix.store.keyword_search(q, n + 5, phrase=phrase)
+        out[f"keyword all {q}"] = [n, sorted((h.id, round(h.score, 4)) for h in hits)]
+        assert len(hits) == n, q
     return out
 
 
@@ -102,21 +108,28 @@ def test_compaction_is_wanted_past_the_threshold_only(
     example: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _, index_dir = example
+
+    def due(state: IndexState | None, index_dir: Path) -> int:
+        return CompactionPolicy.current().due(state, index_dir)
+
     state = read_state(index_dir)
     assert state is not None
     monkeypatch.delenv(COMPACT_AFTER_ENV, raising=False)
     state.uncompacted = COMPACT_AFTER_POINTS - 1
-    assert uncompacted(state, index_dir) == 0
+    assert due(state, index_dir) == 0
     assert spawn_compactor(index_dir, state) is None
     state.uncompacted = COMPACT_AFTER_POINTS
-    assert uncompacted(state, index_dir) == COMPACT_AFTER_POINTS
+    assert due(state, index_dir) == COMPACT_AFTER_POINTS
     monkeypatch.setenv(COMPACT_AFTER_ENV, "10")
     state.uncompacted = 10
-    assert uncompacted(state, index_dir) == 10
-    assert uncompacted(state, index_dir.parent / "no index here") == 0
-    assert uncompacted(None, index_dir) == 0
+    assert due(state, index_dir) == 10
+    policy = CompactionPolicy.current()
+    assert policy.due_before_embedding(state, index_dir, 10) == 10
+    assert policy.due_before_embedding(state, index_dir, 9) == 0  # a short dense phase
+    assert due(state, index_dir.parent / "no index here") == 0
+    assert due(None, index_dir) == 0
     state.backend = "qdrant:http://localhost:6333"  # a server optimizes its own segments
-    assert uncompacted(state, index_dir) == 0
+    assert due(state, index_dir) == 0
 
 
 def test_the_detached_compactor_compacts_and_logs(
@@ -240,7 +253,7 @@ def test_a_new_shard_keeps_everything_cold(tmp_path: Path, cache_dir: Path) -> N
     assert vector_memory(tmp_path / "index") == {"dense": "cold", "bm25": "cold"}
     state = read_state(tmp_path / "index")
     assert state is not None and state.store_layout == STORE_LAYOUT
-    assert uncompacted(state, tmp_path / "index") == 0  # 20 points: nothing due
+    assert CompactionPolicy.current().due(state, tmp_path / "index") == 0  # 20 points: nothing due
 
 
 def test_a_shard_in_the_older_layout_is_moved_by_its_next_compaction(
@@ -285,14 +298,14 @@ def test_a_shard_in_the_older_layout_is_moved_by_its_next_compaction(
         before = answers(ix, query)
     state = read_state(index_dir)
     assert state is not None and state.uncompacted == 0
-    assert uncompacted(state, index_dir) == 1  # due: the layout, not the points
+    assert CompactionPolicy.current().due(state, index_dir) == 1  # due: the layout, not the points
     result = compact(index_dir)
     assert result.changed
     assert set(field_memory(index_dir).values()) == {"Memory.Cold"}
     assert vector_memory(index_dir) == {"dense": "cold", "bm25": "cold"}
     state = read_state(index_dir)
     assert state is not None and state.store_layout == STORE_LAYOUT
-    assert uncompacted(state, index_dir) == 0
+    assert CompactionPolicy.current().due(state, index_dir) == 0
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         assert answers(ix, query) == before
         assert ix.sync().indexed == 0
@@ -302,19 +315,14 @@ def test_a_vector_added_later_is_made_cold_by_the_next_compaction(
     tmp_path: Path, cache_dir: Path
 ) -> None:
     """Edge gives a vector added to an existing shard (the multilingual one, or the dense one
-    after a model change) its in-memory placement: the whole storage is read at every open
-    (352 MB at 100k cards). The next compaction is due for it, however few points were
-    written, and makes it cold without losing a value."""
-    from zettel_lsp.index.store import vectors_in_memory
-
+    after a model change) its default placement, read into memory at every open. The next
+    compaction declares it cold, without losing a value."""
     vault = make_big_vault(tmp_path / "vault", 300)
     index_dir = tmp_path / "index"
     rng = np.random.default_rng(3)
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         random_vectors(ix, rng)
-    state = read_state(index_dir)
-    assert state is not None and uncompacted(state, index_dir) == 0  # 300 points: not due
-    assert vectors_in_memory(index_dir / SHARD_DIR) == []
+    assert compact(index_dir).points > 0
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         assert ix.store.ensure_vector("dense_ml", 16)
         ids = [point_id(p, 0) for p in sorted(ix.state.files)][:100]
@@ -323,14 +331,9 @@ def test_a_vector_added_later_is_made_cold_by_the_next_compaction(
         before = [
             (h.id, round(h.score, 4)) for h in ix.store.dense_search(query, 10, using="dense_ml")
         ]
-    assert vectors_in_memory(index_dir / SHARD_DIR) == ["dense_ml"]
-    state = read_state(index_dir)
-    assert state is not None and 0 < state.uncompacted < COMPACT_AFTER_POINTS
-    assert uncompacted(state, index_dir) == state.uncompacted  # due: the placement
-    assert compact(index_dir).changed
-    assert vectors_in_memory(index_dir / SHARD_DIR) == []
-    state = read_state(index_dir)
-    assert state is not None and uncompacted(state, index_dir) == 0
+    assert vector_memory(index_dir)["dense_ml"] is None  # Edge's default
+    compact(index_dir)
+    assert vector_memory(index_dir) == {"dense": "cold", "dense_ml": "cold", "bm25": "cold"}
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         after = [
             (h.id, round(h.score, 4)) for h in ix.store.dense_search(query, 10, using="dense_ml")
@@ -344,9 +347,8 @@ def test_past_the_exact_limit_search_uses_the_int8_copy_and_keeps_its_recall(
     """Layout 3: a compacted shard keeps an int8 copy of the dense vectors in memory. Past
     EXACT_DENSE_POINTS (lowered here: 7,000 points instead of 100,000) search walks the HNSW
     graph over that copy and rescores on the originals: nearly the exact answers, and nothing
-    is read ahead. At or below it, search stays exact on the originals, as before."""
+    is searched ahead. At or below it, search stays exact on the originals, as before."""
     from zettel_lsp.index import store as store_module
-    from zettel_lsp.index.store import graph_without_int8
 
     vault = make_big_vault(tmp_path / "vault", 7000)
     index_dir = tmp_path / "index"
@@ -359,7 +361,6 @@ def test_past_the_exact_limit_search_uses_the_int8_copy_and_keeps_its_recall(
     segments = list((index_dir / SHARD_DIR / "segments").glob("*/segment.json"))
     dense = [json.loads(p.read_text())["config"]["vector_data"]["dense"] for p in segments]
     assert any(d["index"]["type"] == "hnsw" and d["quantization_config"] for d in dense)
-    assert not graph_without_int8(index_dir / SHARD_DIR)
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
         ids = [point_id(p, 0) for p in ix.state.files]  # the points random_vectors set
         # at the limit: exact on the originals, the answers of the uncompacted shard
@@ -367,7 +368,7 @@ def test_past_the_exact_limit_search_uses_the_int8_copy_and_keeps_its_recall(
         assert ix.store.warm(ids, ix.embedder.dim) == len(ids) == 7000
         monkeypatch.setattr(store_module, "EXACT_DENSE_POINTS", 100)
         found = [[h.id for h in ix.store.dense_search(q, 10)] for q in queries]
-        assert ix.store.warm(ids, ix.embedder.dim) == 0  # nothing to read ahead
+        assert ix.store.warm(ids, ix.embedder.dim) == 0  # nothing to search ahead
         # the same graph walked on the originals (layout 2's search)
         monkeypatch.setattr(store_module, "_RESCORED", store_module._ORIGINALS)
         originals = [[h.id for h in ix.store.dense_search(q, 10)] for q in queries]
@@ -381,15 +382,20 @@ def test_past_the_exact_limit_search_uses_the_int8_copy_and_keeps_its_recall(
     assert recall(found) >= 0.85
 
 
-def test_a_graph_without_the_int8_copy_is_read_ahead_until_its_compaction(
-    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A shard compacted in layout 2 has an HNSW graph and no int8 copy: its searches read the
-    originals, so they are still read ahead; its next compaction adds the copy."""
-    from qdrant_edge import Distance, EdgeConfig, EdgeShard, EdgeVectorParams, Memory
+def int8_graphs(index_dir: Path) -> list[bool]:
+    """Per segment with an HNSW graph of ``dense``: whether it has the int8 copy (Edge's
+    segment files: the only place that tells)."""
+    segments = (index_dir / SHARD_DIR / "segments").glob("*/segment.json")
+    dense = [json.loads(p.read_text())["config"]["vector_data"]["dense"] for p in segments]
+    return [bool(d.get("quantization_config")) for d in dense if d["index"]["type"] == "hnsw"]
 
-    from zettel_lsp.index import store as store_module
-    from zettel_lsp.index.store import graph_without_int8
+
+def test_a_graph_without_the_int8_copy_gets_it_at_the_next_compaction(
+    tmp_path: Path, cache_dir: Path
+) -> None:
+    """A shard compacted in layout 2 has an HNSW graph and no int8 copy; the state's older
+    layout makes its next compaction due, which adds the copy."""
+    from qdrant_edge import Distance, EdgeConfig, EdgeShard, EdgeVectorParams, Memory
 
     vault = make_big_vault(tmp_path / "vault", 7000)
     index_dir = tmp_path / "index"
@@ -407,15 +413,13 @@ def test_a_graph_without_the_int8_copy_is_read_ahead_until_its_compaction(
     )
     assert shard.optimize()
     shard.close()
-    assert graph_without_int8(index_dir / SHARD_DIR)
-    monkeypatch.setattr(store_module, "EXACT_DENSE_POINTS", 100)
-    with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
-        ids = [point_id(p, 0) for p in ix.state.files]  # the points random_vectors set
-        assert ix.store.warm(ids, ix.embedder.dim) == len(ids) == 7000
+    assert int8_graphs(index_dir) == [False]
     state = read_state(index_dir)
-    assert state is not None and uncompacted(state, index_dir) > 0  # the layout is due
+    assert state is not None
+    state.uncompacted = 0
+    assert CompactionPolicy.current().due(state, index_dir) == 1  # the layout is due
     assert compact(index_dir).changed
-    assert not graph_without_int8(index_dir / SHARD_DIR)
+    assert int8_graphs(index_dir) == [True]
 
 
 # ------------------------------------------- the compaction between the CLI's two phases
@@ -456,7 +460,6 @@ def test_index_compacts_between_its_phases_when_both_are_large(
         assert ix.state.uncompacted == 0
         # the shard was closed and opened again in place: it answers and takes writes
         assert sorted(h.path for h in ix.store.keyword_search("quokkas", 10)) == before
-        assert ix.store.keyword_indexed
         (vault / "Later.md").write_text("# Later\n\nWombats dig burrows.\n")
         ix.sync()
         ix.embed_pending()
@@ -586,7 +589,6 @@ def test_compact_in_child_keeps_every_answer_and_a_stopped_one_loses_nothing(
         assert done is not None and done.points == written
         assert ix.state.uncompacted == 0 and ix.state.store_layout == STORE_LAYOUT
         assert answers(ix, vec) == before
-        assert ix.store.keyword_indexed
         (vault / "Later.md").write_text("# Later\n\nWombats dig burrows.\n")
         ix.sync()  # it takes writes again
         assert ix.store.keyword_search("wombats", 5)[0].path == "Later.md"

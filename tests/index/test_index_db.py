@@ -113,8 +113,4 @@ def test_an_index_folder_of_the_older_layout_is_rebuilt(
         assert ix.sync().indexed == 45
     finally:
         ix.close()
-    assert sorted(p.name for p in idx.iterdir() if p.name != "owner.json") == [
-        DB_FILE,
-        "lock",
-        "shard",
-    ]
+    assert sorted(p.name for p in idx.iterdir()) == [DB_FILE, "lock", "shard"]

@@ -190,7 +190,10 @@ def test_a_card_whose_front_matter_has_no_json_form_is_parsed_at_every_start(
     for _ in range(2):
         with Vault(vault, idx, IndexSettings(), cache_dir=cache_dir) as v:
             v.open(embed=False)
-            assert v.graph.cards["keys.md"].frontmatter == {"blob": b"hello", "when": date(2020, 1, 2)}
+            assert v.graph.cards["keys.md"].frontmatter == {
+                "blob": b"hello",
+                "when": date(2020, 1, 2),
+            }
         assert card_rows(idx) == 1  # plain.md only
 
 

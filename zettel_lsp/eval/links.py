@@ -175,7 +175,7 @@ def _shared_lock(folder: Path) -> Iterator[None]:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
-_INDEX_FILES = (*DB_FILES, "shard", "owner.json")
+_INDEX_FILES = (*DB_FILES, "shard")
 
 
 def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> IndexState:

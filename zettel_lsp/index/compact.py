@@ -22,11 +22,13 @@ runs inside the language server, whose event loop would stop answering. It runs:
   :mod:`zettel_lsp.index.folder_lock`): compaction only makes the next start faster, and a
   stopped one loses nothing.
 
-Both only when at least :func:`compact_after` points were written since the last compaction
+When is decided in one place, :class:`CompactionPolicy`: when at least
+:attr:`~CompactionPolicy.after_points` points were written since the last compaction
 (``IndexState.uncompacted``): a small vault's shard loads fast as it is; or when the shard was
 written in an older layout (``IndexState.store_layout``, see ``store.STORE_LAYOUT``): the
-compaction moves it; or when a vector added later sits in memory
-(:func:`~zettel_lsp.index.store.vectors_in_memory`): the compaction makes it cold.
+compaction moves it. Every compaction runs the same optimization,
+:meth:`~zettel_lsp.index.store.EdgeStore.optimize_folder`, and records itself in the state
+the same way (:meth:`CompactionPolicy.done`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from pathlib import Path
 from zettel_lsp.index.db import IndexDB, put_meta
 from zettel_lsp.index.folder_lock import COMPACTING, FolderLock
 from zettel_lsp.index.state import IndexState
-from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT, EdgeStore, vectors_in_memory
+from zettel_lsp.index.store import SHARD_DIR, STORE_LAYOUT, EdgeStore
 from zettel_lsp.index.store_api import IndexLockedError
 
 log = logging.getLogger(__name__)
@@ -53,27 +55,49 @@ COMPACT_AFTER_ENV = "ZETTEL_LSP_COMPACT_AFTER"  # overrides it (0: after every w
 COMPACT_LOG = "compact.log"  # the detached compactor's stderr, in the index folder
 
 
-def compact_after() -> int:
-    """Points written since the last compaction that make the next one worth its time."""
-    raw = os.environ.get(COMPACT_AFTER_ENV, "").strip()
-    with contextlib.suppress(ValueError):
-        if raw:
-            return max(0, int(raw))
-    return COMPACT_AFTER_POINTS
+@dataclass(frozen=True, slots=True)
+class CompactionPolicy:
+    """When the local shard of an index folder is worth compacting."""
 
+    # points written since the last compaction that make the next one worth its time
+    after_points: int = COMPACT_AFTER_POINTS
 
-def uncompacted(state: IndexState | None, index_dir: Path) -> int:
-    """Points written to the local shard of ``index_dir`` since its last compaction, as its
-    ``state`` counts them (the indexer's, in memory), when they call for a compaction
-    (:func:`compact_after`), else 0 (also for a remote index, or none)."""
-    if state is None or state.backend != "edge" or not (index_dir / SHARD_DIR).is_dir():
-        return 0
-    n = state.uncompacted
-    if state.store_layout < STORE_LAYOUT:
-        return max(n, 1)  # an older layout: the next compaction moves it (store.STORE_LAYOUT)
-    if vectors_in_memory(index_dir / SHARD_DIR):
-        return max(n, 1)  # a vector added in memory: the next compaction makes it cold
-    return n if n > 0 and n >= compact_after() else 0
+    @classmethod
+    def current(cls) -> CompactionPolicy:
+        """The policy in force: :data:`COMPACT_AFTER_ENV` overrides the threshold."""
+        raw = os.environ.get(COMPACT_AFTER_ENV, "").strip()
+        with contextlib.suppress(ValueError):
+            if raw:
+                return cls(max(0, int(raw)))
+        return cls()
+
+    def due(self, state: IndexState | None, index_dir: Path) -> int:
+        """The points written to the local shard of ``index_dir`` since its last compaction,
+        as its ``state`` counts them (the indexer's, in memory), when they call for a
+        compaction, else 0 (also for a remote index, or none). A shard in an older layout is
+        due whatever its count (at least 1)."""
+        if state is None or state.backend != "edge" or not (index_dir / SHARD_DIR).is_dir():
+            return 0
+        n = state.uncompacted
+        if state.store_layout < STORE_LAYOUT:
+            return max(n, 1)
+        return n if n > 0 and n >= self.after_points else 0
+
+    def due_before_embedding(
+        self, state: IndexState | None, index_dir: Path, dense_pending: int
+    ) -> int:
+        """:meth:`due`, between a large lexical phase and its dense phase: only when at least
+        :attr:`after_points` chunks (and at least one) wait for their vectors too (a vault's
+        first index), else 0."""
+        if dense_pending < max(1, self.after_points):
+            return 0
+        return self.due(state, index_dir)
+
+    @staticmethod
+    def done(state: IndexState) -> None:
+        """Record in ``state`` that its shard was just compacted."""
+        state.uncompacted = 0
+        state.store_layout = STORE_LAYOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +133,7 @@ def spawn_compactor(index_dir: Path, state: IndexState) -> subprocess.Popen[byte
     editor's signals to the server's process group do not reach it), when the index's
     ``state`` calls for it. Its stderr goes to ``INDEX_DIR/compact.log``. Call after the index
     is closed (its state saved)."""
-    points = uncompacted(state, index_dir)
+    points = CompactionPolicy.current().due(state, index_dir)
     if not points:
         return None
     try:

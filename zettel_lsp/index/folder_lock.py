@@ -71,6 +71,15 @@ class FolderLock:
         self._fh.close()
 
 
+def holder_pid(folder: Path) -> int | None:
+    """The pid of the process holding ``folder``'s lock, as it wrote it (None: unreadable)."""
+    try:
+        with (folder / LOCK_FILE).open(encoding="utf-8") as fh:
+            return _holder(fh)[0]
+    except OSError:
+        return None
+
+
 def _holder(fh: IO[str]) -> tuple[int | None, str]:
     """The pid and purpose the lock's holder wrote (None, "" when unreadable)."""
     with contextlib.suppress(OSError):

@@ -445,11 +445,6 @@ class RemoteStore:
     def drop_vector(self, name: str) -> None:
         """Nothing to drop (see :meth:`ensure_vector`)."""
 
-    def keyword_index(self, on: bool) -> bool:
-        """The server keeps its full-text index on disk and does not rebuild it at a load:
-        the collection keeps it (nothing changes)."""
-        return False
-
     # ------------------------------------------------------------------ writes
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
@@ -595,6 +590,7 @@ class RemoteStore:
         match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
         flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
         idx, val = self._bm25.query_pairs(text, langs)
+        hits: list[Hit] = []
         if idx:
             res = self._call(
                 "search",
@@ -607,14 +603,18 @@ class RemoteStore:
                     with_payload=True,
                 ),
             )
-            return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
-        records, _ = self._call(
-            "search",
-            lambda: self._client.scroll(
-                self.collection, scroll_filter=flt, limit=limit, with_payload=True
-            ),
-        )
-        return [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
+            hits = [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
+        if len(hits) < limit:  # the matches BM25 gives nothing (see EdgeStore.keyword_search)
+            seen: list[Any] = [m.HasIdCondition(has_id=[h.id for h in hits])] if hits else []
+            rest = m.Filter(must=flt.must, must_not=seen or None)
+            records, _ = self._call(
+                "search",
+                lambda: self._client.scroll(
+                    self.collection, scroll_filter=rest, limit=limit - len(hits), with_payload=True
+                ),
+            )
+            hits += [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
+        return hits
 
     def keyword_count(self, text: str, *, phrase: bool = False) -> int:
         """How many points hold every word of ``text`` (or the phrase): see EdgeStore."""

@@ -37,19 +37,13 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
-from zettel_lsp.index.compact import COMPACT_LOG, CompactResult, compact_after, uncompacted
+from zettel_lsp.index.compact import COMPACT_LOG, CompactionPolicy, CompactResult
 from zettel_lsp.index.db import DB_FILES, IndexDB
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
 from zettel_lsp.index.state import FileState, IndexState, SavedState
-from zettel_lsp.index.store import (
-    DENSE,
-    DENSE_ML,
-    STORE_LAYOUT,
-    EdgeStore,
-    ReadAhead,
-)
+from zettel_lsp.index.store import DENSE, DENSE_ML, STORE_LAYOUT, EdgeStore
 from zettel_lsp.index.store_api import (
     ChunkPoint,
     StoreError,
@@ -282,16 +276,11 @@ class Indexer:
 
     def _open(self, dim: int) -> None:
         """Open the store and load (or start) the bookkeeping; called under the folder lock."""
-        # the shard's files are read ahead while the state loads (0.45 s at 100k cards)
-        # (a daemon thread: an error here leaves it to finish reading on its own)
-        ahead = None if self.settings.qdrant_url else ReadAhead(self.index_dir)
         _clear_old_layout(self.index_dir)
         self.db = IndexDB(self.index_dir)
         self.saved = SavedState(self.db)
         state = self.saved.load()
-        self.store: VectorStore = self._open_store(
-            state.dim if state and state.dim else dim, state, ahead
-        )
+        self.store: VectorStore = self._open_store(state.dim if state and state.dim else dim, state)
         if self._store_rebuilt or (isinstance(self.store, EdgeStore) and self.store.created):
             state = None  # a new shard (the old one damaged or removed) holds nothing yet
         if (
@@ -331,32 +320,12 @@ class Indexer:
         self._tally: tuple[int, Tally] | None = None
         if state.bm25_avg_len > 0:
             self.store.set_bm25_avg_len(state.bm25_avg_len)
-        self._keyword_index_rule()
 
-    def _keyword_index_rule(self) -> None:
-        """The keyword leg's full-text index exists while fewer than :func:`compact_after`
-        points wait for a compaction, and waits for that compaction otherwise (which builds
-        it again, on disk). Edge rebuilds the index of the never-compacted part at every load
-        (at 100k cards 85% of the open: :meth:`EdgeStore.keyword_index`), so a vault's first
-        index, stopped mid-embedding, opened in seconds. Without it the keyword leg looks
-        among the best BM25 points only. Checked at the open and after every write; the count
-        only grows until the next compaction, so within one opening the index is dropped at
-        most once."""
-        want = self.state.uncompacted < max(1, compact_after())
-        if self.store.keyword_index(want):
-            log.info(
-                "keyword index %s (%d points written since the last compaction)",
-                "built" if want else "left to the next compaction",
-                self.state.uncompacted,
-            )
-
-    def _open_store(
-        self, dim: int, own: IndexState | None, ahead: ReadAhead | None = None
-    ) -> VectorStore:
+    def _open_store(self, dim: int, own: IndexState | None) -> VectorStore:
         self._store_rebuilt = False
         if not self.settings.qdrant_url:
             try:
-                return EdgeStore(self.index_dir, dim, 100.0, read_ahead_by=ahead)
+                return EdgeStore(self.index_dir, dim, 100.0)
             except StoreError as exc:
                 # Damaged (e.g. killed while the shard was being created): we hold the folder's
                 # lock, so no live process is using it; the notes are the truth and the index
@@ -416,13 +385,13 @@ class Indexer:
                         self._folder_lock.release()
 
     def compaction_before_embedding(self) -> int:
-        """The points to compact between a large lexical phase and its dense phase (a vault's
-        first index: at least :func:`~zettel_lsp.index.compact.compact_after` points written
-        and as many chunks left to embed, in a local shard); 0 when that is not due. The rule
-        of both ``zettel-lsp index`` and the language server."""
-        if not isinstance(self.store, EdgeStore) or self.dense_pending < max(1, compact_after()):
+        """The points to compact between a large lexical phase and its dense phase, in a local
+        shard (:meth:`~zettel_lsp.index.compact.CompactionPolicy.due_before_embedding`); 0
+        when that is not due. The rule of both ``zettel-lsp index`` and the language server."""
+        if not isinstance(self.store, EdgeStore):
             return 0
-        return uncompacted(self.state, self.index_dir)
+        policy = CompactionPolicy.current()
+        return policy.due_before_embedding(self.state, self.index_dir, self.dense_pending)
 
     def compact_in_child(
         self, should_stop: Callable[[], bool] = lambda: False
@@ -435,8 +404,8 @@ class Indexer:
 
     def compact_now(self) -> CompactResult | None:
         """Compact the local shard in this process when enough was written since the last
-        compaction (:func:`~zettel_lsp.index.compact.uncompacted`); None when not needed (or
-        the index is remote). Holds the interpreter lock while the optimizer runs: for
+        compaction (:meth:`~zettel_lsp.index.compact.CompactionPolicy.due`); None when not
+        needed (or the index is remote). Holds the interpreter lock while the optimizer runs: for
         ``zettel-lsp index``, which calls it between a large lexical phase and its dense phase,
         so that an index stopped while embedding (closed, killed) opens from indexed segments,
         Edge rebuilding only what was embedded since (docs/indexing.md)."""
@@ -449,7 +418,7 @@ class Indexer:
         if not isinstance(store, EdgeStore):
             return None
         with self._lock:
-            points = uncompacted(self.state, self.index_dir)
+            points = CompactionPolicy.current().due(self.state, self.index_dir)
             if not points:
                 return None
             t0 = time.perf_counter()
@@ -458,10 +427,8 @@ class Indexer:
             if changed is None:
                 return None
             seconds = time.perf_counter() - t0
-            self.state.uncompacted = 0
-            self.state.store_layout = STORE_LAYOUT
+            CompactionPolicy.done(self.state)
             self.saved.save(self.state)
-            self._keyword_index_rule()
         log.info("compacted the index in %.1f s (%d points written before)", seconds, points)
         return CompactResult(points, seconds, changed)
 
@@ -721,7 +688,6 @@ class Indexer:
                     [batch[i].point for i in live], [vectors[i] for i in live], using=using
                 )
                 self.state.uncompacted += len(live)
-                self._keyword_index_rule()
                 for i in live:
                     path = batch[i].path
                     left = left_by_path.get(path, 0) - 1
@@ -994,7 +960,6 @@ class Indexer:
         state.uncompacted += (
             len(points) + len(surplus) + sum(files[p].chunks for p in deleted if p in files)
         )
-        self._keyword_index_rule()
 
         for p in removed:
             state.files.pop(p, None)
@@ -1304,7 +1269,6 @@ _INDEX_ENTRIES = frozenset(
         LOCK_FILE,
         *DB_FILES,
         "shard",
-        "owner.json",
         COMPACT_LOG,
     }
 )

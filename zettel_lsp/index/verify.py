@@ -185,18 +185,8 @@ def verify(
 
     Cards and chunks are checked for every card; keyword probes and re-embedded vectors for
     ``sample`` random cards (``None`` or a negative number: every card) plus the ``focus``
-    cards (e.g. the ones a benchmark renamed or edited), drawn with ``seed``.
-
-    The keyword probes check what the full-text index promises: where that index waits for
-    a compaction (``Indexer._keyword_index_rule``), it is built for the probes and dropped
-    again after them (6.4 s at 100k never-compacted cards), so the index's content and shape
-    are as they were."""
-    built = indexer.store.keyword_index(True)
-    try:
-        return _verify(indexer, sample, seed, focus)
-    finally:
-        if built:
-            indexer.store.keyword_index(False)
+    cards (e.g. the ones a benchmark renamed or edited), drawn with ``seed``."""
+    return _verify(indexer, sample, seed, focus)
 
 
 def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str]) -> VerifyReport:
