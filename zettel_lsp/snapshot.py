@@ -46,8 +46,8 @@ SNAPSHOT_FILE = "graph.pickle"
 # 2: named_by as lists; 3: the graph/adjacency.py edges, no title automaton, resolver tuples;
 # 4: the mention matcher's word-boundary automaton; 5: its values are the phrases alone;
 # 6: LinkGraph.link_generation; 7: packed cards, spans of numbers, links' resolutions alone;
-# 8: the texts after the pickle (MAGIC)
-SNAPSHOT_FORMAT = f"graph-8:{CARD_FORMAT}:{MENTION_FORMAT}"
+# 8: the texts after the pickle (MAGIC); 9: the link edges in a networkx DiGraph
+SNAPSHOT_FORMAT = f"graph-9:{CARD_FORMAT}:{MENTION_FORMAT}"
 MAGIC = b"zettel-lsp graph snapshot 1\n"
 _LENGTHS = struct.Struct("<QQ")
 # a start applies at most this many changed cards to a snapshot (or 1% of the cards, if more)
