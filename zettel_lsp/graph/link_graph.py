@@ -558,11 +558,14 @@ class LinkGraph:
         its distance (breadth-first: nearer cards first)."""
         if path not in self.graph:
             return {}
+
+        def around(node: str) -> Iterator[str]:
+            # a generator: the search asks for every card it reaches, and lists the neighbours
+            # only of those it expands (not of the cards at the cutoff)
+            yield from self.neighbours(node, kinds)
+
         dist = {path: 0}
-        steps = nx.generic_bfs_edges(
-            self.graph, path, lambda node: self.neighbours(node, kinds), depth_limit=cutoff
-        )
-        for u, v in steps:
+        for u, v in nx.generic_bfs_edges(self.graph, path, around, depth_limit=cutoff):
             dist[v] = dist[u] + 1
         return dist
 
