@@ -507,7 +507,7 @@ class LinkGraph:
         def carries(u: str, v: str) -> bool:
             return any(k in g.succ[u][v] for k in kinds)
 
-        view: nx.DiGraph[str] = nx.subgraph_view(g, filter_edge=carries)  # stubs: Any
+        view: nx.DiGraph[str] = nx.subgraph_view(g, filter_edge=carries)  # the stubs: Any
         return view
 
     def neighbours(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> set[str]:
