@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
+from zettel_lsp.graph.link_graph import LINK_KINDS, EdgeKind, LinkGraph
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 
@@ -29,7 +29,7 @@ def test_edges_backlinks_and_kinds() -> None:
     g = LinkGraph.build(cards(VAULT))
     assert g.backlinks("BM25.md") == ["Hub.md"]
     assert g.backlinks("Dense retrieval.md") == ["Hub.md"]
-    assert g.graph.edge("Hub.md", "Dense retrieval.md") == {EdgeKind.EMBED: 1}
+    assert g.graph.edges["Hub.md", "Dense retrieval.md"] == {"embed": 1}
     assert g.outgoing("Hub.md") == ["BM25.md", "Dense retrieval.md", "Inverted index.md"]
     assert [rl.link.raw for rl in g.unresolved_links()] == ["[[Missing]]"]
     assert g.linked_pairs() == {
@@ -63,7 +63,7 @@ def test_unlinked_mentions_use_titles_and_aliases_and_skip_links() -> None:
     assert g.mentions_of("Hub.md") == []  # everything there is inside links
     assert g.mentioned_by("BM25.md") == ["Dense retrieval.md", "Inverted index.md"]
     assert g.mention_sources("BM25.md") == {"Dense retrieval.md": 1, "Inverted index.md": 1}
-    assert g.graph.edge("Inverted index.md", "BM25.md") is None  # mentions are kept apart
+    assert not g.graph.has_edge("Inverted index.md", "BM25.md")  # mentions are no edges
     assert g.neighbours("BM25.md", kinds=(EdgeKind.MENTION,)) == {
         "Dense retrieval.md",
         "Inverted index.md",
@@ -107,13 +107,35 @@ def test_distance_can_follow_mentions_when_asked() -> None:
     assert g.distance("Gamma.md", "Beta.md", kinds=kinds) == 2
 
 
+def test_an_edge_holds_its_kinds_and_counts_and_goes_with_its_links() -> None:
+    spec = {
+        "Alpha.md": "[[Beta]] and [[Beta|again]], ![[Beta]], [[Alpha]] itself, [[Gamma]]",
+        "Beta.md": "[[Alpha]] and the gamma card",
+        "Gamma.md": "",
+        "Alone.md": "",
+    }
+    g = LinkGraph.build(cards(spec))
+    assert set(g.graph) == set(spec)  # every card is a node, linked or not
+    assert g.graph.edges["Alpha.md", "Beta.md"] == {"link": 2, "embed": 1}
+    assert g.graph.edges["Alpha.md", "Alpha.md"] == {"link": 1}  # a card linking itself
+    assert not g.graph.has_edge("Beta.md", "Gamma.md")  # a mention is no edge
+    assert g.degree("Alone.md") == 0 and g.degree("nope.md") == 0
+    # Alpha: out to itself, Beta, Gamma, in from itself, Beta; Gamma: in from Alpha, named by Beta
+    assert g.degree("Alpha.md") == 3 + 2 and g.degree("Gamma.md") == 0 + 2
+    g.upsert(parse_card("Alpha.md", "[[Gamma]] only"))
+    assert sorted(g.graph.edges) == [("Alpha.md", "Gamma.md"), ("Beta.md", "Alpha.md")]
+    g.remove("Gamma.md")  # its edges go both ways, and it is no node
+    assert "Gamma.md" not in g.graph and sorted(g.graph.edges) == [("Beta.md", "Alpha.md")]
+
+
 # ---------------------------------------------------------------- incremental updates
 
 
 def snapshot(g: LinkGraph) -> dict[str, Any]:
     return {
         "cards": sorted(g.cards),
-        "edges": sorted((u, v, sorted(d.items())) for u, v, d in g.graph.edges()),
+        "nodes": sorted(g.graph),
+        "edges": sorted((u, v, sorted(d.items())) for u, v, d in g.graph.edges(data=True)),
         "links": {p: [(rl.link.raw, rl.target) for rl in g.links_of(p)] for p in sorted(g.cards)},
         "mentions": {
             p: [(m.target, m.start, m.end) for m in g.mentions_of(p)] for p in sorted(g.cards)
@@ -312,3 +334,84 @@ def test_mentions_round_trip_through_the_database(tmp_path) -> None:
         assert again.mentions_found == 0 and snapshot(again) == snapshot(g)
     finally:
         db.close()
+
+
+# ---------------------------------------------------------------- queries and kinds
+
+
+KIND_SETS = [
+    LINK_KINDS,
+    (EdgeKind.LINK,),
+    (EdgeKind.EMBED,),
+    (EdgeKind.MENTION,),
+    (EdgeKind.LINK, EdgeKind.EMBED, EdgeKind.MENTION),
+]
+
+
+def joined(g: LinkGraph, kinds: tuple[EdgeKind, ...]) -> set[tuple[str, str]]:
+    """(source, target) of every link, embed or mention of ``kinds``, from the cards' lists."""
+    pairs: set[tuple[str, str]] = set()
+    for p in g.cards:
+        for rl in g.links_of(p):
+            kind = EdgeKind.EMBED if rl.link.is_embed else EdgeKind.LINK
+            if rl.target is not None and kind in kinds:
+                pairs.add((p, rl.target))
+        if EdgeKind.MENTION in kinds:
+            pairs.update((p, m.target) for m in g.mentions_of(p))
+    return pairs
+
+
+def hops(pairs: set[tuple[str, str]], start: str) -> dict[str, int]:
+    """Undirected breadth-first distances from ``start`` over ``pairs``."""
+    dist, front = {start: 0}, [start]
+    while front:
+        nxt = []
+        for node in front:
+            for u, v in pairs:
+                other = v if u == node else u if v == node else None
+                if other is not None and other not in dist:
+                    dist[other] = dist[node] + 1
+                    nxt.append(other)
+        front = nxt
+    return dist
+
+
+@settings(max_examples=60, deadline=None)
+@given(OPS)
+def test_queries_agree_with_the_cards_links_and_mentions(
+    ops: list[tuple[str, str, str, str]],
+) -> None:
+    state: dict[str, str] = {}
+    apply_ops(state, ops)
+    g = LinkGraph.build(cards(state))
+    paths = sorted(g.cards)
+    links = joined(g, LINK_KINDS)
+    assert g.linked_pairs() == {(u, v) for u, v in links if u != v}
+    for kinds in KIND_SETS:
+        pairs = joined(g, kinds)
+        edges = joined(g, tuple(k for k in kinds if k in LINK_KINDS))  # mentions: no backlinks
+        for p in paths:
+            near = {v for u, v in pairs if u == p} | {u for u, v in pairs if v == p}
+            assert g.neighbours(p, kinds) == near - {p}, (p, kinds)
+            assert g.backlinks(p, kinds) == sorted({u for u, v in edges if v == p and u != p})
+            assert g.outgoing(p, kinds) == sorted({v for u, v in edges if u == p and v != p})
+            for others in [set(), {p}, set(paths[:2]), set(paths[2:])]:
+                assert g.touches(p, others, kinds) == bool(others & (near - {p}))
+            dist = hops(pairs, p)
+            for cutoff in range(4):
+                assert g.within(p, cutoff, kinds) == {
+                    q: d for q, d in dist.items() if d <= cutoff
+                }, (p, cutoff, kinds)
+                for q in paths:
+                    expected = dist.get(q)
+                    if expected is not None and expected > cutoff:
+                        expected = None
+                    assert g.distance(p, q, cutoff, kinds) == expected, (p, q, cutoff, kinds)
+        assert g.backlink_counts(kinds) == {p: len(g.backlinks(p, kinds)) for p in paths}
+    for p in paths:
+        out = {v for u, v in joined(g, KIND_SETS[-1]) if u == p}
+        inc = {u for u, v in joined(g, KIND_SETS[-1]) if v == p}
+        assert g.degree(p) == len(out) + len(inc), p
+    counts = g.backlink_counts()
+    ranked = sorted(((p, n) for p, n in counts.items() if n), key=lambda x: (-x[1], x[0]))
+    assert g.most_linked(3) == ranked[:3]

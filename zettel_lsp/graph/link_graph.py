@@ -1,20 +1,20 @@
-"""The card graph: resolved links, embeds and unlinked mentions as typed, weighted edges.
+"""The card graph: resolved links and embeds as typed, weighted edges, and unlinked mentions.
 
-Nodes are card paths. An edge ``u -> v`` carries counts per kind: ``link`` (wikilinks and Markdown
-links), ``embed`` (``![[...]]``) and ``mention`` (``v``'s title or alias appears in ``u``'s prose
-without a link). Updating, adding, deleting or renaming one card touches only the cards whose
-links or mentions can change; nothing is rebuilt.
+``LinkGraph.graph`` is a networkx ``DiGraph``: its nodes are the card paths, and an edge
+``u -> v`` exists when ``u`` links or embeds ``v``, with the counts per kind as its data
+(``{"link": 2, "embed": 1}``: wikilinks and Markdown links, ``![[...]]``; a kind that does not
+occur is absent). Every edge carries a link or an embed. Walks over the graph (distances,
+neighbourhoods, degrees) are networkx's. Updating, adding, deleting or renaming one card touches
+only the cards whose links or mentions can change; nothing is rebuilt.
 
-The edges live in an :class:`~zettel_lsp.graph.adjacency.Adjacency` (two dicts of dicts with
-shared edge data; a networkx ``DiGraph`` before, 88 MB at 100k cards where this takes ~35).
-
-**Mentions are kept apart from the link edges** (issue #18). Their number grows faster than
-the vault: each card names more titles when there are more titles to name (measured on generated
-vaults: 0.73 M mentions at 25k cards, 4.0 M at 100k). As networkx edges and one object each they
-took 2.7 GB at 100k cards. Each card's mentions are two compact arrays (spans and target
-numbers), and each target keeps who names it and how often; :meth:`LinkGraph.mentions_of` builds
-the :class:`UnlinkedMention` objects when asked. The ``mention`` kind is still an edge kind for
-:meth:`LinkGraph.neighbours`, :meth:`LinkGraph.touches`, :meth:`LinkGraph.distance`.
+**Mentions are not graph edges** (issue #18): a card's title or alias in another's prose,
+without a link. Their number grows faster than the vault: each card names more titles when there
+are more titles to name (measured on generated vaults: 0.73 M mentions at 25k cards, 4.0 M at
+100k). As networkx edges and one object each they took 2.7 GB at 100k cards. Each card's
+mentions are two compact arrays (spans and target numbers), and each target keeps who names it
+and how often; :meth:`LinkGraph.mentions_of` builds the :class:`UnlinkedMention` objects when
+asked. ``mention`` is a virtual edge kind: a query asked for it (``kinds``) follows a card's
+mentions, either direction, as if they were edges.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from zettel_lsp.graph.adjacency import Adjacency, edge_data
+import networkx as nx
+
 from zettel_lsp.graph.resolver import (
     Resolution,
     Resolver,
@@ -141,7 +141,8 @@ class LinkGraph:
 
     def __init__(self, *, mention_min_length: int = DEFAULT_MIN_LENGTH) -> None:
         self.cards: dict[str, Card] = {}
-        self.graph = Adjacency()
+        # card path -> card path when the first links or embeds the second: {kind: count}
+        self.graph: nx.DiGraph[str] = nx.DiGraph()
         self._resolver = Resolver()
         # card -> the resolution of each of its links, in the card's order (cards with links
         # only); ResolvedLink objects are made when asked (links_of): one per link took 17 MB
@@ -159,7 +160,7 @@ class LinkGraph:
         self._mention_min_length = mention_min_length
         self._matcher: MentionMatcher | None = None
         # cards whose mentions were searched (not reused) since build(), or since this counter
-        # was set to 0 (zettel_lsp/snapshot.py: a snapshot's changes)
+        # was set to 0
         self.mentions_found = 0
         self._digests: dict[str, str] = {}  # card -> text digest, as build() read it
         # counts the changes that can move a link's target or label, or a card's names
@@ -342,12 +343,7 @@ class LinkGraph:
         named_by = self._named_by.get(path, ())
         if path not in self.graph:
             return 0, len(named_by)
-        link, embed = EdgeKind.LINK, EdgeKind.EMBED
-        linkers = [
-            src
-            for src, d in self.graph.pred(path).items()
-            if src != path and (d.get(link) or d.get(embed))
-        ]
+        linkers = [src for src in self.graph.pred[path] if src != path]
         # the cards that name it minus those of them that link it: a walk over the linkers,
         # not over the namers (a common word is named by thousands of cards, linked by few);
         # whether a linker names it, its own mentions say (tens of targets)
@@ -357,16 +353,14 @@ class LinkGraph:
 
     def degree(self, path: str) -> int:
         """Distinct cards ``path`` links, embeds or mentions, plus distinct cards that do so to
-        it (a card joined both ways counts twice)."""
-        if path not in self.graph:
+        it (a card joined both ways counts twice): the graph's degree, plus the cards joined
+        by mentions alone."""
+        g = self.graph
+        if path not in g:
             return 0
-        out = set(self.graph.succ(path)) | self.mention_targets(path)
-        inc = set(self.graph.pred(path)) | set(self._named_by.get(path, ()))
-        return len(out) + len(inc)
-
-    def _links_to(self, src: str, dst: str) -> bool:
-        d = self.graph.edge(src, dst)
-        return bool(d and (d.get(EdgeKind.LINK) or d.get(EdgeKind.EMBED)))
+        mentioned = self.mention_targets(path).difference(g.succ[path])
+        naming = set(self._named_by.get(path, ())).difference(g.pred[path])
+        return g.degree(path) + len(mentioned) + len(naming)
 
     def unresolved_links(self) -> Iterator[ResolvedLink]:
         for path, resolutions in self._links.items():
@@ -376,25 +370,19 @@ class LinkGraph:
                         yield rl
 
     def backlink_counts(self, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> dict[str, int]:
-        """``len(self.backlinks(p, kinds))`` for every card ``p``, in one pass over the edges
-        (0.86 s at 100k cards by :meth:`backlinks` per card, which sorts a list for each)."""
-        counts = dict.fromkeys(self.cards, 0)
-        for dst, sources in self.graph.in_edges():
-            if dst in counts:
-                counts[dst] = sum(
-                    1 for src, data in sources.items() if src != dst and any(map(data.get, kinds))
-                )
+        """``len(self.backlinks(p, kinds))`` for every card ``p``: its in-degree over edges of
+        ``kinds``, a link to itself not counted."""
+        g = self._edges_of(kinds)
+        counts = dict(g.in_degree())
+        for node, _ in nx.selfloop_edges(g):
+            counts[node] -= 1
         return counts
 
     def backlinks(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
         """Cards that link to (or embed) ``path``, sorted."""
         if path not in self.graph:
             return []
-        return sorted(
-            src
-            for src, data in self.graph.pred(path).items()
-            if src != path and any(data.get(k) for k in kinds)
-        )
+        return sorted(src for src in self._edges_of(kinds).pred[path] if src != path)
 
     def mentioned_by(self, path: str) -> list[str]:
         """Cards that mention ``path``'s title or an alias in prose but never link to it."""
@@ -403,25 +391,18 @@ class LinkGraph:
         return sorted(
             src
             for src in self._named_by.get(path, ())
-            if src != path and not self._links_to(src, path)
+            if src != path and not self.graph.has_edge(src, path)
         )
 
     def outgoing(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
+        """Cards ``path`` links to (or embeds), sorted."""
         if path not in self.graph:
             return []
-        return sorted(
-            dst
-            for dst, data in self.graph.succ(path).items()
-            if dst != path and any(data.get(k) for k in kinds)
-        )
+        return sorted(dst for dst in self._edges_of(kinds).succ[path] if dst != path)
 
     def linked_pairs(self) -> set[tuple[str, str]]:
         """Distinct (source, target) card pairs joined by a link or embed, self-links excluded."""
-        return {
-            (u, v)
-            for u, v, data in self.graph.edges()
-            if u != v and (data.get(EdgeKind.LINK) or data.get(EdgeKind.EMBED))
-        }
+        return {(u, v) for u, v in self.graph.edges if u != v}
 
     def resolve(self, target: str, source: str = "") -> Resolution:
         return self._resolver.resolve(target, source)
@@ -443,12 +424,24 @@ class LinkGraph:
         ``key``."""
         return self._resolver.at_path(key)
 
+    def _edges_of(self, kinds: tuple[EdgeKind, ...]) -> nx.DiGraph[str]:
+        """The graph with only its edges that carry one of ``kinds`` (the graph itself when
+        ``kinds`` has both link kinds; otherwise a read-only view)."""
+        g = self.graph
+        if EdgeKind.LINK in kinds and EdgeKind.EMBED in kinds:
+            return g
+
+        def carries(u: str, v: str) -> bool:
+            return any(k in g.succ[u][v] for k in kinds)
+
+        view: nx.DiGraph[str] = nx.subgraph_view(g, filter_edge=carries)  # the stubs: Any
+        return view
+
     def neighbours(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> set[str]:
         """Cards joined to ``path`` by an edge of ``kinds`` in either direction."""
         if path not in self.graph:
             return set()
-        out = {v for v, d in self.graph.succ(path).items() if any(d.get(k) for k in kinds)}
-        out.update(u for u, d in self.graph.pred(path).items() if any(d.get(k) for k in kinds))
+        out = set(nx.all_neighbors(self._edges_of(kinds), path))
         if EdgeKind.MENTION in kinds:
             out.update(self.mention_targets(path))
             out.update(self._named_by.get(path, ()))
@@ -462,69 +455,50 @@ class LinkGraph:
         Walks the smaller side: a hub's thousand links are not listed to test three cards."""
         if path not in self.graph or not others:
             return False
-        if EdgeKind.MENTION in kinds:
+        if EdgeKind.MENTION in kinds or len(others) >= self.graph.degree(path):
             return not others.isdisjoint(self.neighbours(path, kinds))
-        succ, pred = self.graph.succ(path), self.graph.pred(path)
-        if len(others) < len(succ) + len(pred):
-            for o in others:
-                if o == path:
-                    continue
-                for d in (succ.get(o), pred.get(o)):
-                    if d is not None and any(d.get(k) for k in kinds):
-                        return True
-            return False
-        return not others.isdisjoint(self.neighbours(path, kinds))
+        g = self._edges_of(kinds)
+        return any(o != path and (g.has_edge(path, o) or g.has_edge(o, path)) for o in others)
 
     def distance(
         self, a: str, b: str, cutoff: int = 3, kinds: tuple[EdgeKind, ...] = LINK_KINDS
     ) -> int | None:
         """Shortest undirected path length from ``a`` to ``b`` over edges of ``kinds``.
 
-        Returns None when they are farther apart than ``cutoff`` (or unknown). Bidirectional
-        breadth-first search, so the cost stays small on hubs.
+        Returns None when they are farther apart than ``cutoff`` (or unknown). A shortest path
+        meets in a card within half the cutoff of one end and the other half of the other: the
+        two bounded neighbourhoods are searched, the wider one around the end with fewer links.
         """
         if a not in self.graph or b not in self.graph:
             return None
-        if a == b:
-            return 0
-        front_a, front_b = {a}, {b}
-        seen_a, seen_b = {a}, {b}
-        depth = 0
-        while front_a and front_b and depth < cutoff:
-            if len(front_a) > len(front_b):
-                front_a, front_b, seen_a, seen_b = front_b, front_a, seen_b, seen_a
-            depth += 1
-            nxt: set[str] = set()
-            for node in front_a:
-                for nb in self.neighbours(node, kinds):
-                    if nb in seen_b:
-                        return depth
-                    if nb not in seen_a:
-                        seen_a.add(nb)
-                        nxt.add(nb)
-            front_a = nxt
-        return None
+        if self.graph.degree(a) > self.graph.degree(b):
+            a, b = b, a
+        near_a = self.within(a, cutoff - cutoff // 2, kinds)
+        near_b = self.within(b, cutoff // 2, kinds)
+        small, large = sorted((near_a, near_b), key=len)
+        return min((d + large[n] for n, d in small.items() if n in large), default=None)
 
     def within(
         self, path: str, cutoff: int = 2, kinds: tuple[EdgeKind, ...] = LINK_KINDS
     ) -> dict[str, int]:
-        """Every card within ``cutoff`` undirected hops of ``path``, with its distance."""
+        """Every card within ``cutoff`` undirected hops of ``path`` over edges of ``kinds``, with
+        its distance (breadth-first: nearer cards first)."""
         if path not in self.graph:
             return {}
+
+        def around(node: str) -> Iterator[str]:
+            # a generator: the search asks for every card it reaches, and lists the neighbours
+            # only of those it expands (not of the cards at the cutoff)
+            yield from self.neighbours(node, kinds)
+
         dist = {path: 0}
-        front = [path]
-        for depth in range(1, cutoff + 1):
-            nxt: list[str] = []
-            for node in front:
-                for nb in self.neighbours(node, kinds):
-                    if nb not in dist:
-                        dist[nb] = depth
-                        nxt.append(nb)
-            front = nxt
+        for u, v in nx.generic_bfs_edges(self.graph, path, around, depth_limit=cutoff):
+            dist[v] = dist[u] + 1
         return dist
 
     def most_linked(self, n: int = 10) -> list[tuple[str, int]]:
-        counts = Counter({p: len(self.backlinks(p)) for p in self.cards})
+        """The ``n`` cards with the most backlinks (in-degree), with that number; ties by path."""
+        counts = self.backlink_counts()
         return sorted(((p, c) for p, c in counts.items() if c), key=lambda x: (-x[1], x[0]))[:n]
 
     def find_mentions_in(self, card: Card) -> list[UnlinkedMention]:
@@ -556,7 +530,7 @@ class LinkGraph:
         if not cleared:
             self._clear_outgoing(path, card.links)
         resolved: list[Resolution] = []
-        counts: Counter[tuple[str, EdgeKind]] = Counter()
+        edges: dict[str, dict[str, int]] = {}  # target -> {kind: count}
         links = card.links
         for link in links:
             res = self._resolver.resolve_link(link, path)
@@ -564,13 +538,14 @@ class LinkGraph:
                 res = same.setdefault(res, res)
             resolved.append(res)
             if res.target is not None:
-                counts[(res.target, EdgeKind.EMBED if link.is_embed else EdgeKind.LINK)] += 1
+                counts = edges.setdefault(res.target, {})
+                kind = (EdgeKind.EMBED if link.is_embed else EdgeKind.LINK).value
+                counts[kind] = counts.get(kind, 0) + 1
         for key in _link_keys(links):  # each once: _clear_outgoing took the card out of all
             _file(self._by_key, key, path)
         if resolved:
             self._links[path] = tuple(resolved)
-        for (dst, kind), n in counts.items():
-            self._add_edge(path, dst, kind, n)
+        self.graph.add_edges_from((path, dst, counts) for dst, counts in edges.items())
 
     def _clear_outgoing(self, path: str, links: Iterable[Link]) -> None:
         """Take out what the card at ``path`` added with ``links``, the links it was last
@@ -578,13 +553,8 @@ class LinkGraph:
         self._links.pop(path, None)
         for key in _link_keys(links):
             _unfile(self._by_key, key, path)
-        for dst in list(self.graph.succ(path)):  # edges are links and embeds only
-            self.graph.set_edge(path, dst, None)
-
-    def _add_edge(self, u: str, v: str, kind: EdgeKind, n: int) -> None:
-        counts = dict(self.graph.edge(u, v) or {})
-        counts[kind] = counts.get(kind, 0) + n
-        self.graph.set_edge(u, v, edge_data(counts))
+        if path in self.graph:
+            self.graph.remove_edges_from(list(self.graph.out_edges(path)))
 
     def _after_names_changed(self, changed: str, keys: set[str]) -> None:
         """Re-resolve every other card holding a link whose name matches one of ``keys``."""

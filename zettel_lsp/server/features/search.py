@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from zettel_lsp.graph.link_graph import EdgeKind, LinkGraph
+from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.relation import relation
 from zettel_lsp.notes.tags import cards_tagged, first_tag_line
 from zettel_lsp.search.engine import SearchOptions
@@ -102,15 +102,12 @@ def tag_query(query: str) -> str | None:
 
 
 def linked_by(graph: LinkGraph, path: str) -> int:
-    """``len(graph.backlinks(path))`` without sorting the sources."""
-    if path not in graph.graph:
+    """``len(graph.backlinks(path))`` without listing the sources: the card's in-degree, a link
+    to itself not counted."""
+    g = graph.graph
+    if path not in g:
         return 0
-    link, embed = EdgeKind.LINK, EdgeKind.EMBED
-    return sum(
-        1
-        for src, d in graph.graph.pred(path).items()
-        if src != path and (d.get(link) or d.get(embed))
-    )
+    return g.in_degree(path) - g.has_edge(path, path)
 
 
 def tag_symbols(service: VaultService, tag: str, limit: int) -> list[types.SymbolInformation]:
