@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     t0 = time.perf_counter()
     with holdout_copy(args.vault, held, args.variant, seed=seed) as hc:
         cli.vault, cli.index_dir = hc.vault, hc.index_dir
-        vault = _open_vault(cli, evaluating=True)
+        vault = _open_vault(cli)
         print(f"indexed the copy in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         with vault:
             dump: list[dict[str, Any]] = []

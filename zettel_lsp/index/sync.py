@@ -25,7 +25,6 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import stat
 import threading
 import time
@@ -37,11 +36,13 @@ from pathlib import Path
 import platformdirs
 
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
-from zettel_lsp.index.compact import COMPACT_LOG, CompactionPolicy, CompactResult
-from zettel_lsp.index.db import DB_FILES, IndexDB
+from zettel_lsp.index.compact import CompactionPolicy, CompactResult
+from zettel_lsp.index.db import IndexDB
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
-from zettel_lsp.index.folder_lock import LOCK_FILE, FolderLock
+from zettel_lsp.index.folder import check_index_folder, clear_old_layout, open_local_store
+from zettel_lsp.index.folder_lock import FolderLock
+from zettel_lsp.index.plan import match_renames, plan
 from zettel_lsp.index.state import FileState, IndexState, SavedState
 from zettel_lsp.index.store import DENSE, DENSE_ML, STORE_LAYOUT, EdgeStore
 from zettel_lsp.index.store_api import (
@@ -66,7 +67,6 @@ from zettel_lsp.notes.scan import (
 )
 from zettel_lsp.notes.title_rule import TitleSource
 from zettel_lsp.ollama_client import OllamaSettings
-from zettel_lsp.workdir import MARKER, overlap
 
 log = logging.getLogger(__name__)
 
@@ -253,7 +253,7 @@ class Indexer:
         # Take the folder's lock before creating, opening or judging anything in it: a second
         # process (even one started in the same instant on a fresh folder) fails here with
         # IndexLockedError and never mistakes a shard being created for a damaged one.
-        _check_index_folder(self.index_dir, self.vault)
+        check_index_folder(self.index_dir, self.vault)
         self._folder_lock = FolderLock(self.index_dir)
         try:
             self._open(dim)
@@ -276,7 +276,7 @@ class Indexer:
 
     def _open(self, dim: int) -> None:
         """Open the store and load (or start) the bookkeeping; called under the folder lock."""
-        _clear_old_layout(self.index_dir)
+        clear_old_layout(self.index_dir)
         self.db = IndexDB(self.index_dir)
         self.saved = SavedState(self.db)
         state = self.saved.load()
@@ -324,16 +324,8 @@ class Indexer:
     def _open_store(self, dim: int, own: IndexState | None) -> VectorStore:
         self._store_rebuilt = False
         if not self.settings.qdrant_url:
-            try:
-                return EdgeStore(self.index_dir, dim, 100.0)
-            except StoreError as exc:
-                # Damaged (e.g. killed while the shard was being created): we hold the folder's
-                # lock, so no live process is using it; the notes are the truth and the index
-                # can always be rebuilt, so start it again.
-                log.warning("%s; rebuilding the index from the notes", exc)
-                EdgeStore.destroy(self.index_dir)
-                self._store_rebuilt = True
-                return EdgeStore(self.index_dir, dim, 100.0)
+            store, self._store_rebuilt = open_local_store(self.index_dir, dim)
+            return store
         from zettel_lsp.index.remote_store import (
             RemoteStore,
             VaultIdentity,
@@ -757,23 +749,17 @@ class Indexer:
             else:  # a FIFO, socket or device named like a note: say so, once
                 self._skip(rel, read_note(self.vault / rel), report)
         pending = set(state.pending)
-        if scope is None:
-            gone = (set(state.files) | pending | set(state.skipped)) - set(present)
-        else:
-            gone = {
-                p for p in scope if p not in present and (p in state.files or p in state.skipped)
-            }
         rechunk_all = state.chunker != self._chunker_id
-        candidates = [
-            rel
-            for rel, (size, mtime) in present.items()
-            if rechunk_all
-            or rel in pending
-            or rel not in state.files
-            or state.files[rel].size != size
-            or state.files[rel].mtime_ns != mtime
-        ]
-        report.unchanged = len(present) - len(candidates)
+        todo = plan(
+            state.files,
+            present,
+            pending=pending,
+            skipped=set(state.skipped),
+            scope=scope,
+            rechunk_all=rechunk_all,
+        )
+        candidates, gone = todo.read, set(todo.gone)
+        report.unchanged = todo.unchanged
         report.seconds["scan"] = round(time.perf_counter() - t0, 3)
         self.progress(Progress("scan", len(present), len(present), f"{len(candidates)} to read"))
 
@@ -803,21 +789,8 @@ class Indexer:
                 state.skipped.pop(rel, None)
             gone.discard(rel)
 
-        # renames: a vanished card whose content hash reappears under a new path
-        # (several cards may share a text, e.g. empty ones: each old path is used once, the
-        # one with the same file name first)
-        by_sha: dict[str, list[str]] = {}
-        for g in sorted(gone):
-            if g in state.files:
-                by_sha.setdefault(state.files[g].sha256, []).append(g)
-        renames: dict[str, str] = {}  # new path -> old path
-        for rel, (_, sha, _, _) in cards.items():
-            olds = by_sha.get(sha)
-            if olds and rel not in state.files:
-                name = rel.rsplit("/", 1)[-1]
-                old_path = next((o for o in olds if o.rsplit("/", 1)[-1] == name), olds[0])
-                olds.remove(old_path)
-                renames[rel] = old_path
+        # new path -> old path: a vanished card whose content hash reappears
+        renames = match_renames(gone, state.files, {rel: c[1] for rel, c in cards.items()})
         report.seconds["read"] = round(time.perf_counter() - t1, 3)
 
         # chunk, then write in batches
@@ -1257,68 +1230,6 @@ class Indexer:
         f.ml = True
         if self._ml_presence is not None:
             self._ml_presence = (True, self._ml_presence[1] or f.lang != EN)
-
-
-# What an index folder held before its database (state.json and its companions)
-# (state.json, beside files of other names); it is rebuilt (see _clear_old_layout)
-_OLD_STATE = "state.json"
-
-# What an index folder holds; a folder holding anything else is not one (and is never written).
-_INDEX_ENTRIES = frozenset(
-    {
-        LOCK_FILE,
-        *DB_FILES,
-        "shard",
-        COMPACT_LOG,
-    }
-)
-
-
-def _clear_old_layout(folder: Path) -> None:
-    """An index folder of the layout before the database (with a ``state.json``) is rebuilt:
-    everything in it but the lock is removed. Call under the folder's lock."""
-    if not (folder / _OLD_STATE).is_file():
-        return
-    log.info("%s holds an index of an older layout: rebuilding it from the notes", folder)
-    for entry in os.scandir(folder):
-        if entry.name == LOCK_FILE:
-            continue
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
-            os.unlink(entry.path)
-
-
-def _check_index_folder(folder: Path, vault: Path) -> None:
-    """Refuse an index folder that is the vault or holds it, or that holds files of its own
-    (a user's folder): the index writes and, when damaged, deletes its files there."""
-    where = overlap(folder, vault)
-    if where in ("is", "contains"):
-        raise StoreError(
-            f"the index folder {folder} {where} the notes folder {vault}; choose a folder "
-            "outside the notes (the default, in the user cache) or a new one such as "
-            f"{vault / '.zettel-index'}"
-        )
-    try:
-        names = [e.name for e in os.scandir(folder)]
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except OSError as exc:
-        raise StoreError(f"cannot read the index folder {folder}: {exc.strerror}") from exc
-    if _OLD_STATE in names:
-        return  # an index folder of an older layout (rebuilt once it is locked)
-    foreign = sorted(
-        n
-        for n in names
-        if n not in _INDEX_ENTRIES
-        and not n.startswith((".state-", ".cards-", ".mentions-", ".graph-", MARKER))
-    )
-    if foreign:
-        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-        raise StoreError(
-            f"{folder} is not an index folder made by zettel-lsp (it holds {shown}); "
-            "choose a new or empty folder for the index"
-        )
 
 
 def _outside(link: Path, target: str) -> ReadResult:
