@@ -28,7 +28,6 @@ import re
 import stat
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ import platformdirs
 from zettel_lsp.index.chunker import CHUNKER_VERSION, Chunk, chunk_cards
 from zettel_lsp.index.compact import CompactionPolicy, CompactResult
 from zettel_lsp.index.db import IndexDB
+from zettel_lsp.index.embed_queue import EmbedItem, EmbedQueue, count_tokens
 from zettel_lsp.index.embedders import DEFAULT_MODEL, Embedder, EmbedderError, make_embedder
 from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder import check_index_folder, clear_old_layout, open_local_store
@@ -189,15 +189,6 @@ def default_index_dir(vault: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
 
 
-@dataclass(slots=True)
-class _DenseItem:
-    path: str
-    generation: int
-    point: int
-    text: str
-    tokens: int = 0  # model tokens (specials included, truncated): what a batch pads to
-
-
 class Indexer:
     """Owns one vault's index folder (shard + state). One writer per folder, enforced by Edge."""
 
@@ -261,13 +252,11 @@ class Indexer:
             self._folder_lock.release()
             raise
         self._generation: dict[str, int] = {}
-        self._dense_jobs: deque[deque[_DenseItem]] = deque()
+        self.dense_queue = EmbedQueue()
         # cards without vectors that a full sync found but no job holds yet: queued by the
         # next embed_pending (the embedding thread), not by the sync (see _queue_missing_dense)
         self._unqueued = False
-        self._dense_left: dict[str, int] = {}
-        self._ml_jobs: deque[deque[_DenseItem]] = deque()
-        self._ml_left: dict[str, int] = {}
+        self.ml_queue = EmbedQueue()
         self._languages: dict[str, int] | None = None  # language -> cards (cached)
         self._closed = False
         self.embed_seconds = 0.0  # time inside the model (for throughput figures)
@@ -444,16 +433,16 @@ class Indexer:
     def dense_pending(self) -> int:
         """Chunks waiting for vectors: queued, and (until the embedding thread queues them)
         those of the cards a sync found without vectors."""
-        queued = sum(len(job) for job in list(self._dense_jobs))
+        queued = len(self.dense_queue)
         if not self._unqueued:
             return queued
-        left = self._dense_left
+        left = self.dense_queue.left
         return queued + sum(f.chunks for p, f in self.card_items() if not f.dense and p not in left)
 
     @property
     def ml_pending(self) -> int:
         """Chunks queued for the multilingual model (cards in scope not yet queued excluded)."""
-        return sum(len(job) for job in self._ml_jobs)
+        return len(self.ml_queue)
 
     # ------------------------------------------------------------------ languages
 
@@ -603,9 +592,7 @@ class Indexer:
             if not self._queue_missing_dense(should_stop):
                 self._unqueued = True  # stopped while queueing: the next call queues them
                 return 0
-        return self._embed_jobs(
-            self.embedder, DENSE, self._dense_jobs, self._dense_left, max_seconds, should_stop
-        )
+        return self._embed_jobs(self.embedder, DENSE, self.dense_queue, max_seconds, should_stop)
 
     def embed_multilingual(
         self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
@@ -617,33 +604,30 @@ class Indexer:
             return 0
         done = 0
         started = time.monotonic()
-        while not (self._dense_jobs or self._unqueued):
+        while not (self.dense_queue.jobs or self._unqueued):
             if should_stop is not None and should_stop():
                 break
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
-            if not self._ml_jobs and not self._queue_missing_ml(should_stop):
+            if not self.ml_queue.jobs and not self._queue_missing_ml(should_stop):
                 break
             left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
 
             def stop() -> bool:
                 return (
-                    bool(self._dense_jobs)
+                    bool(self.dense_queue.jobs)
                     or self._unqueued
                     or (should_stop is not None and should_stop())
                 )
 
-            done += self._embed_jobs(
-                self.ml_embedder, DENSE_ML, self._ml_jobs, self._ml_left, left, stop
-            )
+            done += self._embed_jobs(self.ml_embedder, DENSE_ML, self.ml_queue, left, stop)
         return done
 
     def _embed_jobs(
         self,
         embedder: Embedder,
         using: str,
-        jobs: deque[deque[_DenseItem]],
-        left_by_path: dict[str, int],
+        queue: EmbedQueue,
         max_seconds: float | None,
         should_stop: Callable[[], bool] | None,
     ) -> int:
@@ -658,7 +642,7 @@ class Indexer:
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
             with self._lock:
-                batch = self._next_batch(jobs, embedder)
+                batch = queue.next_batch(embedder, self._live)
             if not batch:
                 break
             t_embed = time.perf_counter()
@@ -670,32 +654,21 @@ class Indexer:
             with self._lock:
                 if self._closed:
                     break
-                live = [
-                    i
-                    for i, it in enumerate(batch)
-                    if self._generation.get(it.path, 0) == it.generation
-                    and it.path in self.state.files
-                ]
+                live = [i for i, it in enumerate(batch) if self._live(it)]
                 self.store.set_dense(
                     [batch[i].point for i in live], [vectors[i] for i in live], using=using
                 )
                 self.state.uncompacted += len(live)
-                for i in live:
-                    path = batch[i].path
-                    left = left_by_path.get(path, 0) - 1
-                    left_by_path[path] = left
-                    if left <= 0:
-                        left_by_path.pop(path, None)
-                        finished.add(path)
+                finished.update(batch[i].path for i in live if queue.embedded(batch[i].path))
                 done += len(live)
                 now = time.monotonic()
-                if now - last_save >= every or not jobs:
+                if now - last_save >= every or not queue.jobs:
                     self._commit_dense(finished, using)
                     finished = set()
                     last_save = time.monotonic()
                     # a save writes the whole state: at most DENSE_SAVE_SHARE of the time
                     every = max(DENSE_SAVE_SECONDS, (last_save - now) / DENSE_SAVE_SHARE)
-            self.progress(Progress(phase, done, done + sum(len(j) for j in jobs)))
+            self.progress(Progress(phase, done, done + len(queue)))
         with self._lock:
             if not self._closed:
                 self._commit_dense(finished, using)
@@ -796,7 +769,7 @@ class Indexer:
         # chunk, then write in batches
         t2 = time.perf_counter()
         order = sorted(cards)
-        new_dense: list[_DenseItem] = []
+        new_dense: list[EmbedItem] = []
         work = order + sorted(gone - set(renames.values()))
         total = len(work)
         done = 0
@@ -828,11 +801,8 @@ class Indexer:
         if new_dense:
             # one job sorted by token count (padding is what makes unsorted batches slow); an
             # edit's job goes first, a full reconcile's bulk job last
-            job = self._sorted_job(new_dense, self.embedder)
-            if scope is None:
-                self._dense_jobs.append(job)
-            else:
-                self._dense_jobs.appendleft(job)
+            count_tokens(new_dense, self.embedder)
+            self.dense_queue.push(new_dense, first=scope is not None)
         if pending and not candidates and not gone:
             state.pending = []
             self.saved.save(state)
@@ -870,7 +840,7 @@ class Indexer:
         gone: set[str],
         report: SyncReport,
         uncertain: set[str],
-    ) -> list[_DenseItem]:
+    ) -> list[EmbedItem]:
         """Store one batch of cards (and deletions); returns the chunks that need vectors.
 
         A changed card's points are overwritten in place (same ids), and only the ids past
@@ -890,7 +860,7 @@ class Indexer:
             state.bm25_avg_len = max(1.0, sum(lengths) / max(1, len(lengths)))
             self.store.set_bm25_avg_len(state.bm25_avg_len)
         points: list[ChunkPoint] = []
-        dense_items: dict[str, list[_DenseItem]] = {}
+        dense_items: dict[str, list[EmbedItem]] = {}
         langs: dict[str, tuple[str, bool]] = {}  # path -> (language, all multilingual reused)
         for card, chunks in zip(to_chunk, chunked, strict=True):
             rel = card.path
@@ -901,7 +871,7 @@ class Indexer:
             langs[rel] = (lang, bool(chunks) and len(reuse_ml) == len(chunks))
             gen = self._generation.get(rel, 0) + 1
             self._generation[rel] = gen
-            missing: list[_DenseItem] = []
+            missing: list[EmbedItem] = []
             for chunk in chunks:
                 pid = point_id(rel, chunk.index)
                 vec = reuse.get(chunk.index)
@@ -910,7 +880,7 @@ class Indexer:
                     ChunkPoint(pid, payload, chunk.embed_text, vec, reuse_ml.get(chunk.index))
                 )
                 if vec is None:
-                    missing.append(_DenseItem(rel, gen, pid, chunk.embed_text))
+                    missing.append(EmbedItem(rel, gen, pid, chunk.embed_text))
                 else:
                     report.reused_vectors += 1
             dense_items[rel] = missing
@@ -957,7 +927,7 @@ class Indexer:
             )
             self._forget_dense(rel)
             if missing:
-                self._dense_left[rel] = len(missing)
+                self.dense_queue.expect(rel, len(missing))
             report.cards_changed.append(card)
         report.indexed += len(to_chunk)
         self._languages = None
@@ -997,35 +967,26 @@ class Indexer:
         ``should_stop`` is asked between slices (a server that closes while 100k cards are
         queued waited 13 s for them); False: stopped, nothing queued."""
         with self._lock:
-            queued = set(self._dense_left)
+            queued = set(self.dense_queue.left)
             todo = [p for p, f in self.state.files.items() if not f.dense and p not in queued]
         if not todo:
             return True
         items = self._missing_in_slices(
             todo,
             DENSE,
-            lambda p: not self.state.files[p].dense and p not in self._dense_left,
+            lambda p: not self.state.files[p].dense and p not in self.dense_queue.left,
             should_stop,
         )
         if items is None:
             return False
         if items:
-            if not self._count_tokens(items, self.embedder, should_stop):  # no lock
-                self._uncount(items, self._dense_left)  # not queued after all
+            if not count_tokens(items, self.embedder, should_stop):  # no lock
+                with self._lock:
+                    self.dense_queue.uncount(items)  # not queued after all
                 return False
             with self._lock:
-                self._dense_jobs.append(deque(sorted(items, key=lambda it: it.tokens)))
+                self.dense_queue.push(items)
         return True
-
-    def _uncount(self, items: list[_DenseItem], left_by_path: dict[str, int]) -> None:
-        """Take ``items`` back out of the chunk counts :meth:`_missing_items` made."""
-        with self._lock:
-            for it in items:
-                left = left_by_path.get(it.path, 0) - 1
-                if left <= 0:
-                    left_by_path.pop(it.path, None)
-                else:
-                    left_by_path[it.path] = left
 
     def _queue_missing_ml(self, should_stop: Callable[[], bool] | None = None) -> bool:
         """Queue the chunks of the cards in the multilingual scope that lack their vector, a
@@ -1036,7 +997,7 @@ class Indexer:
         if emb is None:
             return False
         with self._lock:
-            queued = set(self._ml_left)
+            queued = set(self.ml_queue.left)
             todo = [
                 p
                 for p, f in self.state.files.items()
@@ -1054,11 +1015,12 @@ class Indexer:
         items = self._missing_in_slices(todo, DENSE_ML, lambda p: True, should_stop) or []
         if not items:
             return False
-        if not self._count_tokens(items, emb, should_stop):  # its tokenizer: outside the lock
-            self._uncount(items, self._ml_left)
+        if not count_tokens(items, emb, should_stop):  # its tokenizer: outside the lock
+            with self._lock:
+                self.ml_queue.uncount(items)
             return False
         with self._lock:
-            self._ml_jobs.append(deque(sorted(items, key=lambda it: it.tokens)))
+            self.ml_queue.push(items)
         return True
 
     def _missing_in_slices(
@@ -1067,15 +1029,16 @@ class Indexer:
         using: str,
         still: Callable[[str], bool],
         should_stop: Callable[[], bool] | None = None,
-    ) -> list[_DenseItem] | None:
+    ) -> list[EmbedItem] | None:
         """:meth:`_missing_items` of the cards of ``todo`` still indexed (and ``still`` wanted),
         :data:`ML_QUEUE_CARDS` per lock hold: reading and chunking thousands of cards must not
         hold up a search or an edit's sync. Nothing once the indexer is closed; None when
         ``should_stop`` said so between slices (what was counted is counted back)."""
-        items: list[_DenseItem] = []
+        items: list[EmbedItem] = []
         for start in range(0, len(todo), ML_QUEUE_CARDS):
             if should_stop is not None and should_stop():
-                self._uncount(items, self._dense_left if using == DENSE else self._ml_left)
+                with self._lock:
+                    self._queue(using).uncount(items)
                 return None
             with self._lock:
                 if self._closed:
@@ -1088,10 +1051,10 @@ class Indexer:
                 items.extend(self._missing_items(part, using))
         return items
 
-    def _missing_items(self, todo: list[str], using: str) -> list[_DenseItem]:
+    def _missing_items(self, todo: list[str], using: str) -> list[EmbedItem]:
         """The chunks of these cards without their ``using`` vector (read, parsed and chunked
         again: the same chunks as stored), counted in the matching ``_left`` map."""
-        left_by_path = self._dense_left if using == DENSE else self._ml_left
+        queue = self._queue(using)
         cards = []
         for rel in todo:
             res = read_note(self.vault / rel, self.settings.max_file_bytes)
@@ -1103,7 +1066,7 @@ class Indexer:
                 self.state.pending.append(rel)
                 continue
             cards.append(self._parse(rel, res))
-        items: list[_DenseItem] = []
+        items: list[EmbedItem] = []
         for card, chunks in zip(
             cards,
             chunk_cards(cards, self.embedder.count_tokens, self.settings.chunk_tokens),
@@ -1124,9 +1087,9 @@ class Indexer:
                 self._state_changed()
                 continue
             gen = self._generation.get(card.path, 0)
-            left_by_path[card.path] = len(missing)
+            queue.expect(card.path, len(missing))
             items.extend(
-                _DenseItem(card.path, gen, point_id(card.path, c.index), c.embed_text)
+                EmbedItem(card.path, gen, point_id(card.path, c.index), c.embed_text)
                 for c in missing
             )
         return items
@@ -1144,51 +1107,16 @@ class Indexer:
                 out.add(index)
         return out
 
-    def _sorted_job(self, items: list[_DenseItem], embedder: Embedder) -> deque[_DenseItem]:
-        self._count_tokens(items, embedder)
-        return deque(sorted(items, key=lambda it: it.tokens))
+    def _queue(self, using: str) -> EmbedQueue:
+        return self.dense_queue if using == DENSE else self.ml_queue
 
-    @staticmethod
-    def _count_tokens(
-        items: list[_DenseItem], embedder: Embedder, should_stop: Callable[[], bool] | None = None
-    ) -> bool:
-        """Set each item's padded token count, 4,096 texts at a time; False: ``should_stop``."""
-        max_len = embedder.max_length
-        for start in range(0, len(items), 4096):
-            if should_stop is not None and should_stop():
-                return False
-            part = items[start : start + 4096]
-            for it, n in zip(part, embedder.count_tokens([it.text for it in part]), strict=True):
-                it.tokens = min(n + 2, max_len)
-        return True
-
-    def _next_batch(self, jobs: deque[deque[_DenseItem]], embedder: Embedder) -> list[_DenseItem]:
-        """Exactly one model batch: the embedder's limits (texts, padded tokens) applied to the
-        queue, so the model never gets fragments of a batch."""
-        batch: list[_DenseItem] = []
-        size = embedder.batch_size
-        budget = embedder.max_batch_tokens
-        while jobs:
-            job = jobs[0]
-            while job:
-                it = job[0]
-                if (
-                    self._generation.get(it.path, 0) != it.generation
-                    or it.path not in self.state.files
-                ):
-                    job.popleft()  # superseded by a newer version of the card
-                    continue
-                if batch and (len(batch) >= size or (len(batch) + 1) * it.tokens > budget):
-                    return batch
-                batch.append(job.popleft())
-            jobs.popleft()
-            if batch:
-                return batch  # do not mix jobs (an edit's job and the bulk) in one batch
-        return batch
+    def _live(self, it: EmbedItem) -> bool:
+        """Whether a queued chunk is of the card's current version (not superseded or gone)."""
+        return self._generation.get(it.path, 0) == it.generation and it.path in self.state.files
 
     def _forget_dense(self, path: str) -> None:
-        self._dense_left.pop(path, None)  # queued items of older generations are skipped
-        self._ml_left.pop(path, None)
+        self.dense_queue.forget(path)  # queued items of older generations are skipped
+        self.ml_queue.forget(path)
 
     def _commit_dense(self, finished: set[str], using: str = DENSE) -> None:
         if not finished:
