@@ -195,7 +195,7 @@ class LinkGraph:
         # equal resolutions share one object
         same: dict[Resolution, Resolution] = {}
         for path in g.cards:
-            g._resolve_links(path, same)
+            g._resolve_links(path, same, cleared=True)  # a new graph: nothing to take out
         g._matcher = g._build_matcher()
         reusable = g._reusable(mentions)
         for path, card in g.cards.items():
