@@ -201,3 +201,17 @@ def test_cli_index_verify_exits_0_on_a_clean_index(
     assert main([*args[:-4], "--verify-only", "--sample", "-1", "--json"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["verify"]["mismatch_counts"] == {"drift": 1}
+
+
+def test_a_card_in_another_language_verifies_clean(ix: Indexer) -> None:
+    """Its points carry its language (BM25 stemmer): the verifier expects the same one."""
+    (ix.vault / "Levain en français.md").write_text(
+        "# Levain en français\n\nLe levain est un mélange de farine et d'eau, fermenté par des "
+        "levures sauvages et des bactéries lactiques. On le nourrit chaque jour avant de faire "
+        "le pain, et on garde une partie pour la prochaine fois.\n",
+        encoding="utf-8",
+    )
+    ix.sync()
+    assert ix.state.files["Levain en français.md"].lang == "fr"
+    report = verify(ix, sample=0, focus=["Levain en français.md"])
+    assert report.ok, report.format()

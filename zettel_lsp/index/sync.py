@@ -53,7 +53,7 @@ from zettel_lsp.index.store_api import (
     point_id,
     text_hash,
 )
-from zettel_lsp.notes.language import EN, language_of, prose_of
+from zettel_lsp.notes.language import EN, card_language
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES, ReadResult, ReadStatus, read_note
@@ -867,7 +867,7 @@ class Indexer:
             source = renames.get(rel, rel)
             reuse = self._old_vectors(source, chunks)
             reuse_ml = self._old_vectors(source, chunks, DENSE_ML) if state.ml_model else {}
-            lang = language_of(f"{card.title}\n{prose_of(card.text, card.masked)}")
+            lang = card_language(card)
             langs[rel] = (lang, bool(chunks) and len(reuse_ml) == len(chunks))
             gen = self._generation.get(rel, 0) + 1
             self._generation[rel] = gen

@@ -44,6 +44,7 @@ from zettel_lsp.index.chunker import Chunk, chunk_cards
 from zettel_lsp.index.state import IndexState, read_state
 from zettel_lsp.index.store_api import ChunkPayload, chunk_payload, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
+from zettel_lsp.notes.language import card_language
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import read_note
@@ -252,7 +253,7 @@ def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str
     t1 = time.perf_counter()
     comparable = sorted((expected & in_state) - stale)
     chunks_of: dict[str, list[Chunk]] = {}
-    titles: dict[str, str] = {}
+    titles: dict[str, tuple[str, str]] = {}  # path -> title, language
     for start in range(0, len(comparable), PARSE_BATCH):
         batch = comparable[start : start + PARSE_BATCH]
         cards: list[Card] = [
@@ -270,7 +271,7 @@ def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str
             strict=True,
         ):
             chunks_of[card.path] = chunks
-            titles[card.path] = card.title
+            titles[card.path] = (card.title, card_language(card))
     report.chunks_expected = sum(len(c) for c in chunks_of.values())
     vectors: dict[int, Any] = {}  # point id -> stored dense vector (dense-done cards only)
     for start in range(0, len(comparable), RETRIEVE_BATCH // 4):
@@ -465,7 +466,7 @@ def _check_points(
     ix: Indexer,
     batch: Sequence[str],
     chunks_of: dict[str, list[Chunk]],
-    titles: dict[str, str],
+    titles: dict[str, tuple[str, str]],
     report: VerifyReport,
     vectors: dict[int, Any],
 ) -> None:
@@ -506,7 +507,8 @@ def _check_points(
             report.points_checked += 1
             payload, vec = got
             have: Mapping[str, object] = payload
-            want: Mapping[str, object] = chunk_payload(rel, titles[rel], chunk)
+            title, lang = titles[rel]
+            want: Mapping[str, object] = chunk_payload(rel, title, chunk, lang)
             diff = [k for k in want if have.get(k) != want[k]]
             if diff:
                 detail = "; ".join(

@@ -25,7 +25,10 @@ data file and call all 52 English, all 6 Russian and all 52 translated Russian q
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from zettel_lsp.notes.model import Card
 
 LATIN: Final = "latin"
 OTHER: Final = "other"
@@ -185,3 +188,8 @@ def is_english(text: str) -> bool:
     """Whether ``text`` is English (see the module): False for a non-Latin script or for Latin
     text whose function words are another language's; True otherwise, no evidence included."""
     return language_of(text) == EN
+
+
+def card_language(card: Card) -> str:
+    """A card's language: its title and prose (front matter, code and comments left out)."""
+    return language_of(f"{card.title}\n{prose_of(card.text, card.masked)}")
