@@ -81,12 +81,6 @@ def _from_json(obj: dict[str, Any]) -> Any:
 def _details(card: Card) -> str | None:
     """The card's parts beside path, title, id and text as JSON; None when its front matter
     would not come back the same."""
-    try:
-        fm = json.dumps(card.frontmatter, default=_to_json, ensure_ascii=True)
-    except (TypeError, ValueError):
-        return None
-    if json.loads(fm, object_hook=_from_json) != card.frontmatter:
-        return None  # e.g. keys that are not strings
     parts = {
         "aliases": card.aliases,
         "tags": [[t.name, _span(t.span)] for t in card.tags],
@@ -99,8 +93,15 @@ def _details(card: Card) -> str | None:
         "masked": card.masked,
         "problems": card.problems,
         "replaced": card.decoded_with_replacement,
+        "fm": card.frontmatter,
     }
-    return json.dumps(parts, ensure_ascii=True, separators=(",", ":"))[:-1] + f',"fm":{fm}}}'
+    try:
+        details = json.dumps(parts, default=_to_json, ensure_ascii=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+    if json.loads(details, object_hook=_from_json)["fm"] != card.frontmatter:
+        return None  # e.g. keys that are not strings
+    return details
 
 
 def _card(path: str, title: str, card_id: str | None, text: str, details: str) -> Card:
