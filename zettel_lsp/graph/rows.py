@@ -18,7 +18,6 @@ The rows are only a shortcut; the notes are the truth.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import logging
 from array import array
@@ -28,6 +27,7 @@ from typing import Any
 
 from zettel_lsp.graph.link_graph import MENTION_FORMAT, CachedMentions, MentionCache
 from zettel_lsp.index.db import IndexDB, put_meta
+from zettel_lsp.index.state import text_sha256
 from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Position, Span, Tag
 from zettel_lsp.notes.scan import load_card
 from zettel_lsp.notes.title_rule import TitleSource
@@ -41,11 +41,6 @@ _MENTIONS_KEY = "mentions"  # in meta: the format, minimum length and phrases se
 
 def parsed_as(title_source: TitleSource | str) -> str:
     return f"{CARD_FORMAT}:{TitleSource(title_source)}"
-
-
-def text_sha256(text: str) -> str:
-    """The content hash the index state records for a note."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _span(s: Span | None) -> list[int] | None:

@@ -14,6 +14,7 @@ never to phantom or missing cards.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -21,6 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from zettel_lsp.index.db import DB_FILE, IndexDB, put_meta
+
+
+def text_sha256(text: str) -> str:
+    """The content hash a note's row records: SHA-256 of its decoded text as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(slots=True)

@@ -43,7 +43,7 @@ from zettel_lsp.index.embedders.use_backend import USE_MODEL
 from zettel_lsp.index.folder import check_index_folder, clear_old_layout, open_local_store
 from zettel_lsp.index.folder_lock import FolderLock
 from zettel_lsp.index.plan import match_renames, plan
-from zettel_lsp.index.state import FileState, IndexState, SavedState
+from zettel_lsp.index.state import FileState, IndexState, SavedState, text_sha256
 from zettel_lsp.index.store import DENSE, DENSE_ML, STORE_LAYOUT, EdgeStore
 from zettel_lsp.index.store_api import (
     ChunkPoint,
@@ -747,7 +747,7 @@ class Indexer:
                     gone.add(rel)
                 continue
             state.skipped.pop(rel, None)
-            sha = hashlib.sha256(res.text.encode("utf-8")).hexdigest()
+            sha = text_sha256(res.text)
             old = state.files.get(rel)
             if old is not None and old.sha256 == sha and rel not in pending and not rechunk_all:
                 old.size, old.mtime_ns = res.size, res.mtime_ns  # touched, not changed
@@ -1060,7 +1060,7 @@ class Indexer:
             res = read_note(self.vault / rel, self.settings.max_file_bytes)
             if not res.ok:
                 continue
-            if hashlib.sha256(res.text.encode("utf-8")).hexdigest() != self.state.files[rel].sha256:
+            if text_sha256(res.text) != self.state.files[rel].sha256:
                 # changed since it was chunked: its points hold the old text, so embedding the
                 # new text would store vectors that do not match them; the next sync redoes it
                 self.state.pending.append(rel)

@@ -27,7 +27,6 @@ saved state (``index.db``) with the folder while another process (a server) hold
 
 from __future__ import annotations
 
-import hashlib
 import math
 import random
 import re
@@ -41,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from zettel_lsp.index.chunker import Chunk, chunk_cards
-from zettel_lsp.index.state import IndexState, read_state
+from zettel_lsp.index.state import IndexState, read_state, text_sha256
 from zettel_lsp.index.store_api import ChunkPayload, chunk_payload, point_id
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.language import card_language
@@ -239,7 +238,7 @@ def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str
         report.add("pending", rel, "left pending in the state (interrupted update)")
     stale: set[str] = set()
     for rel in sorted(expected & in_state):
-        sha = hashlib.sha256(texts[rel][0].encode("utf-8")).hexdigest()
+        sha = text_sha256(texts[rel][0])
         f = state.files[rel]
         if f.sha256 != sha:
             stale.add(rel)
@@ -451,7 +450,7 @@ def _disk_hashes(vault: Path, settings: IndexSettings, memo: HashMemo | None) ->
             sha = known[2]
         else:
             res = read_note(vault / rel, settings.max_file_bytes)
-            sha = hashlib.sha256(res.text.encode("utf-8")).hexdigest() if res.ok else None
+            sha = text_sha256(res.text) if res.ok else None
             if memo is not None:
                 memo[rel] = (st.st_size, st.st_mtime_ns, sha)
         if sha is not None:
