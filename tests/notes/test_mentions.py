@@ -211,5 +211,11 @@ def test_the_boundary_automaton_by_hand() -> None:
         ("Node", ("Node",)),
     ]
     # it is the default with many titles, not with a few
-    assert MentionMatcher([(f"t{i:04}", "x") for i in range(300)])._spaced is not None
-    assert MentionMatcher([("rank", "x")])._spaced is None
+    many, few = (
+        MentionMatcher([(f"t{i:04}", "x") for i in range(300)]),
+        MentionMatcher([("rank", "x")]),
+    )
+    many.prepare()
+    few.prepare()
+    assert many._spaced is not None
+    assert few._spaced is None

@@ -579,6 +579,11 @@ class LinkGraph:
             self._mention_min_length,
         )
 
+    def prepare_mentions(self) -> None:
+        """Build the mention matcher's automata now, not on the first change that needs them
+        (:meth:`MentionMatcher.prepare`); safe outside the vault lock."""
+        self._matcher_now().prepare()
+
     def name_phrases(self) -> dict[str, tuple[str, ...]]:
         """Every title and alias the mention pass looks for (normalised, long enough), with
         the cards that own it. Do not change the result."""

@@ -13,6 +13,7 @@ code, comments, links, tags, URLs, HTML tags, math, the title line).
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
@@ -158,6 +159,11 @@ class MentionMatcher:
         self._owners = {norm: tuple(sorted(keys)) for norm, keys in owners.items()}
         if boundary is None:
             boundary = self._size >= self.BOUNDARY_MIN_PHRASES
+        self._boundary = boundary
+        # built on the first find(): a start whose mentions all come from the database never
+        # searches a text, and the automata are most of a matcher's making
+        self._built = False
+        self._lock = threading.Lock()
         # the automaton over the text as written: every phrase, or (``boundary``) those with
         # a character of the scripts written without spaces
         self._automaton: ahocorasick.Automaton | None = None
@@ -165,27 +171,34 @@ class MentionMatcher:
         # several differ in punctuation alone; owners are looked up in _owners (an automaton's
         # values are kept per phrase: a tuple each took 16 MB at 112k names)
         self._spaced: ahocorasick.Automaton | None = None
-        raw = ahocorasick.Automaton()
-        spaced: dict[str, list[str]] = {}
-        for norm in self._owners:
-            if boundary and not _UNSPACED.search(norm):
-                key = (
-                    (" " if _is_word_char(norm[0]) else "")
-                    + _NON_WORD.sub(" ", norm)
-                    + (" " if _is_word_char(norm[-1]) else "")
-                )
-                spaced.setdefault(key, []).append(norm)
-            else:
-                raw.add_word(norm, norm)
-        if len(raw):
-            raw.make_automaton()
-            self._automaton = raw
-        if spaced:
-            auto = ahocorasick.Automaton()
-            for key, norms in spaced.items():
-                auto.add_word(key, norms[0] if len(norms) == 1 else tuple(norms))
-            auto.make_automaton()
-            self._spaced = auto
+
+    def prepare(self) -> None:
+        """Build the automata now (the first :meth:`find` does otherwise); thread-safe."""
+        with self._lock:
+            if self._built:
+                return
+            raw = ahocorasick.Automaton()
+            spaced: dict[str, list[str]] = {}
+            for norm in self._owners:
+                if self._boundary and not _UNSPACED.search(norm):
+                    key = (
+                        (" " if _is_word_char(norm[0]) else "")
+                        + _NON_WORD.sub(" ", norm)
+                        + (" " if _is_word_char(norm[-1]) else "")
+                    )
+                    spaced.setdefault(key, []).append(norm)
+                else:
+                    raw.add_word(norm, norm)
+            if len(raw):
+                raw.make_automaton()
+                self._automaton = raw
+            if spaced:
+                auto = ahocorasick.Automaton()
+                for key, norms in spaced.items():
+                    auto.add_word(key, norms[0] if len(norms) == 1 else tuple(norms))
+                auto.make_automaton()
+                self._spaced = auto
+            self._built = True
 
     def __len__(self) -> int:
         return self._size
@@ -199,6 +212,8 @@ class MentionMatcher:
         where matches overlap, then the leftmost: :func:`_select`)."""
         if not self._size or not text:
             return []
+        if not self._built:
+            self.prepare()
         back: tuple[list[int], list[int]] | None = None
         if not unicodedata.is_normalized("NFC", text):  # matched as NFC, reported in text
             text, starts_in, ends_in = nfc_with_offsets(text)

@@ -421,6 +421,8 @@ class VaultService:
 
         self.write(built)
         t = self._step("graph", t)
+        # the first edit would build the mention automata under the lock: build them now
+        threading.Thread(target=graph.prepare_mentions, name="mentions", daemon=True).start()
         # the graph lives as long as the vault: later collections skip its objects
         gc.freeze()
         self.graph_ready.set()
