@@ -28,7 +28,7 @@ from typing import Any
 from zettel_lsp.graph.link_graph import MENTION_FORMAT, CachedMentions, MentionCache
 from zettel_lsp.index.db import IndexDB, put_meta
 from zettel_lsp.index.state import text_sha256
-from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Position, Span, Tag
+from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Span, Tag
 from zettel_lsp.notes.scan import load_card
 from zettel_lsp.notes.title_rule import TitleSource
 
@@ -46,14 +46,13 @@ def parsed_as(title_source: TitleSource | str) -> str:
 def _span(s: Span | None) -> list[int] | None:
     if s is None:
         return None
-    return [s.start, s.end, s.start_pos.line, s.start_pos.character, s.end_pos.line,
-            s.end_pos.character]  # fmt: skip
+    return [s.start, s.end, s.start_line, s.start_character, s.end_line, s.end_character]
 
 
 def _unspan(v: list[int] | None) -> Span | None:
     if v is None:
         return None
-    return Span(v[0], v[1], Position(v[2], v[3]), Position(v[4], v[5]))
+    return Span(*v)
 
 
 def _to_json(value: Any) -> Any:

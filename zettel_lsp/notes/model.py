@@ -28,12 +28,23 @@ class Position:
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends."""
+    """A half-open range ``[start, end)`` of code-point offsets, with line/column for both ends
+    (plain numbers: a card holds many spans, and most are never asked for their positions)."""
 
     start: int
     end: int
-    start_pos: Position
-    end_pos: Position
+    start_line: int
+    start_character: int
+    end_line: int
+    end_character: int
+
+    @property
+    def start_pos(self) -> Position:
+        return Position(self.start_line, self.start_character)
+
+    @property
+    def end_pos(self) -> Position:
+        return Position(self.end_line, self.end_character)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,8 @@ class LineIndex:
         return bisect_right(self._starts, offset) - 1
 
     def span(self, start: int, end: int) -> Span:
-        return Span(start, end, self.position(start), self.position(end))
+        a, b = self.line_of(start), self.line_of(end)
+        return Span(start, end, a, start - self._starts[a], b, end - self._starts[b])
 
     def offset(self, pos: Position) -> int:
         line = min(max(pos.line, 0), len(self._starts) - 1)
