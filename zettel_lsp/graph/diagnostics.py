@@ -219,11 +219,11 @@ class NameIndex:
             suffix = "/" + bare
             found = {
                 p
-                for p in graph.owners_of_key(Stage.STEM, stem)
+                for p in graph.names.owners_of_key(Stage.STEM, stem)
                 if norm(strip_md(p)).endswith(suffix)
             }
         else:
-            found = set(graph.owners_of_key(res.stage, bare))
+            found = set(graph.names.owners_of_key(res.stage, bare))
         others = sorted(found - {res.target})
         return [res.target, *others]
 
@@ -237,8 +237,8 @@ class NameIndex:
             if not key or shown in out:
                 continue
             others = {
-                *graph.owners_of_key(Stage.TITLE, key),
-                *graph.owners_of_key(Stage.ALIAS, key),
+                *graph.names.owners_of_key(Stage.TITLE, key),
+                *graph.names.owners_of_key(Stage.ALIAS, key),
             } - {card.path}
             if others:
                 out[shown] = sorted(others)
