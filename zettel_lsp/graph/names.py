@@ -7,6 +7,7 @@ ties, duplicates and near misses ("did you mean"). Names are normalised as ``res
 
 from __future__ import annotations
 
+import difflib
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +18,9 @@ from zettel_lsp.graph.resolver import Stage, norm, strip_md
 from zettel_lsp.notes.model import Card
 
 SUGGESTIONS = 3  # "did you mean" names per unresolved link
-CUTOFF = 0.7  # the similarity (rapidfuzz's ratio, 0..1) a "did you mean" name needs
+# the similarity (difflib's ratio, 0..1) a "did you mean" name needs; rapidfuzz's ratio (of the
+# longest common subsequence) is never lower, so its names at this cutoff hold every such name
+CUTOFF = 0.7
 CACHED = 10_000  # near() answers kept until the next change
 _NEAR_STAGES = (Stage.TITLE, Stage.ALIAS, Stage.STEM)  # the names near() offers, as written
 
@@ -29,7 +32,7 @@ class Suggestion:
     path: str
     title: str
     name: str  # the name that matched (a title, alias or file name, as written)
-    score: float  # rapidfuzz's ratio, 0..1
+    score: float  # difflib's ratio, 0..1
 
 
 def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
@@ -148,19 +151,28 @@ class NameTable:
         hits = process.extract(
             key, self._choices, scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
         )
-        scored = sorted(
-            (-score, path, name)
-            for name, score, _ in hits
-            for s in _NEAR_STAGES
-            for path in self._tables[s].get(name, ())
-        )
+        # difflib's ratio orders them: it counts matching runs, not letters scattered over a
+        # name (rapidfuzz's ratio puts "Region" before "Relation" for "Religion"). The hits come
+        # by rapidfuzz's ratio, an upper bound: once n cards score above a hit's, none can.
+        matcher = difflib.SequenceMatcher(autojunk=False, b=key)
+        scored: list[tuple[float, str, str]] = []
+        for name, bound, _ in hits:
+            if len({p for s, p, _ in scored if -s > bound / 100 + 1e-9}) >= n:  # float slack
+                break
+            matcher.set_seq1(name)
+            score = matcher.ratio()
+            if score >= CUTOFF:
+                scored += [
+                    (-score, p, name) for s in _NEAR_STAGES for p in self._tables[s].get(name, ())
+                ]
+        scored.sort()
         best: dict[str, tuple[float, str]] = {}  # path -> its closest (score, name)
         for score, path, name in scored:
             if len(best) >= n:
                 break
             best.setdefault(path, (-score, name))
         return tuple(
-            Suggestion(p, self._cards[p].title, _written(self._cards[p], name), round(s / 100, 3))
+            Suggestion(p, self._cards[p].title, _written(self._cards[p], name), round(s, 3))
             for p, (s, name) in best.items()
         )
 
