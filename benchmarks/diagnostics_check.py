@@ -4,7 +4,7 @@
 
 Builds the graph the way ``zettel-lsp graph`` does (same loader, same settings), computes every
 card's diagnostics in-process with the function the server uses
-(:func:`zettel_lsp.graph.diagnostics.card_problems`, over one :class:`NameIndex` per graph),
+(:func:`zettel_lsp.graph.diagnostics.card_problems`, over the graph's name table),
 and checks:
 
 - the number of unresolved-link diagnostics equals the graph's ``unresolved_links``;
@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.graph.diagnostics import Kind, NameIndex, card_problems
+from zettel_lsp.graph.diagnostics import Kind, card_problems
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import graph_stats
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
@@ -52,8 +52,6 @@ def check(vault: Path, title_source: str) -> dict[str, Any]:
     graph = LinkGraph.build(cards)
     stats = graph_stats(graph, skipped_files=scan.skipped)
     t1 = time.perf_counter()
-    names = NameIndex.build(graph.cards.values())
-    index_seconds = time.perf_counter() - t1
     kinds: Counter[str] = Counter()
     wrong: list[dict[str, str]] = []  # unresolved diagnostics on links that resolve
     missing_on_ambiguous = 0
@@ -67,7 +65,7 @@ def check(vault: Path, title_source: str) -> dict[str, Any]:
         }
         ambiguous = {rl.link.span.start for rl in graph.links_of(path) if rl.resolution.ambiguous}
         s = time.perf_counter()
-        problems = card_problems(graph, card, names)
+        problems = card_problems(graph, card)
         elapsed = time.perf_counter() - s
         per_card.append(elapsed)
         if len(card.links) >= 50:
@@ -96,7 +94,6 @@ def check(vault: Path, title_source: str) -> dict[str, Any]:
         "diagnostics_by_kind": dict(sorted(kinds.items())),
         "seconds": {
             "load_and_graph": round(t1 - t0, 3),
-            "name_index": round(index_seconds, 3),
             "all_cards": round(sum(per_card), 3),
         },
         "ms_per_card": {

@@ -7,7 +7,6 @@ from zettel_lsp.graph.diagnostics import (
     ALL_KINDS,
     CardProblem,
     Kind,
-    NameIndex,
     card_problems,
     closest,
     new_card_path,
@@ -38,14 +37,13 @@ VAULT = {
 }
 
 
-def build(spec: dict[str, str]) -> tuple[LinkGraph, NameIndex]:
-    g = LinkGraph.build(parse_card(p, t) for p, t in spec.items())
-    return g, NameIndex.build(g.cards.values())
+def build(spec: dict[str, str]) -> LinkGraph:
+    return LinkGraph.build(parse_card(p, t) for p, t in spec.items())
 
 
 def problems(spec: dict[str, str], path: str = "Hub.md") -> list[CardProblem]:
-    g, names = build(spec)
-    return card_problems(g, g.cards[path], names)
+    g = build(spec)
+    return card_problems(g, g.cards[path])
 
 
 def raw(p: CardProblem) -> str:
@@ -88,20 +86,20 @@ def test_duplicate_titles_and_aliases() -> None:
     spec["Second.md"] = "---\naliases: [Atomic notes]\n---\nA second card by that name.\n"
     (dup,) = [p for p in problems(spec, "baking/Overview.md") if p.kind == Kind.DUPLICATE_TITLE]
     assert dup.related == ("retrieval/Overview.md",) and "title «Overview»" in dup.message
-    g, names = build(spec)
-    (alias,) = card_problems(g, g.cards["Second.md"], names, frozenset({Kind.DUPLICATE_TITLE}))
+    g = build(spec)
+    (alias,) = card_problems(g, g.cards["Second.md"], frozenset({Kind.DUPLICATE_TITLE}))
     assert alias.related == ("method/Atomic notes.md",)
     assert (alias.start.line, alias.start.character) == (1, 10)  # on the alias in front matter
     assert not [p for p in problems(spec, "Hub.md") if p.kind == Kind.DUPLICATE_TITLE]
 
 
 def test_off_switch_per_kind() -> None:
-    g, names = build(VAULT)
+    g = build(VAULT)
     hub = g.cards["Hub.md"]
-    only = card_problems(g, hub, names, frozenset({Kind.MISSING_BLOCK}))
+    only = card_problems(g, hub, frozenset({Kind.MISSING_BLOCK}))
     assert [p.kind for p in only] == [Kind.MISSING_BLOCK]
-    assert card_problems(g, hub, names, frozenset()) == []
-    assert len(card_problems(g, hub, names, ALL_KINDS)) == 6
+    assert card_problems(g, hub, frozenset()) == []
+    assert len(card_problems(g, hub, ALL_KINDS)) == 6
 
 
 def test_dendron_note_reference_ranges_are_not_missing_headings() -> None:
@@ -118,26 +116,23 @@ def test_dendron_note_reference_ranges_are_not_missing_headings() -> None:
 
 
 def test_creating_the_missing_card_clears_it() -> None:
-    g, names = build(VAULT)
+    g = build(VAULT)
     g.upsert(parse_card("inbox/Nothing like any title.md", "# Nothing like any title\n"))
-    names = NameIndex.build(g.cards.values())
-    left = [
-        raw(p) for p in card_problems(g, g.cards["Hub.md"], names, frozenset({Kind.UNRESOLVED}))
-    ]
+    left = [raw(p) for p in card_problems(g, g.cards["Hub.md"], frozenset({Kind.UNRESOLVED}))]
     assert "[[Nothing like any title]]" not in left and "[[Zettelkasten methd]]" in left
 
 
 def test_an_unsaved_card_is_resolved_against_the_graph() -> None:
-    g, names = build(VAULT)
+    g = build(VAULT)
     edited = parse_card("Hub.md", "Now [[Atomic notes]] and [[atomic]] and [[Atomc notes]].\n")
-    got = card_problems(g, edited, names)
+    got = card_problems(g, edited)
     assert [(p.kind, raw(p)) for p in got] == [(Kind.UNRESOLVED, "[[Atomc notes]]")]
     # positions are the editor text's (code points)
     assert (got[0].start.line, got[0].start.character) == (0, 40)
 
 
 def test_new_card_path_and_text() -> None:
-    g, _ = build(VAULT)
+    g = build(VAULT)
     hub, zk = g.cards["Hub.md"], g.cards["method/Zettelkasten method.md"]
 
     def link(card: Card, raw_text: str):  # type: ignore[no-untyped-def]
@@ -179,8 +174,7 @@ def test_retarget_keeps_heading_and_label() -> None:
 def test_counts_equal_the_graph_on_the_example_vault() -> None:
     cards, _ = load_vault(EXAMPLE_VAULT)
     g = LinkGraph.build(cards)
-    names = NameIndex.build(g.cards.values())
-    found = [p for c in g.cards.values() for p in card_problems(g, c, names)]
+    found = [p for c in g.cards.values() for p in card_problems(g, c)]
     unresolved = [p for p in found if p.kind == Kind.UNRESOLVED]
     assert len(unresolved) == graph_stats(g).unresolved_links == 2
 
@@ -188,7 +182,6 @@ def test_counts_equal_the_graph_on_the_example_vault() -> None:
 def test_counts_equal_the_graph_on_a_shared_vault() -> None:
     cards, _ = load_vault(shared_vault("obsidian-help-en"))
     g = LinkGraph.build(cards)
-    names = NameIndex.build(g.cards.values())
     stats = graph_stats(g)
     unresolved = 0
     for path, card in g.cards.items():
@@ -197,29 +190,17 @@ def test_counts_equal_the_graph_on_a_shared_vault() -> None:
             for rl in g.links_of(path)
             if rl.target is not None or rl.resolution.attachment
         }
-        for p in card_problems(g, card, names, frozenset({Kind.UNRESOLVED})):
+        for p in card_problems(g, card, frozenset({Kind.UNRESOLVED})):
             assert p.link is not None and p.link.span.start not in resolves
             unresolved += 1
     assert unresolved == stats.unresolved_links > 0
 
 
-def test_the_name_index_follows_the_graph_in_place() -> None:
-    g, names = build(VAULT)
-    before = names.near("Zettelkasten methd")
-    g.upsert(parse_card("baking/Overview.md", "The bake, edited: [[Hub]].\n"))
-    assert names.update(g.cards) and names.near("Zettelkasten methd") == before
+def test_the_problems_follow_the_graph() -> None:
+    g = build(VAULT)
     g.upsert(parse_card("method/Atomic notes.md", "---\naliases: [atoms]\n---\nNew alias.\n"))
     g.remove("retrieval/Overview.md")
     g.upsert(parse_card("method/Zettelkasten methods.md", "Plural.\n"))
-    assert names.update(g.cards)
-    fresh = NameIndex.build(g.cards.values())
-    assert names.signature == fresh.signature and names.titles == fresh.titles
-    for card in g.cards.values():  # ties and duplicates are the graph's (its resolver's)
-        assert card_problems(g, card, names) == card_problems(g, card, fresh), card.path
-    for query in ("Zettelkasten methd", "atom", "atomic", "Overveiw", "Overview"):
-        assert names.near(query) == fresh.near(query), query
-    assert [s.path for s in names.near("Zettelkasten methd")] == [
-        "method/Zettelkasten method.md",
-        "method/Zettelkasten methods.md",
-    ]
-    assert all(s.path != "retrieval/Overview.md" for s in names.near("Overveiw"))
+    fresh = build({p: c.text for p, c in g.cards.items()})
+    for card in g.cards.values():
+        assert card_problems(g, card) == card_problems(fresh, card), card.path

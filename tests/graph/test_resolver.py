@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from zettel_lsp.graph.resolver import Resolver, Stage
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.resolver import Stage
 from zettel_lsp.notes.parser import parse_card
 
 CARDS = {
@@ -22,11 +23,8 @@ CARDS = {
 
 
 @pytest.fixture
-def resolver() -> Resolver:
-    r = Resolver()
-    for path, text in CARDS.items():
-        r.add(parse_card(path, text))
-    return r
+def resolver() -> LinkGraph:
+    return LinkGraph.build(parse_card(path, text) for path, text in CARDS.items())
 
 
 def link(text: str):
@@ -53,20 +51,23 @@ def link(text: str):
         ("Cafe\u0301", "any.md", "Café.md", Stage.PATH),  # NFD spelling of an NFC file name
     ],
 )
-def test_stages(resolver: Resolver, target: str, source: str, expected: str, stage: Stage) -> None:
+def test_stages(resolver: LinkGraph, target: str, source: str, expected: str, stage: Stage) -> None:
     res = resolver.resolve(target, source)
     assert (res.target, res.stage) == (expected, stage)
 
 
 def test_path_beats_stem_beats_title_beats_alias() -> None:
-    r = Resolver()
-    r.add(parse_card("a/Thing.md", "---\ntitle: Other\n---\n"))
-    r.add(parse_card("b/Other.md", "---\naliases: [Thing]\n---\n"))
+    r = LinkGraph.build(
+        [
+            parse_card("a/Thing.md", "---\ntitle: Other\n---\n"),
+            parse_card("b/Other.md", "---\naliases: [Thing]\n---\n"),
+        ]
+    )
     assert r.resolve("Thing", "z.md").target == "a/Thing.md"  # stem beats alias
     assert r.resolve("Other", "z.md").target == "b/Other.md"  # stem beats title
 
 
-def test_ties_prefer_same_folder_then_shortest_path(resolver: Resolver) -> None:
+def test_ties_prefer_same_folder_then_shortest_path(resolver: LinkGraph) -> None:
     assert resolver.resolve("Overview", "baking/Bread.md").target == "baking/Overview.md"
     assert resolver.resolve("Overview", "baking/deep/x.md").target == "baking/deep/Overview.md"
     assert resolver.resolve("Overview", "retrieval/x.md").target == "retrieval/Overview.md"
@@ -75,7 +76,7 @@ def test_ties_prefer_same_folder_then_shortest_path(resolver: Resolver) -> None:
     assert res.target == "baking/Overview.md" and res.ambiguous
 
 
-def test_markdown_links_are_relative_to_the_source_folder(resolver: Resolver) -> None:
+def test_markdown_links_are_relative_to_the_source_folder(resolver: LinkGraph) -> None:
     md = link("[x](../baking/Overview.md)")
     assert resolver.resolve_link(md, "retrieval/Notes.md").target == "baking/Overview.md"
     md = link("[x](Overview.md)")
@@ -84,7 +85,7 @@ def test_markdown_links_are_relative_to_the_source_folder(resolver: Resolver) ->
     assert resolver.resolve_link(md, "baking/x.md").target == "method/202311211530 Atomic notes.md"
 
 
-def test_dendron_label_first_order(resolver: Resolver) -> None:
+def test_dendron_label_first_order(resolver: LinkGraph) -> None:
     # the left side names no file but the right side does
     res = resolver.resolve_link(link("[[Docs|dendron.topic.markdown#sec]]"), "any.md")
     assert (res.target, res.swapped) == ("dendron.topic.markdown.md", True)
@@ -96,7 +97,7 @@ def test_dendron_label_first_order(resolver: Resolver) -> None:
     assert (res.target, res.swapped) == ("Docs Home.md", False)
 
 
-def test_unresolved_and_attachments(resolver: Resolver) -> None:
+def test_unresolved_and_attachments(resolver: LinkGraph) -> None:
     assert resolver.resolve("Nowhere", "x.md").target is None
     res = resolver.resolve_link(link("![[diagram.png]]"), "x.md")
     assert res.target is None and res.attachment
@@ -104,11 +105,11 @@ def test_unresolved_and_attachments(resolver: Resolver) -> None:
     assert res.target is None and not res.attachment
 
 
-def test_same_card_heading_links(resolver: Resolver) -> None:
+def test_same_card_heading_links(resolver: LinkGraph) -> None:
     assert resolver.resolve_link(link("[[#Section]]"), "Levain.md").target == "Levain.md"
 
 
-def test_remove_updates_tables(resolver: Resolver) -> None:
-    resolver.remove(parse_card("baking/Overview.md", ""))
+def test_remove_updates_tables(resolver: LinkGraph) -> None:
+    resolver.remove("baking/Overview.md")
     # no same-folder card any more: the shortest path wins
     assert resolver.resolve("Overview", "baking/Bread.md").target == "retrieval/Overview.md"

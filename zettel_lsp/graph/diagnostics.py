@@ -9,24 +9,20 @@ Pure logic (no LSP types). Kinds:
   card resolves but has no such heading or block;
 - **duplicate title**: the card's title or an alias is also another card's title or alias.
 
-The near-miss names come from a :class:`NameIndex` (a trigram index over titles, aliases and
-file names, built once and updated in place when names change): looking up a link never scans
-every title.
+The names (near misses, ties, duplicates) come from the graph's name table (``graph.names``).
 """
 
 from __future__ import annotations
 
-import difflib
 import posixpath
 import re
-import sys
-from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.names import Suggestion
 from zettel_lsp.graph.resolver import (
     Resolution,
     Stage,
@@ -37,11 +33,7 @@ from zettel_lsp.graph.resolver import (
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
 from zettel_lsp.notes.model import Card, Link, LinkKind, Position
 
-SUGGESTIONS = 3  # "did you mean" names per unresolved link
 NEAR_MISS = 0.8  # ratio for "Link to «closest match»"
-CUTOFF = 0.7  # difflib ratio a "did you mean" name needs
-CANDIDATES = 40  # names scored exactly per lookup (those sharing the most trigrams)
-COMMON_GRAM = 0.05  # a trigram in more than this share of names is too common to look up
 # characters a file name cannot hold on some system (Windows, Obsidian's own rule)
 _BAD_FILE_CHARS = re.compile(r'[\\:*?"<>|#^\[\]]')
 _DENDRON_SCHEME = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
@@ -59,16 +51,6 @@ ALL_KINDS: frozenset[Kind] = frozenset(Kind)
 
 
 @dataclass(frozen=True, slots=True)
-class Suggestion:
-    """A near-miss card for an unresolved link."""
-
-    path: str
-    title: str
-    name: str  # the name that matched (a title, alias or file name, as written)
-    score: float  # difflib ratio, 0..1
-
-
-@dataclass(frozen=True, slots=True)
 class CardProblem:
     """One diagnostic of a card, in code points."""
 
@@ -82,182 +64,48 @@ class CardProblem:
     target: str | None = None  # missing heading/block: the card the link resolved to
 
 
-@dataclass
-class NameIndex:
-    """Every card name of a graph, in a trigram index for near misses. Build it with
-    :meth:`build` and bring it in step with a changed graph with :meth:`update` (only the cards
-    whose names changed are touched), inside the vault's lock; lookups cache their answers
-    until the next change. Which cards share a name (ties, duplicates) the graph's resolver
-    says: its tables are the ones this index kept a copy of (26 MB at 100k cards)."""
-
-    titles: dict[str, str] = field(default_factory=dict)  # path -> title
-    _names: list[str] = field(default_factory=list)  # normalised names, by id
-    _shown: list[tuple[str, str]] = field(default_factory=list)  # (name as written, path)
-    # trigram -> name ids (4 bytes each, not an 8-byte list slot: 2.2M at 100k cards)
-    _grams: dict[str, array[int]] = field(default_factory=dict)
-    _cache: dict[str, tuple[Suggestion, ...]] = field(default_factory=dict)
-    # path -> the hash of its names (title, aliases, id) as last indexed: what tells a card
-    # whose names changed (the names themselves, a tuple each, took 11 MB at 100k cards)
-    signature: dict[str, int] = field(default_factory=dict)
-    # path -> its name id, or ids (a list each took 9 MB at 100k cards, a tuple of one 5 MB)
-    _ids: dict[str, int | tuple[int, ...]] = field(default_factory=dict)
-    _dead: set[int] = field(default_factory=set)  # name ids of removed cards
-
-    @classmethod
-    def build(cls, cards: Iterable[Card]) -> NameIndex:
-        idx = cls()
-        for card in cards:
-            idx._add(card)
-        return idx
-
-    def update(self, cards: Mapping[str, Card]) -> bool:
-        """Bring the index in step with ``cards`` (the graph's, path -> card, after a change):
-        cards whose path, title, aliases or id changed are dropped and added again; text edits
-        cost one comparison per card. False when a rebuild is the better choice (many
-        changes)."""
-        sig = self.signature
-        changed = [c for c in cards.values() if sig.get(c.path) != hash(_names_of(c))]
-        new = sum(1 for c in changed if c.path not in sig)
-        removed = [p for p in sig if p not in cards] if len(cards) - new != len(sig) else []
-        if not changed and not removed:
-            return True
-        if len(changed) + len(removed) > 1000 or len(self._dead) > len(self._names) // 4:
-            return False
-        for path in removed:
-            self._drop(path)
-        for card in changed:
-            if card.path in self.signature:
-                self._drop(card.path)
-            self._add(card)
-        self._cache.clear()
-        return True
-
-    def _add(self, card: Card) -> None:
-        self.signature[card.path] = hash(_names_of(card))
-        self.titles[card.path] = card.title
-        ids: list[int] = []
-        seen: set[str] = set()
-        for shown in (card.title, *card.aliases, card.stem):
-            key = sys.intern(norm(shown))  # the resolver's copy (resolver.add_owner interns)
-            if not key or key in seen:
-                continue
-            seen.add(key)
-            i = len(self._names)
-            ids.append(i)
-            self._names.append(key)
-            self._shown.append((shown, card.path))
-            for g in set(_trigrams(key)):
-                grams = self._grams.get(g)
-                if grams is None:
-                    grams = self._grams[g] = array("i")
-                grams.append(i)
-        self._ids[card.path] = ids[0] if len(ids) == 1 else tuple(ids)
-
-    def _drop(self, path: str) -> None:
-        self.signature.pop(path)
-        self.titles.pop(path, None)
-        ids = self._ids.pop(path, ())
-        self._dead.update((ids,) if isinstance(ids, int) else ids)
-
-    def near(self, text: str, n: int = SUGGESTIONS) -> tuple[Suggestion, ...]:
-        """Cards whose title, alias or file name is close to ``text``, closest first, each card
-        once (at most ``n``)."""
-        key = norm(text)
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached[:n]
-        found = self._near(key)
-        if len(self._cache) > 10_000:
-            self._cache.clear()
-        self._cache[key] = found
-        return found[:n]
-
-    def _near(self, key: str) -> tuple[Suggestion, ...]:
-        if not key or not self._names:
-            return ()
-        common = max(50, int(COMMON_GRAM * len(self._names)))
-        hits: Counter[int] = Counter()
-        for g in set(_trigrams(key)):
-            ids = self._grams.get(g)
-            if ids is not None and len(ids) <= common:
-                hits.update(ids)
-        for i in self._dead & hits.keys():
-            del hits[i]
-        scored: list[tuple[float, str, int]] = []
-        matcher = difflib.SequenceMatcher(autojunk=False)
-        matcher.set_seq2(key)
-        for i, _ in hits.most_common(CANDIDATES):
-            matcher.set_seq1(self._names[i])
-            if matcher.real_quick_ratio() < CUTOFF or matcher.quick_ratio() < CUTOFF:
-                continue
-            score = matcher.ratio()
-            if score >= CUTOFF:
-                scored.append((score, self._shown[i][1], i))
-        scored.sort(key=lambda s: (-s[0], s[1]))
-        out: list[Suggestion] = []
-        seen: set[str] = set()
-        for score, path, i in scored:
-            if path in seen:
-                continue
-            seen.add(path)
-            out.append(Suggestion(path, self.titles[path], self._shown[i][0], round(score, 3)))
-            if len(out) >= SUGGESTIONS:
-                break
-        return tuple(out)
-
-    @staticmethod
-    def ties(graph: LinkGraph, link: Link, res: Resolution) -> list[str]:
-        """The cards an ambiguous link chose between, the chosen one first."""
-        if res.stage is None or res.target is None:
-            return []
-        text = link.target
-        if res.swapped and link.label:
-            text = link.label.split("#", 1)[0].strip()
-        bare = strip_md(_DENDRON_SCHEME.sub("", norm(text)).lstrip("/").removeprefix("./"))
-        if res.stage == Stage.SUFFIX:
-            stem = bare.rsplit("/", 1)[-1]
-            suffix = "/" + bare
-            found = {
-                p
-                for p in graph.owners_of_key(Stage.STEM, stem)
-                if norm(strip_md(p)).endswith(suffix)
-            }
-        else:
-            found = set(graph.owners_of_key(res.stage, bare))
-        others = sorted(found - {res.target})
-        return [res.target, *others]
-
-    @staticmethod
-    def same_names(graph: LinkGraph, card: Card) -> dict[str, list[str]]:
-        """The card's title and aliases that another card also has as its title or alias:
-        name as written -> the other cards."""
-        out: dict[str, list[str]] = {}
-        for shown in (card.title, *card.aliases):
-            key = norm(shown)
-            if not key or shown in out:
-                continue
-            others = {
-                *graph.owners_of_key(Stage.TITLE, key),
-                *graph.owners_of_key(Stage.ALIAS, key),
-            } - {card.path}
-            if others:
-                out[shown] = sorted(others)
-        return out
+def ties(graph: LinkGraph, link: Link, res: Resolution) -> list[str]:
+    """The cards an ambiguous link chose between, the chosen one first."""
+    if res.stage is None or res.target is None:
+        return []
+    text = link.target
+    if res.swapped and link.label:
+        text = link.label.split("#", 1)[0].strip()
+    bare = strip_md(_DENDRON_SCHEME.sub("", norm(text)).lstrip("/").removeprefix("./"))
+    if res.stage == Stage.SUFFIX:
+        stem = bare.rsplit("/", 1)[-1]
+        suffix = "/" + bare
+        found = {
+            p
+            for p in graph.names.owners_of_key(Stage.STEM, stem)
+            if norm(strip_md(p)).endswith(suffix)
+        }
+    else:
+        found = set(graph.names.owners_of_key(res.stage, bare))
+    others = sorted(found - {res.target})
+    return [res.target, *others]
 
 
-def _names_of(card: Card) -> tuple[str, tuple[str, ...], str | None]:
-    return card.title, tuple(card.aliases), card.card_id
-
-
-def _trigrams(text: str) -> list[str]:
-    padded = f"  {text} "
-    return [padded[i : i + 3] for i in range(len(padded) - 2)]
+def same_names(graph: LinkGraph, card: Card) -> dict[str, list[str]]:
+    """The card's title and aliases that another card also has as its title or alias:
+    name as written -> the other cards."""
+    out: dict[str, list[str]] = {}
+    for shown in (card.title, *card.aliases):
+        key = norm(shown)
+        if not key or shown in out:
+            continue
+        others = {
+            *graph.names.owners_of_key(Stage.TITLE, key),
+            *graph.names.owners_of_key(Stage.ALIAS, key),
+        } - {card.path}
+        if others:
+            out[shown] = sorted(others)
+    return out
 
 
 def card_problems(
     graph: LinkGraph,
     card: Card,
-    names: NameIndex,
     kinds: frozenset[Kind] = ALL_KINDS,
 ) -> list[CardProblem]:
     """Every problem of ``card`` (the editor's version or the graph's), in text order, its
@@ -265,10 +113,10 @@ def card_problems(
     the vault's read lock."""
     out: list[CardProblem] = []
     if Kind.DUPLICATE_TITLE in kinds:
-        out.extend(_duplicates(graph, card, names))
+        out.extend(_duplicates(graph, card))
     for link in card.links:
         res = graph.resolve_link(link, card.path)
-        problem = link_problem(graph, card, link, res, names, kinds)
+        problem = link_problem(graph, card, link, res, kinds)
         if problem is not None:
             out.append(problem)
     return out
@@ -279,7 +127,6 @@ def link_problem(
     card: Card,
     link: Link,
     res: Resolution,
-    names: NameIndex,
     kinds: frozenset[Kind] = ALL_KINDS,
 ) -> CardProblem | None:
     """The problem of one link (its resolution given), or None."""
@@ -287,7 +134,7 @@ def link_problem(
     if res.target is None:
         if res.attachment or Kind.UNRESOLVED not in kinds:
             return None
-        suggestions = names.near(name_key(link.target))
+        suggestions = graph.names.near(name_key(link.target))
         message = f"No card named «{strip_md(link.target)}»"
         if suggestions:
             message += "; did you mean " + " or ".join(_shown(suggestions)) + "?"
@@ -313,16 +160,16 @@ def link_problem(
                 target=target.path,
             )
     if res.ambiguous and Kind.AMBIGUOUS in kinds:
-        ties = names.ties(graph, link, res)
+        tied = ties(graph, link, res)
         shown = link.target or link.raw
-        listed = ", ".join(ties[:5]) + (f" and {len(ties) - 5} more" if len(ties) > 5 else "")
+        listed = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
         return CardProblem(
             Kind.AMBIGUOUS,
             start,
             end,
-            f"«{shown}» matches {len(ties)} cards ({listed}); it links to {res.target}",
+            f"«{shown}» matches {len(tied)} cards ({listed}); it links to {res.target}",
             link,
-            related=tuple(ties),
+            related=tuple(tied),
         )
     return None
 
@@ -361,9 +208,9 @@ def _shown(suggestions: Sequence[Suggestion]) -> list[str]:
     return [f"«{s.title}»" + (f" ({s.path})" if titles[s.title] > 1 else "") for s in suggestions]
 
 
-def _duplicates(graph: LinkGraph, card: Card, names: NameIndex) -> list[CardProblem]:
+def _duplicates(graph: LinkGraph, card: Card) -> list[CardProblem]:
     out: list[CardProblem] = []
-    for shown, others in names.same_names(graph, card).items():
+    for shown, others in same_names(graph, card).items():
         start, end = _name_position(card, shown)
         what = "title" if shown == card.title else "alias"
         listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")

@@ -28,12 +28,13 @@ from enum import StrEnum
 
 import networkx as nx
 
+from zettel_lsp.graph.names import NameTable
 from zettel_lsp.graph.resolver import (
     Resolution,
-    Resolver,
-    Stage,
     card_keys,
     name_key,
+    resolve,
+    resolve_link,
     tie_break_key,
 )
 from zettel_lsp.notes.mentions import (
@@ -143,7 +144,7 @@ class LinkGraph:
         self.cards: dict[str, Card] = {}
         # card path -> card path when the first links or embeds the second: {kind: count}
         self.graph: nx.DiGraph[str] = nx.DiGraph()
-        self._resolver = Resolver()
+        self.names = NameTable(self.cards)  # every card's names: what links resolve against
         # card -> the resolution of each of its links, in the card's order (cards with links
         # only); ResolvedLink objects are made when asked (links_of): one per link took 17 MB
         # at 100k generated cards
@@ -191,7 +192,7 @@ class LinkGraph:
         for card in cards:
             g.cards[card.path] = card
             g.graph.add_node(card.path)
-            g._resolver.add(card)
+            g.names.add(card)
         # equal resolutions share one object
         same: dict[Resolution, Resolution] = {}
         for path in g.cards:
@@ -272,7 +273,7 @@ class LinkGraph:
                 continue
             links_moved = True
             self._digests.pop(path, None)
-            self._resolver.remove(card)
+            self.names.remove(card)
             self._clear_outgoing(path, card.links)
             self._drop_mentions(path)
             self._named_by.pop(path, None)
@@ -286,12 +287,11 @@ class LinkGraph:
                 links_moved = True
             changed_phrases |= self._phrases(old) ^ self._phrases(card)
             if old is not None:
-                self._resolver.remove(old)
                 self._clear_outgoing(card.path, old.links)
             self.cards[card.path] = card
             self._digests.pop(card.path, None)
             self.graph.add_node(card.path)
-            self._resolver.add(card)
+            self.names.replace(old, card)
             self._resolve_links(card.path, cleared=True)
             self._after_names_changed(card.path, old_keys ^ card_keys(card))
             touched.append(card.path)
@@ -405,24 +405,10 @@ class LinkGraph:
         return {(u, v) for u, v in self.graph.edges if u != v}
 
     def resolve(self, target: str, source: str = "") -> Resolution:
-        return self._resolver.resolve(target, source)
+        return resolve(self.names, target, source)
 
     def resolve_link(self, link: Link, source: str) -> Resolution:
-        return self._resolver.resolve_link(link, source)
-
-    def owners(self, stage: Stage, name: str) -> set[str]:
-        """The cards ``name`` names at resolution ``stage`` (file name, title, alias or id)."""
-        return self._resolver.owners(stage, name)
-
-    def owners_of_key(self, stage: Stage, key: str) -> tuple[str, ...]:
-        """Like :meth:`owners`, for a name already normalised as ``resolver.norm``: the
-        resolver's own entry (read inside the vault's read lock)."""
-        return self._resolver.owners_of_key(stage, key)
-
-    def card_at_path(self, key: str) -> str | None:
-        """The card whose vault path without ``.md``, normalised as ``resolver.norm``, is
-        ``key``."""
-        return self._resolver.at_path(key)
+        return resolve_link(self.names, link, source)
 
     def _edges_of(self, kinds: tuple[EdgeKind, ...]) -> nx.DiGraph[str]:
         """The graph with only its edges that carry one of ``kinds`` (the graph itself when
@@ -533,7 +519,7 @@ class LinkGraph:
         edges: dict[str, dict[str, int]] = {}  # target -> {kind: count}
         links = card.links
         for link in links:
-            res = self._resolver.resolve_link(link, path)
+            res = resolve_link(self.names, link, path)
             if same is not None:
                 res = same.setdefault(res, res)
             resolved.append(res)

@@ -286,10 +286,10 @@ def plan_file_rename(
         raise RenameError("a card's file name must end with .md")
     old_stem = card.stem
     if norm(strip_md(new_path)) != norm(strip_md(old_path)):
-        clash = graph.card_at_path(norm(strip_md(new_path)))
+        clash = graph.names.at_path(norm(strip_md(new_path)))
         if clash is not None and clash != old_path:
             raise RenameError(f"a card named {new_path} exists already")
-    others = graph.owners(Stage.STEM, new_stem) - {old_path}
+    others = graph.names.owners(Stage.STEM, new_stem) - {old_path}
     if strict:
         _refuse_hijack(graph, old_path, new_path, overrides, others)
     plan = RenamePlan(move=(old_path, new_path) if new_path != old_path else None)
@@ -332,7 +332,7 @@ def _bare_name_picks(
     for cand in (name, norm(posixpath.join(_folder(src), name)) if _folder(src) else name):
         if cand == mine:
             return True
-        hit = graph.card_at_path(cand)
+        hit = graph.names.at_path(cand)
         if hit is not None and hit != old_path:
             return False
     here = tie_break_key(new_path, src)
@@ -560,7 +560,7 @@ def plan_title_rename(
     if not new_title.strip() or _BAD_TITLE.search(new_title) or new_title != new_title.strip():
         raise RenameError("a title cannot be empty, hold | # ^ [ ] or a line break")
     for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS):
-        clash = graph.owners(stage, new_title) - {path}
+        clash = graph.names.owners(stage, new_title) - {path}
         if clash:
             raise RenameError(f"another card is named {new_title!r}: {sorted(clash)[0]}")
     plan = RenamePlan()

@@ -284,7 +284,7 @@ def card_names(card: Card) -> list[Name]:
     out: list[Name] = []
     seen: set[str] = set()
     for text, kind in ((card.title, "title"), *((a, "alias") for a in card.aliases)):
-        # the resolver's copy of the same key (resolver.add_owner interns its names)
+        # the name table's copy of the same key (names.add_owner interns its names)
         key = sys.intern(norm(text))
         if key and key not in seen:
             seen.add(key)

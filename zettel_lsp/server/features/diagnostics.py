@@ -12,8 +12,8 @@ Two ways to the client, never both for one client:
   card clears the diagnostic).
 
 Severities come from the ``diagnostics*`` settings (``off`` drops a kind). Near-miss names come
-from a :class:`NameIndex` kept in step with the graph (:func:`names_of`); everything that
-reads the graph runs in the request pool inside ``service.read``.
+from the graph's name table (``graph.names``); everything that reads the graph runs in the
+request pool inside ``service.read``.
 """
 
 from __future__ import annotations
@@ -29,12 +29,7 @@ from functools import partial
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from zettel_lsp.graph.diagnostics import (
-    CardProblem,
-    Kind,
-    NameIndex,
-    card_problems,
-)
+from zettel_lsp.graph.diagnostics import CardProblem, Kind, card_problems
 from zettel_lsp.notes.model import Card
 from zettel_lsp.server.documents import Codec, Doc, card_uri
 from zettel_lsp.server.server import ZettelLanguageServer
@@ -68,43 +63,11 @@ def severities(settings: ServerSettings) -> dict[Kind, types.DiagnosticSeverity]
     return {k: _SEVERITY[v] for k, v in chosen.items() if v in _SEVERITY}
 
 
-# ------------------------------------------------------------------ the name index
-
-
-_INDEXES: weakref.WeakKeyDictionary[VaultService, tuple[int, int, NameIndex]] = (
-    weakref.WeakKeyDictionary()
-)
-_INDEXES_LOCK = threading.Lock()
-
-
-def _warm_names(service: VaultService) -> str:
-    """The name index before the first document opens."""
-    return f"the name index of {len(names_of(service).titles)} cards for diagnostics"
-
-
-def names_of(service: VaultService) -> NameIndex:
-    """The vault's name index for its current graph version: the previous one brought in step
-    (one comparison per card; only cards whose names changed are re-indexed), or built anew.
-    Call it inside ``service.read`` (the index changes in place)."""
-    key = (service.graph_version, id(service.graph))
-    with _INDEXES_LOCK:
-        cached = _INDEXES.get(service)
-    if cached is not None and cached[:2] == key:
-        return cached[2]
-    if cached is not None and cached[2].update(service.graph.cards):
-        index = cached[2]  # patched: only the cards whose names changed
-    else:
-        index = NameIndex.build(service.graph.cards.values())
-    with _INDEXES_LOCK:
-        _INDEXES[service] = (*key, index)
-    return index
-
-
 def problems_of(service: VaultService, card: Card, kinds: Iterable[Kind]) -> list[CardProblem]:
     """The problems of ``card`` (inside ``service.read``); none before the graph is built."""
     if not service.graph_ready.is_set():
         return []
-    return card_problems(service.graph, card, names_of(service), frozenset(kinds))
+    return card_problems(service.graph, card, frozenset(kinds))
 
 
 # ------------------------------------------------------------------ to LSP
@@ -410,7 +373,6 @@ DIAGNOSTIC_OPTIONS = types.DiagnosticOptions(
 
 
 def register(server: ZettelLanguageServer) -> None:
-    server.warm_ups.append(_warm_names)
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)

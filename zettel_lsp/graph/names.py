@@ -1,0 +1,182 @@
+"""The one table of card names: paths, file names, titles, aliases and ids, each with its cards.
+
+The graph owns it (``LinkGraph.names``) and files each card as it comes, changes or goes; the
+resolver (:mod:`zettel_lsp.graph.resolver`) reads it to resolve links, the diagnostics to name
+ties, duplicates and near misses ("did you mean"). Names are normalised as ``resolver.norm``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from zettel_lsp.graph.resolver import Stage, norm, strip_md
+from zettel_lsp.notes.model import Card
+
+SUGGESTIONS = 3  # "did you mean" names per unresolved link
+# the similarity (difflib's ratio, 0..1) a "did you mean" name needs; rapidfuzz's ratio (of the
+# longest common subsequence) is never lower, so its names at this cutoff hold every such name
+CUTOFF = 0.7
+CACHED = 10_000  # near() answers kept until the next change
+_NEAR_STAGES = (Stage.TITLE, Stage.ALIAS, Stage.STEM)  # the names near() offers, as written
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """A near-miss card for an unresolved link."""
+
+    path: str
+    title: str
+    name: str  # the name that matched (a title, alias or file name, as written)
+    score: float  # difflib's ratio, 0..1
+
+
+def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
+    """The names ``card`` is filed under, per stage (normalised as ``norm``)."""
+    names = [
+        (Stage.STEM, {norm(card.stem)}),
+        (Stage.TITLE, {norm(card.title)}),
+        (Stage.ALIAS, {norm(a) for a in card.aliases}),
+    ]
+    if card.card_id:
+        names.append((Stage.ID, {norm(card.card_id)}))
+    return names
+
+
+def add_owner(table: dict[str, tuple[str, ...]], name: str, path: str) -> None:
+    """File ``path`` under ``name``. Owners are sorted tuples, not sets: nearly every name has one
+    owner, and a set of one costs 216 bytes against 48; equal names share one string (a file
+    name is usually the title too)."""
+    owners = table.get(name)
+    if owners is None:
+        table[sys.intern(name)] = (path,)
+    elif path not in owners:
+        table[name] = tuple(sorted((*owners, path)))
+
+
+def drop_owner(table: dict[str, tuple[str, ...]], name: str, path: str) -> None:
+    """Undo :func:`add_owner` (the name goes with its last owner)."""
+    owners = table.get(name)
+    if owners is not None:
+        rest = tuple(p for p in owners if p != path)
+        if rest:
+            table[name] = rest
+        else:
+            del table[name]
+
+
+class NameTable:
+    """Every name of ``cards`` (the graph's cards, read for titles and names as written), cheap
+    to update one card at a time. Read it inside the vault's read lock."""
+
+    def __init__(self, cards: Mapping[str, Card]) -> None:
+        self._cards = cards
+        self._paths: dict[str, str] = {}  # norm(path without .md) -> path
+        # name -> the cards filed under it (add_owner: ~35 MB less than sets at 100k cards)
+        self._tables: dict[Stage, dict[str, tuple[str, ...]]] = {
+            Stage.STEM: {},
+            Stage.TITLE: {},
+            Stage.ALIAS: {},
+            Stage.ID: {},
+        }
+        self._choices: list[str] | None = None  # near()'s names, made when first asked
+        self._cache: dict[tuple[str, int], tuple[Suggestion, ...]] = {}
+
+    def add(self, card: Card) -> None:
+        self._paths[norm(strip_md(card.path))] = card.path
+        for stage, names in stage_names(card):
+            for name in names:
+                add_owner(self._tables[stage], name, card.path)
+        self._changed()
+
+    def remove(self, card: Card) -> None:
+        self._paths.pop(norm(strip_md(card.path)), None)
+        for stage, names in stage_names(card):
+            for name in names:
+                drop_owner(self._tables[stage], name, card.path)
+        self._changed()
+
+    def replace(self, old: Card | None, new: Card) -> None:
+        """File ``new`` instead of ``old`` (the card at its path before, if any); a card whose
+        names are the same (an edit of its text) changes nothing."""
+        if old is not None:
+            if (old.path, old.title, old.aliases, old.card_id) == (
+                new.path,
+                new.title,
+                new.aliases,
+                new.card_id,
+            ):
+                return
+            self.remove(old)
+        self.add(new)
+
+    def _changed(self) -> None:
+        self._choices = None
+        self._cache.clear()
+
+    def owners(self, stage: Stage, name: str) -> set[str]:
+        """The cards ``name`` names at resolution ``stage`` (file name, title, alias or id)."""
+        return set(self._tables[stage].get(norm(name), ()))
+
+    def owners_of_key(self, stage: Stage, key: str) -> tuple[str, ...]:
+        """The cards filed under ``key`` (a name normalised as ``norm``) at ``stage``."""
+        table = self._tables.get(stage)
+        return table.get(key, ()) if table is not None else ()
+
+    def at_path(self, key: str) -> str | None:
+        """The card whose vault path (without ``.md``, normalised as ``norm``) is ``key``."""
+        return self._paths.get(key)
+
+    def near(self, text: str, n: int = SUGGESTIONS) -> tuple[Suggestion, ...]:
+        """At most ``n`` cards whose title, alias or file name is close to ``text`` (a ratio
+        of at least ``CUTOFF``), each card once under its closest name, closest first (ties:
+        by path)."""
+        key = (norm(text), n)
+        found = self._cache.get(key)
+        if found is None:
+            if len(self._cache) >= CACHED:
+                self._cache.clear()
+            found = self._cache[key] = self._near(key[0], n)
+        return found
+
+    def _near(self, key: str, n: int) -> tuple[Suggestion, ...]:
+        if not key:
+            return ()
+        if self._choices is None:
+            self._choices = list(dict.fromkeys(k for s in _NEAR_STAGES for k in self._tables[s]))
+        hits = process.extract(
+            key, self._choices, scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
+        )
+        # difflib's ratio orders them: it counts matching runs, not letters scattered over a
+        # name (rapidfuzz's ratio puts "Region" before "Relation" for "Religion"). The hits come
+        # by rapidfuzz's ratio, an upper bound: once n cards score above a hit's, none can.
+        matcher = difflib.SequenceMatcher(autojunk=False, b=key)
+        scored: list[tuple[float, str, str]] = []
+        for name, bound, _ in hits:
+            if len({p for s, p, _ in scored if -s > bound / 100 + 1e-9}) >= n:  # float slack
+                break
+            matcher.set_seq1(name)
+            score = matcher.ratio()
+            if score >= CUTOFF:
+                scored += [
+                    (-score, p, name) for s in _NEAR_STAGES for p in self._tables[s].get(name, ())
+                ]
+        scored.sort()
+        best: dict[str, tuple[float, str]] = {}  # path -> its closest (score, name)
+        for score, path, name in scored:
+            if len(best) >= n:
+                break
+            best.setdefault(path, (-score, name))
+        return tuple(
+            Suggestion(p, self._cards[p].title, _written(self._cards[p], name), round(s, 3))
+            for p, (s, name) in best.items()
+        )
+
+
+def _written(card: Card, key: str) -> str:
+    """The name of ``card`` that normalises to ``key``, as written (title, alias, file name)."""
+    return next((w for w in (card.title, *card.aliases, card.stem) if norm(w) == key), card.stem)
