@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -120,6 +120,17 @@ def card_problems(
         if problem is not None:
             out.append(problem)
     return out
+
+
+def expect_near_misses(graph: LinkGraph, paths: Iterable[str]) -> None:
+    """Find ahead, all at once, the "did you mean" names of the unresolved links of the
+    graph's cards at ``paths`` (a pass over many cards: :meth:`NameTable.near_many`)."""
+    graph.names.near_many(
+        name_key(r.link.target)
+        for path in paths
+        for r in graph.links_of(path)
+        if r.target is None and r.link.target and not r.resolution.attachment
+    )
 
 
 def link_problem(

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import difflib
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from rapidfuzz import fuzz, process
 
 from zettel_lsp.graph.resolver import Stage, norm, strip_md
@@ -21,7 +22,8 @@ SUGGESTIONS = 3  # "did you mean" names per unresolved link
 # the similarity (difflib's ratio, 0..1) a "did you mean" name needs; rapidfuzz's ratio (of the
 # longest common subsequence) is never lower, so its names at this cutoff hold every such name
 CUTOFF = 0.7
-CACHED = 10_000  # near() answers kept until the next change
+CACHED = 50_000  # near() answers kept (each until a name change could alter it)
+_BATCH = 256  # names compared at once by near_many (a matrix of _BATCH x every name)
 _NEAR_STAGES = (Stage.TITLE, Stage.ALIAS, Stage.STEM)  # the names near() offers, as written
 
 
@@ -84,21 +86,25 @@ class NameTable:
             Stage.ID: {},
         }
         self._choices: list[str] | None = None  # near()'s names, made when first asked
+        # near()'s answers by (key, n); a change drops only those it could alter (_changed)
         self._cache: dict[tuple[str, int], tuple[Suggestion, ...]] = {}
 
     def add(self, card: Card) -> None:
         self._paths[norm(strip_md(card.path))] = card.path
+        added: set[str] = set()
         for stage, names in stage_names(card):
             for name in names:
                 add_owner(self._tables[stage], name, card.path)
-        self._changed()
+            if stage in _NEAR_STAGES:
+                added |= names
+        self._changed(added, "")
 
     def remove(self, card: Card) -> None:
         self._paths.pop(norm(strip_md(card.path)), None)
         for stage, names in stage_names(card):
             for name in names:
                 drop_owner(self._tables[stage], name, card.path)
-        self._changed()
+        self._changed(set(), card.path)
 
     def replace(self, old: Card | None, new: Card) -> None:
         """File ``new`` instead of ``old`` (the card at its path before, if any); a card whose
@@ -114,9 +120,24 @@ class NameTable:
             self.remove(old)
         self.add(new)
 
-    def _changed(self) -> None:
+    def _changed(self, added: set[str], removed: str) -> None:
+        """A card's names were filed (``added``) or a card taken out (``removed``, its path):
+        an answer can change only if it holds that card, or if a new name is within the cutoff
+        of its key (rapidfuzz's ratio bounds difflib's from above)."""
         self._choices = None
-        self._cache.clear()
+        if not self._cache:
+            return
+        stale = [k for k, found in self._cache.items() if any(s.path == removed for s in found)]
+        if added:
+            keys = list(dict.fromkeys(k for k, _ in self._cache))
+            for name in added:
+                hits = process.extract(
+                    name, keys, scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
+                )
+                near = {h[0] for h in hits}
+                stale += [k for k in self._cache if k[0] in near]
+        for k in stale:
+            self._cache.pop(k, None)
 
     def owners(self, stage: Stage, name: str) -> set[str]:
         """The cards ``name`` names at resolution ``stage`` (file name, title, alias or id)."""
@@ -138,25 +159,47 @@ class NameTable:
         key = (norm(text), n)
         found = self._cache.get(key)
         if found is None:
-            if len(self._cache) >= CACHED:
-                self._cache.clear()
-            found = self._cache[key] = self._near(key[0], n)
+            hits = process.extract(
+                key[0], self._names(), scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
+            )
+            found = self._keep(key, [(name, score) for name, score, _ in hits])
         return found
 
-    def _near(self, key: str, n: int) -> tuple[Suggestion, ...]:
-        if not key:
-            return ()
+    def near_many(self, texts: Iterable[str], n: int = SUGGESTIONS) -> None:
+        """Answer :meth:`near` for every one of ``texts`` ahead (a pass over many cards): the
+        names are compared with all of them at once, a few hundred at a time."""
+        todo = list(dict.fromkeys(k for k in map(norm, texts) if (k, n) not in self._cache))
+        names = self._names()
+        for i in range(0, len(todo), _BATCH):
+            batch = todo[i : i + _BATCH]
+            scores = process.cdist(
+                batch, names, scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, dtype=np.uint8
+            )
+            for key, row in zip(batch, scores, strict=True):
+                at = np.flatnonzero(row)
+                at = at[np.argsort(-row[at], kind="stable")]
+                # a whole number, maybe rounded down: one more bounds the ratio from above
+                self._keep((key, n), [(names[j], float(row[j]) + 1) for j in at])
+
+    def _names(self) -> list[str]:
         if self._choices is None:
             self._choices = list(dict.fromkeys(k for s in _NEAR_STAGES for k in self._tables[s]))
-        hits = process.extract(
-            key, self._choices, scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
-        )
-        # difflib's ratio orders them: it counts matching runs, not letters scattered over a
-        # name (rapidfuzz's ratio puts "Region" before "Relation" for "Religion"). The hits come
-        # by rapidfuzz's ratio, an upper bound: once n cards score above a hit's, none can.
+        return self._choices
+
+    def _keep(self, key: tuple[str, int], hits: list[tuple[str, float]]) -> tuple[Suggestion, ...]:
+        if len(self._cache) >= CACHED:
+            self._cache.clear()
+        found = self._cache[key] = self._rank(key[0], hits, key[1]) if key[0] else ()
+        return found
+
+    def _rank(self, key: str, hits: list[tuple[str, float]], n: int) -> tuple[Suggestion, ...]:
+        """The answer from ``hits`` (names with rapidfuzz's ratio, highest first). difflib's
+        ratio orders them: it counts matching runs, not letters scattered over a name
+        (rapidfuzz's ratio puts "Region" before "Relation" for "Religion"). rapidfuzz's ratio
+        is an upper bound: once n cards score above a hit's, none can."""
         matcher = difflib.SequenceMatcher(autojunk=False, b=key)
         scored: list[tuple[float, str, str]] = []
-        for name, bound, _ in hits:
+        for name, bound in hits:
             if len({p for s, p, _ in scored if -s > bound / 100 + 1e-9}) >= n:  # float slack
                 break
             matcher.set_seq1(name)

@@ -29,7 +29,7 @@ from functools import partial
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from zettel_lsp.graph.diagnostics import CardProblem, Kind, card_problems
+from zettel_lsp.graph.diagnostics import CardProblem, Kind, card_problems, expect_near_misses
 from zettel_lsp.notes.model import Card
 from zettel_lsp.server.documents import Codec, Doc, card_uri
 from zettel_lsp.server.server import ZettelLanguageServer
@@ -346,6 +346,8 @@ def _batch(
     service: VaultService, paths: list[str], sev: dict[Kind, types.DiagnosticSeverity]
 ) -> list[tuple[str, Card, list[CardProblem]]]:
     out = []
+    if Kind.UNRESOLVED in sev:
+        expect_near_misses(service.graph, paths)
     for path in paths:
         card = service.graph.cards.get(path)
         if card is not None:
