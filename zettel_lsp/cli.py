@@ -36,14 +36,12 @@ from zettel_lsp.eval.links import SeedIndex, evaluate_links, holdout_copy, load_
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
 from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError, make_embedder
+from zettel_lsp.index.status import Progress, ProgressFn, SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
     MULTILINGUAL_MODES,
     Indexer,
     IndexSettings,
-    Progress,
-    ProgressFn,
-    SyncReport,
     chunker_id,
     default_cache_dir,
 )
@@ -1252,8 +1250,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "lexical_ready": round(lexical_s, 3),
                 "dense": round(dense_s, 3),
                 "multilingual": round(ml_s, 3),
-                "model": round(indexer.embed_seconds, 3),
-                "multilingual_model": round(indexer.ml_embed_seconds, 3),
+                "model": round(indexer.embedding.embed_seconds, 3),
+                "multilingual_model": round(indexer.embedding.ml_embed_seconds, 3),
                 "total": round(time.perf_counter() - t0, 3),
             },
             "lexical_ready_at": lexical_at,

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TextIO
 
-from zettel_lsp.index.sync import Progress
+from zettel_lsp.index.status import Progress
 
 _LABELS = {
     "scan": "scanning",

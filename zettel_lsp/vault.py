@@ -17,8 +17,9 @@ from typing import Any
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.rows import load_mentions, save_mentions, stored_cards
+from zettel_lsp.index.status import ProgressFn, SyncReport
 from zettel_lsp.index.store import DENSE, DENSE_ML
-from zettel_lsp.index.sync import Indexer, IndexSettings, ProgressFn, SyncReport
+from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault

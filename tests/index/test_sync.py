@@ -20,8 +20,9 @@ from zettel_lsp.index.chunker import chunk_cards
 from zettel_lsp.index.db import DB_FILE, IndexDB
 from zettel_lsp.index.sparse_copy import copy_tree
 from zettel_lsp.index.state import FileState, IndexState, SavedState, read_state, write_state
+from zettel_lsp.index.status import SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, point_id
-from zettel_lsp.index.sync import Indexer, IndexSettings, SyncReport
+from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.notes.parser import parse_card
 
 
@@ -384,7 +385,7 @@ def test_folder_rename_as_the_server_reports_it(
         (vault / "projects").rename(vault / "archive")
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            with ix._lock:
+            with ix.lock:
                 if sum(p.startswith("archive/") for p in ix.state.files) == 100:
                     break
             time.sleep(0.1)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zettel_lsp.index.sync import Indexer, Tally
+from zettel_lsp.index.status import Tally
+from zettel_lsp.index.sync import Indexer
 
 
 def counted(ix: Indexer) -> Tally:

@@ -32,7 +32,7 @@ def wait_until(check: Callable[[], bool], timeout: float = 120.0) -> None:
 
 
 def matches(ix: Indexer) -> bool:
-    with ix._lock:  # a consistent view between syncs
+    with ix.lock:  # a consistent view between syncs
         if ix.dense_pending:
             return False
         assert_index_matches_folder(ix)

@@ -1,6 +1,7 @@
 """The index folder: what it may hold, the check before anything is written there, the
-rebuild of an older layout, and the opening of its shard (rebuilt when damaged). The folder's
-lock is :mod:`zettel_lsp.index.folder_lock`; its database :mod:`zettel_lsp.index.db`."""
+rebuild of an older layout, the opening of its store (the shard, rebuilt when damaged, or a
+Qdrant server's collection) and of the bookkeeping that goes with it. The folder's lock is
+:mod:`zettel_lsp.index.folder_lock`; its database :mod:`zettel_lsp.index.db`."""
 
 from __future__ import annotations
 
@@ -8,13 +9,18 @@ import logging
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zettel_lsp.index.compact import COMPACT_LOG
 from zettel_lsp.index.db import DB_FILES
 from zettel_lsp.index.folder_lock import LOCK_FILE
-from zettel_lsp.index.store import EdgeStore
-from zettel_lsp.index.store_api import StoreError
+from zettel_lsp.index.state import IndexState
+from zettel_lsp.index.store import STORE_LAYOUT, EdgeStore
+from zettel_lsp.index.store_api import StoreError, VectorStore
 from zettel_lsp.workdir import MARKER, overlap
+
+if TYPE_CHECKING:
+    from zettel_lsp.index.sync import IndexSettings
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +35,84 @@ def open_local_store(folder: Path, dim: int) -> tuple[EdgeStore, bool]:
         log.warning("%s; rebuilding the index from the notes", exc)
         EdgeStore.destroy(folder)
         return EdgeStore(folder, dim, 100.0), True
+
+
+def open_store(
+    folder: Path,
+    dim: int,
+    settings: IndexSettings,
+    *,
+    vault: str,
+    model: str,
+    model_dim: int,
+    chunker: str,
+    previous_model: str | None,
+) -> tuple[VectorStore, bool]:
+    """The index's store, and whether it had to be rebuilt: the folder's shard
+    (:func:`open_local_store`) or a Qdrant server's collection. The collection records whose
+    index it is; ``previous_model``, the model this writer's own state says it stored there,
+    may differ from the current one (a model change: re-embedded in place)."""
+    if not settings.qdrant_url:
+        return open_local_store(folder, dim)
+    from zettel_lsp.index.remote_store import (
+        RemoteStore,
+        VaultIdentity,
+        collection_name,
+        this_host,
+    )
+
+    store = RemoteStore.connect(
+        settings.qdrant_url,
+        settings.qdrant_api_key,
+        collection_name(folder),
+        dim,
+        100.0,
+        identity=VaultIdentity(vault, model, model_dim, chunker, host=this_host()),
+        previous_model=previous_model,
+    )
+    return store, False
+
+
+def usable_state(
+    state: IndexState | None,
+    store: VectorStore,
+    *,
+    vault: str,
+    backend: str,
+    model: str,
+    dim: int,
+    chunker: str,
+) -> IndexState:
+    """The bookkeeping to go on with: ``state`` (None: none, or the store is new) when it is
+    this vault's on this backend, its dense vectors dropped when the model changed; otherwise
+    a new one, and the store's content is never trusted: it starts clean."""
+    if state is None or state.vault != vault or state.backend != backend:
+        created = isinstance(store, EdgeStore) and store.created
+        state = IndexState(
+            vault,
+            model,
+            chunker,
+            dim=dim,
+            backend=backend,
+            store_layout=STORE_LAYOUT if created else 1,
+        )
+        if not created:  # a new shard is empty, with the vector of ``dim``
+            stale = list(store.paths())
+            if stale:
+                store.delete_paths(stale)
+            store.reset_dense(dim)
+    elif state.dim != dim or state.model != model:
+        log.info(
+            "embedding model changed (%s -> %s): re-embedding, lexical search keeps working",
+            state.model,
+            model,
+        )
+        if not store.reset_dense(dim):
+            state.files.clear()  # the store had to start again: re-index everything
+        for f in state.files.values():
+            f.dense = False
+        state.model, state.dim = model, dim
+    return state
 
 
 # The mark of an index folder of the layout before the database (see clear_old_layout)

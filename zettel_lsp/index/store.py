@@ -490,7 +490,7 @@ class EdgeStore:
     def delete_ids(self, ids: Sequence[int]) -> None:
         """Delete these points. A point to be replaced is better overwritten by an upsert of
         its id than deleted first: the shard's BM25 counts deleted points in its document
-        frequencies until it is reloaded (see :meth:`Indexer._write_batch`)."""
+        frequencies until it is reloaded (see :meth:`LexicalPass.write`)."""
         if ids:
             with self._write_lock:
                 self._shard.update(UpdateOperation.delete_points(list(ids)))

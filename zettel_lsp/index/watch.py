@@ -17,7 +17,8 @@ from pathlib import Path
 
 from watchfiles import Change, watch
 
-from zettel_lsp.index.sync import Indexer, SyncReport
+from zettel_lsp.index.status import SyncReport
+from zettel_lsp.index.sync import Indexer
 from zettel_lsp.notes.scan import is_ignored, is_note_path
 
 log = logging.getLogger(__name__)

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.compact import spawn_compactor
 from zettel_lsp.index.embedders import EmbedderError
+from zettel_lsp.index.status import Progress, SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
-from zettel_lsp.index.sync import Progress, SyncReport
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.engine import SearchEngine, SearchOptions, title_index
