@@ -77,3 +77,29 @@ def test_a_text_edit_keeps_the_names() -> None:
     g.upsert(parse_card("method/Atomic notes.md", "---\naliases: [atoms]\n---\n"))
     (atoms,) = g.names.near("atom")
     assert (atoms.path, atoms.name) == ("method/Atomic notes.md", "atoms")
+
+
+def test_near_many_answers_as_near_does() -> None:
+    texts = ["Zettelkasten methd", "atomic nte", "Overveiw", "Nothing like any title", ""]
+    one, many = graph().names, graph().names
+    many.near_many(texts)
+    many.near_many(["Overveiw", "overview"])  # answered already, or one name
+    assert [many.near(t) for t in texts] == [one.near(t) for t in texts]
+    assert [many.near(t, 1) for t in texts] == [one.near(t, 1) for t in texts]
+
+
+def test_a_kept_answer_follows_a_new_name() -> None:
+    g = graph()
+    assert paths(g.names.near("Overveiw")) == ["baking/Overview.md", "retrieval/Overview.md"]
+    assert paths(g.names.near("Zettelkasten methd")) == ["method/Zettelkasten method.md"]
+    # a new card close to one asked name: that answer changes, the other is the same
+    g.upsert(parse_card("Overveiws.md", "# Overveiws\n"))
+    assert paths(g.names.near("Overveiw")) == [
+        "Overveiws.md",
+        "baking/Overview.md",
+        "retrieval/Overview.md",
+    ]
+    assert paths(g.names.near("Zettelkasten methd")) == ["method/Zettelkasten method.md"]
+    # a card renamed and retitled leaves the answers its old names were in
+    g.rename("Overveiws.md", parse_card("Else.md", "# Something else\n"))
+    assert paths(g.names.near("Overveiw")) == ["baking/Overview.md", "retrieval/Overview.md"]
