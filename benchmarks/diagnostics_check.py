@@ -69,6 +69,7 @@ def check(vault: Path, title_source: str) -> dict[str, Any]:
     wrong: list[dict[str, str]] = []  # unresolved diagnostics on links that resolve
     missing_on_ambiguous = 0
     per_card: list[float] = []
+    suggested = 0  # unresolved links with a "did you mean"
     big_cards: list[float] = []
     for path, card in graph.cards.items():
         # the graph's resolution of each link occurrence, by its position in the card
@@ -85,6 +86,7 @@ def check(vault: Path, title_source: str) -> dict[str, Any]:
             big_cards.append(elapsed)
         for p in problems:
             kinds[p.kind.value] += 1
+            suggested += bool(p.suggestions)
             start = p.link.span.start if p.link is not None else -1
             if p.kind == Kind.UNRESOLVED and resolved.get(start, True):
                 wrong.append({"card": path, "link": p.link.raw if p.link else ""})
@@ -99,6 +101,7 @@ def check(vault: Path, title_source: str) -> dict[str, Any]:
         "links": stats.links,
         "graph_unresolved_links": stats.unresolved_links,
         "diagnostics_unresolved": unresolved,
+        "unresolved_with_suggestions": suggested,
         "unresolved_equal": unresolved == stats.unresolved_links,
         "unresolved_on_resolving_links": len(wrong),
         "wrong_sample": wrong[:10],
