@@ -114,8 +114,14 @@ def card_problems(
     out: list[CardProblem] = []
     if Kind.DUPLICATE_TITLE in kinds:
         out.extend(_duplicates(graph, card))
-    for link in card.links:
-        res = graph.resolve_link(link, card.path)
+    resolved = [(link, graph.resolve_link(link, card.path)) for link in card.links]
+    if Kind.UNRESOLVED in kinds:  # the near misses of all its links in one comparison
+        graph.names.near_many(
+            name_key(link.target)
+            for link, res in resolved
+            if res.target is None and link.target and not res.attachment
+        )
+    for link, res in resolved:
         problem = link_problem(graph, card, link, res, kinds)
         if problem is not None:
             out.append(problem)
