@@ -28,7 +28,10 @@ from zettel_lsp.graph.resolver import (
     Stage,
     name_key,
     norm,
+    stage_owners,
     strip_md,
+    target_key,
+    without_scheme,
 )
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
 from zettel_lsp.notes.model import Card, Link, LinkKind, Position
@@ -36,7 +39,6 @@ from zettel_lsp.notes.model import Card, Link, LinkKind, Position
 NEAR_MISS = 0.8  # ratio for "Link to «closest match»"
 # characters a file name cannot hold on some system (Windows, Obsidian's own rule)
 _BAD_FILE_CHARS = re.compile(r'[\\:*?"<>|#^\[\]]')
-_DENDRON_SCHEME = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
 
 
 class Kind(StrEnum):
@@ -71,18 +73,8 @@ def ties(graph: LinkGraph, link: Link, res: Resolution) -> list[str]:
     text = link.target
     if res.swapped and link.label:
         text = link.label.split("#", 1)[0].strip()
-    bare = strip_md(_DENDRON_SCHEME.sub("", norm(text)).lstrip("/").removeprefix("./"))
-    if res.stage == Stage.SUFFIX:
-        stem = bare.rsplit("/", 1)[-1]
-        suffix = "/" + bare
-        found = {
-            p
-            for p in graph.names.owners_of_key(Stage.STEM, stem)
-            if norm(strip_md(p)).endswith(suffix)
-        }
-    else:
-        found = set(graph.names.owners_of_key(res.stage, bare))
-    others = sorted(found - {res.target})
+    found = stage_owners(graph.names, res.stage, strip_md(target_key(text)))
+    others = sorted(set(found) - {res.target})
     return [res.target, *others]
 
 
@@ -269,7 +261,7 @@ def new_card_path(card: Card, link: Link, folder: str | None) -> str | None:
     if link.kind in (LinkKind.MARKDOWN, LinkKind.MARKDOWN_EMBED):
         path = posixpath.normpath(posixpath.join(card.folder, target))
     else:
-        target = _DENDRON_SCHEME.sub("", target).lstrip("/")
+        target = without_scheme(target)
         base = card.folder if folder is None else folder.strip().strip("/")
         base = "" if base == "." else base
         path = posixpath.normpath(posixpath.join(base, target)) if base else target

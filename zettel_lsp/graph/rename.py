@@ -28,7 +28,15 @@ from enum import StrEnum
 from urllib.parse import unquote
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.resolver import Resolution, Stage, name_key, norm, strip_md, tie_break_key
+from zettel_lsp.graph.resolver import (
+    DENDRON_SCHEME,
+    Resolution,
+    Stage,
+    name_key,
+    norm,
+    strip_md,
+    tie_break_key,
+)
 from zettel_lsp.notes.anchors import heading_key
 from zettel_lsp.notes.frontmatter import scalar_text
 from zettel_lsp.notes.masking import atx_heading
@@ -78,7 +86,6 @@ _BAD_NAME = re.compile(
 )
 _BAD_TITLE = re.compile(r"[|#^\[\]\n\r]")
 _WIKI_INNER = re.compile(r"^(!?)\[\[(.*)\]\]$", re.DOTALL)
-_DENDRON = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
 _FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE)
 _ENCODE = {"%": "%25", " ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\t": "%09"}
 _HIGH_ESCAPE = re.compile(r"%[89A-Fa-f][0-9A-Fa-f]")
@@ -400,7 +407,7 @@ def _retarget(
 
 
 def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) -> str | None:
-    m = _DENDRON.match(written)
+    m = DENDRON_SCHEME.match(written)
     prefix = m.group(0) if m else ""
     body = written[len(prefix) :]
     for lead in ("./", "/"):

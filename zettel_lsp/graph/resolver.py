@@ -87,7 +87,7 @@ class Stage(StrEnum):
 
 
 _FILE_STAGES = frozenset({Stage.PATH, Stage.SUFFIX, Stage.STEM})
-_DENDRON_SCHEME = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
+DENDRON_SCHEME = re.compile(r"^dendron://[^/]*/", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +123,27 @@ def card_keys(card: Card) -> set[str]:
     return keys
 
 
+def without_scheme(target: str) -> str:
+    """``target`` without Dendron's cross-vault ``dendron://vault/`` and leading slashes."""
+    return DENDRON_SCHEME.sub("", target).lstrip("/")
+
+
+def target_key(target: str) -> str:
+    """A link target as the resolver looks it up: normalised, without Dendron's scheme, a
+    leading slash or ``./``."""
+    return without_scheme(norm(target)).removeprefix("./")
+
+
+def stage_owners(names: NameTable, stage: Stage, bare: str) -> tuple[str, ...]:
+    """The cards ``bare`` (a :func:`target_key` without ``.md``) names at ``stage``; at
+    :attr:`Stage.SUFFIX`, the cards whose path ends with ``/bare``."""
+    if stage != Stage.SUFFIX:
+        return names.owners_of_key(stage, bare)
+    suffix = "/" + bare
+    stems = names.owners_of_key(Stage.STEM, bare.rsplit("/", 1)[-1])
+    return tuple(p for p in stems if norm(strip_md(p)).endswith(suffix))
+
+
 def resolve_link(names: NameTable, link: Link, source: str) -> Resolution:
     """Resolve ``link`` as written in the card at path ``source``."""
     if not link.target:  # [[#Heading]] or [text](#heading): a link inside the same card
@@ -142,9 +163,7 @@ def resolve_link(names: NameTable, link: Link, source: str) -> Resolution:
 
 def resolve(names: NameTable, target: str, source: str, *, markdown: bool = False) -> Resolution:
     """Resolve ``target`` as written in the card at path ``source``."""
-    t = _DENDRON_SCHEME.sub("", norm(target)).lstrip("/")
-    if t.startswith("./"):
-        t = t[2:]
+    t = target_key(target)
     if not t:
         return Resolution(None)
     src_folder = norm(posixpath.dirname(source))
@@ -156,10 +175,7 @@ def resolve(names: NameTable, target: str, source: str, *, markdown: bool = Fals
             return Resolution(hit, Stage.PATH)
     bare = strip_md(t)
     if "/" in bare:
-        suffix = "/" + bare
-        stem = bare.rsplit("/", 1)[-1]
-        stems = names.owners_of_key(Stage.STEM, stem)
-        matches = [p for p in stems if norm(strip_md(p)).endswith(suffix)]
+        matches = stage_owners(names, Stage.SUFFIX, bare)
         if matches:
             return _pick(matches, source, Stage.SUFFIX)
     for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS, Stage.ID):
