@@ -159,10 +159,8 @@ class NameTable:
         key = (norm(text), n)
         found = self._cache.get(key)
         if found is None:
-            hits = process.extract(
-                key[0], self._names(), scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
-            )
-            found = self._keep(key, [(name, score) for name, score, _ in hits])
+            self.near_many((key[0],), n)
+            found = self._cache[key]
         return found
 
     def near_many(self, texts: Iterable[str], n: int = SUGGESTIONS) -> None:
