@@ -93,6 +93,17 @@ def test_cold_index_then_warm_start_does_nothing(
         assert_index_matches_folder(ix)
 
 
+def test_closing_the_index_releases_its_model(
+    embedded: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    """What runs after a close (``zettel-lsp index`` compacts then) does not hold the model."""
+    ix = open_indexer(embedded, tmp_path / "idx", cache_dir)
+    ix.embedder.embed_query("a query loads the model")
+    assert getattr(ix.embedder, "loaded", None) is True
+    ix.close()
+    assert getattr(ix.embedder, "loaded", None) is False
+
+
 def test_edit_reembeds_only_changed_chunks(embedded: Path, tmp_path: Path, cache_dir: Path) -> None:
     vault = embedded
     card = vault / "retrieval" / "BM25.md"

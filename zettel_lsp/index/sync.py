@@ -216,6 +216,11 @@ class Indexer:
             if self.closed:
                 return
             self.closed = True
+            # the models go with the index: what runs after a close (the compaction at the end
+            # of ``zettel-lsp index``) does not carry them
+            for model in (self.embedder, self.ml_embedder):
+                if model is not None:
+                    model.close()
             # Whatever fails here (a full disk, a state that cannot be written), the store is
             # closed and the lock released, so this process or the next can open the folder.
             try:

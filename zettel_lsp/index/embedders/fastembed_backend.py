@@ -90,6 +90,11 @@ class FastembedEmbedder(Embedder):
             self._dim = len(self.embed_query("dimension probe"))
         return self._dim
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (a call would not wait for it to load)."""
+        return self._model is not None or self._query_model is not None
+
     def close(self) -> None:
         with self._lock:
             self._model = self._query_model = None
