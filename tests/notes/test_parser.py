@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from zettel_lsp.notes.masking import fence_line, fenced_code_spans
 from zettel_lsp.notes.model import LinkKind, Position
 from zettel_lsp.notes.parser import parse_card
 
@@ -90,6 +91,11 @@ def test_code_and_comments_are_ignored() -> None:
 def test_unclosed_fence_runs_to_end_and_lone_backtick_is_literal() -> None:
     card = parse_card("n.md", "a ` b [[Seen]]\n```\n[[Hidden]]")
     assert [ln.target for ln in card.links] == ["Seen"]
+
+
+def test_a_fence_line_is_a_line_the_parser_reads_as_a_fence() -> None:
+    for line in ("```", "  ~~~ py", "> > ```js", "````", "``", "    ```", "```a`b", "~~", "x"):
+        assert fence_line(line) == bool(fenced_code_spans(line + "\n[[x]]")), line
 
 
 def test_link_positions_are_line_and_codepoint_column() -> None:
