@@ -16,6 +16,9 @@ _INLINE_OR_COMMENT = re.compile(r"<!--|`+")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _FENCE_MARK = re.compile(r"```|~~~")  # every line that opens or closes a fence holds one
+# Before a list item's text: indentation, a marker ("-", "*", "+", or 1-9 digits and "." or ")"),
+# spaces or tabs, and a task box ("[ ]", "[x]").
+LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[[ xX/-]\][ \t]+)?")
 
 Spans = list[tuple[int, int]]
 

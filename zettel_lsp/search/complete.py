@@ -37,7 +37,7 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.relation import BACKLINK, LINKED, NOT_LINKED, THIS_CARD, TWO_HOPS
 from zettel_lsp.graph.resolver import norm, strip_md
 from zettel_lsp.notes.editing import paragraph_at
-from zettel_lsp.notes.masking import fence_line
+from zettel_lsp.notes.masking import LIST_ITEM, fence_line
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.query import parse_query, words_around
@@ -583,7 +583,7 @@ def excerpt(card: Card, n: int = EXCERPT_CHARS) -> str:
         line = raw.strip()
         if not line or fence_line(line) or line.startswith(("#", "---", "|", "<!--", "![")):
             continue
-        line = re.sub(r"^([-*+>]|\d+[.)])\s+", "", line)
+        line = LIST_ITEM.sub("", line.lstrip("> \t"))
         line = re.sub(
             r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]",
             lambda m: m.group(2) or m.group(1),

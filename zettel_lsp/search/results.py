@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from zettel_lsp.notes.masking import atx_heading, fence_line
+from zettel_lsp.notes.masking import LIST_ITEM, atx_heading, fence_line
 from zettel_lsp.notes.parser import visible_text
 from zettel_lsp.notes.title_rule import same_name
 from zettel_lsp.search.fusion import CardResult
@@ -79,7 +79,6 @@ def _without_title_heading(text: str, title: str) -> str:
 _CELL_BAR = re.compile(r"(?<!\\)\|")
 _RULE = re.compile(r"^\s*(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+(?:\[![^\]\n]*\][+-]?\s*)?")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX/-]\]\s+)?")
 _MEDIA_EMBED = re.compile(
     r"!\[\[[^\[\]\n]*?\.(?:png|jpe?g|gif|svg|webp|bmp|avif|pdf|excalidraw|mp[34]|mov|webm|ogg|wav|m4a)"
     r"(?:[|#][^\[\]\n]*)?\]\]",
@@ -251,7 +250,7 @@ def readable_text(text: str, heading: str = "") -> str:
             continue
         h = atx_heading(line)
         unquoted = _QUOTE.sub("", line)
-        item = _LIST_MARK.match(unquoted)
+        item = LIST_ITEM.match(unquoted)
         piece = _inline_text(h[1] if h is not None else unquoted[item.end() if item else 0 :])
         if not piece:
             continue
