@@ -71,7 +71,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.05, "recent": 0.
 HUB_DEGREE = 400  # a neighbour with more links than this is not expanded (weight ~0 anyway)
 FIRST_HOP_CAP = 60  # cards between this one and the two-hop ones walked, at most
 RECENT_DEPTH = 30
-EXCERPT_CHARS = 120
+FIRST_LINE_CHARS = 120
 
 
 # ---------------------------------------------------------------------- what is being typed
@@ -576,7 +576,7 @@ def _md_label(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
 
-def excerpt(card: Card, n: int = EXCERPT_CHARS) -> str:
+def first_prose_line(card: Card, n: int = FIRST_LINE_CHARS) -> str:
     """The card's first line of prose (not a heading, list marker and emphasis removed), cut
     to ``n`` characters at a word."""
     for raw in card.body.split("\n"):
