@@ -143,10 +143,11 @@ def test_new_card_path_and_text() -> None:
     assert new_card_path(hub, wiki, "inbox/") == "inbox/Nothing like any title.md"
     assert new_card_path(hub, wiki, ".") == "Nothing like any title.md"
     assert new_card_text(wiki) == "# Nothing like any title\n"
-    deep = parse_card("method/New.md", "[[Some idea]] [[a: b?]] [[../up]]")
+    deep = parse_card("method/New.md", "[[Some idea]] [[a: b?]] [[../up]] [[a\tb]]")
     assert new_card_path(deep, deep.links[0], None) == "method/Some idea.md"
     assert new_card_path(deep, deep.links[1], None) is None  # not a file name
     assert new_card_path(deep, deep.links[2], ".") is None  # outside the vault
+    assert new_card_path(deep, deep.links[3], None) is None  # a control character
     md = link(hub, "[y](Missing%20card.md)")
     assert new_card_path(hub, md, "inbox") == "Missing card.md"  # where the link points
     assert zk.path.startswith("method/")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from zettel_lsp.notes.masking import LIST_ITEM, fence_line, fenced_code_spans
 from zettel_lsp.notes.model import LinkKind, Position
 from zettel_lsp.notes.parser import parse_card
 
@@ -90,6 +91,18 @@ def test_code_and_comments_are_ignored() -> None:
 def test_unclosed_fence_runs_to_end_and_lone_backtick_is_literal() -> None:
     card = parse_card("n.md", "a ` b [[Seen]]\n```\n[[Hidden]]")
     assert [ln.target for ln in card.links] == ["Seen"]
+
+
+def test_a_fence_line_is_a_line_the_parser_reads_as_a_fence() -> None:
+    for line in ("```", "  ~~~ py", "> > ```js", "````", "``", "    ```", "```a`b", "~~", "x"):
+        assert fence_line(line) == bool(fenced_code_spans(line + "\n[[x]]")), line
+
+
+def test_where_a_list_items_text_starts() -> None:
+    for line, text in [("- a", "a"), ("  *\ta", "a"), ("12) a", "a"), ("1. [x] done", "done")]:
+        assert LIST_ITEM.sub("", line) == text, line
+    for line in ("-a", "1234567890. a", "１. a", "-\u00a0a", "> - a", "---", "1.5 a"):
+        assert LIST_ITEM.match(line) is None, line
 
 
 def test_link_positions_are_line_and_codepoint_column() -> None:

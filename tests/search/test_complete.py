@@ -249,10 +249,12 @@ def test_bracket_query_only_where_a_card_link_would_open() -> None:
     assert cx.bracket_query(card, 4, 0) is None  # a blank line
 
 
-def test_excerpt() -> None:
+def test_first_prose_line() -> None:
     g = vault(CARDS)
-    assert cx.excerpt(g.cards["notes/Gamma.md"]) == "The third card, about gamma rays."
-    assert cx.excerpt(g.cards["notes/Beta.md"]) == "Links Gamma and Delta. #topic"
+    assert cx.first_prose_line(g.cards["notes/Gamma.md"]) == "The third card, about gamma rays."
+    assert cx.first_prose_line(g.cards["notes/Beta.md"]) == "Links Gamma and Delta. #topic"
+    card = parse_card("n.md", "# N\n\n> - [ ] *buy* [[Milk|milk]]\n")
+    assert cx.first_prose_line(card) == "buy milk"
 
 
 def test_without_meaning_or_graph_the_most_linked_cards_fill_the_list() -> None:

@@ -84,6 +84,11 @@ def test_markup_that_a_reader_does_not_see() -> None:
         assert readable_text(code) == code
 
 
+def test_fence_lines_are_left_out_in_a_callout_and_indented_in_a_list_item() -> None:
+    text = "> [!note] Code\n> ```python\n> print(1)\n> ```\n- item\n\t```\n\tcode\n\t```"
+    assert readable_text(text) == "Code · print(1) · item · code"
+
+
 def test_list_items_headings_and_paragraphs_do_not_run_together() -> None:
     """Seen in the VS Code Search view on zettelkasten-13k: "Tools to detect: SQLI XSS
     Misconfigurations Tools", "user inputs. Types Fuzzing"."""

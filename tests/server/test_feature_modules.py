@@ -22,6 +22,7 @@ from zettel_lsp.server.features import (
     hover,
     lifecycle,
     navigation,
+    rename,
     search,
 )
 from zettel_lsp.server.server import ZettelLanguageServer
@@ -97,6 +98,23 @@ def test_every_module_registers_what_it_answers() -> None:
         assert method in features, method
     assert set(COMMANDS) <= set(server.protocol.fm.commands)
     assert all(callable(m.register) for m in MODULES)
+
+
+async def test_off_loop_answers_a_failure_with_the_default_and_passes_a_json_rpc_error() -> None:
+    """The request pool's one runner: a bug is logged and answered with the default; an error
+    the handler means as its answer (a refused rename) reaches the client."""
+    server = ZettelLanguageServer()
+
+    def refuse() -> int:
+        raise rename.RenameRefused("no such name")
+
+    try:
+        assert await server.off_loop(lambda: 1 // 0, 7) == 7
+        with pytest.raises(rename.RenameRefused, match="no such name"):
+            await server.off_loop(refuse, 7)
+    finally:
+        server.requests.shutdown()
+        server.vault_tasks.shutdown()
 
 
 async def test_search_module_answers_workspace_symbol_and_zettel_search(

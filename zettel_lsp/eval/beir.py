@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from zettel_lsp.eval.evaluate import GoldenQuery
+from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES
 from zettel_lsp.workdir import WorkDirError as WorkDirError
 from zettel_lsp.workdir import check_apart, claim_work_dir, write_marker
 
@@ -51,8 +52,6 @@ CITATION_TYPES = frozenset(
 )
 QUERY_TYPE_FIELDS = ("category", "type", "hops")  # the first one present is the category
 
-# Not in file names (Windows/macOS/Linux and Obsidian) nor inside a [[wikilink]].
-_UNSAFE = re.compile(r'[\\/:*?"<>|\[\]#^\x00-\x1f\x7f]')
 _SPACES = re.compile(r"\s+")
 _RESERVED = frozenset(
     {"con", "prn", "aux", "nul"}
@@ -237,7 +236,7 @@ def safe_stem(title: str) -> str:
     """``title`` as a file-name stem: unsafe characters become spaces, spaces collapse, no
     leading dot, at most :data:`MAX_STEM_CHARS` characters (cut at a word). May be empty."""
     s = unicodedata.normalize("NFC", title)
-    s = _SPACES.sub(" ", _UNSAFE.sub(" ", s)).strip()
+    s = _SPACES.sub(" ", NOT_IN_FILE_NAMES.sub(" ", s)).strip()
     s = s.lstrip(". ").rstrip(". ")
     if len(s) > MAX_STEM_CHARS or len(s.encode("utf-8")) > MAX_STEM_BYTES:
         cut = s[:MAX_STEM_CHARS]

@@ -35,10 +35,9 @@ from zettel_lsp.graph.resolver import (
 )
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
 from zettel_lsp.notes.model import Card, Link, LinkKind, Position
+from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES
 
 NEAR_MISS = 0.8  # ratio for "Link to «closest match»"
-# characters a file name cannot hold on some system (Windows, Obsidian's own rule)
-_BAD_FILE_CHARS = re.compile(r'[\\:*?"<>|#^\[\]]')
 
 
 class Kind(StrEnum):
@@ -267,7 +266,7 @@ def new_card_path(card: Card, link: Link, folder: str | None) -> str | None:
         path = posixpath.normpath(posixpath.join(base, target)) if base else target
     if path.startswith("../") or path in ("..", ".") or path.startswith("/"):
         return None
-    if any(_BAD_FILE_CHARS.search(part) or not part.strip() for part in path.split("/")):
+    if any(NOT_IN_FILE_NAMES.search(part) or not part.strip() for part in path.split("/")):
         return None
     if not path.lower().endswith(".md"):
         path += ".md"

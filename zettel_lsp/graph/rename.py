@@ -18,7 +18,6 @@ exactly, so the card keeps showing its name.
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 import unicodedata
@@ -42,6 +41,7 @@ from zettel_lsp.notes.frontmatter import scalar_text
 from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.model import Card, Heading, Link, LinkKind
 from zettel_lsp.notes.positions import LineIndex
+from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES_HERE
 
 
 class RenameError(ValueError):
@@ -78,12 +78,6 @@ class NameSource(StrEnum):
     H1 = "h1"  # the opening H1
 
 
-# Characters that break a wikilink or a path, and control characters; on Windows also those its
-# file names cannot hold. (Obsidian refuses the Windows set everywhere; vaults written elsewhere
-# hold names with "?" or ">", and a rename must be able to give such a name back.)
-_BAD_NAME = re.compile(
-    r'[\\/:*?"<>|#^\[\]\x00-\x1f\x7f]' if os.name == "nt" else r"[\\/|#^\[\]\x00-\x1f\x7f]"
-)
 _BAD_TITLE = re.compile(r"[|#^\[\]\n\r]")
 _WIKI_INNER = re.compile(r"^(!?)\[\[(.*)\]\]$", re.DOTALL)
 _FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE)
@@ -99,7 +93,7 @@ def check_file_name(name: str) -> None:
     wikilink cannot hold, or leading/trailing spaces or dots."""
     if not name or name in (".", ".."):
         raise RenameError("the new name is empty")
-    bad = _BAD_NAME.search(name)
+    bad = NOT_IN_FILE_NAMES_HERE.search(name)
     if bad:
         raise RenameError(f"the new name cannot contain {bad.group(0)!r}")
     if name != name.strip() or name.endswith("."):

@@ -16,6 +16,9 @@ _INLINE_OR_COMMENT = re.compile(r"<!--|`+")
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 _FENCE_MARK = re.compile(r"```|~~~")  # every line that opens or closes a fence holds one
+# Before a list item's text: indentation, a marker ("-", "*", "+", or 1-9 digits and "." or ")"),
+# spaces or tabs, and a task box ("[ ]", "[x]").
+LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[[ xX/-]\][ \t]+)?")
 
 Spans = list[tuple[int, int]]
 
@@ -44,15 +47,22 @@ def _after_quote_markers(text: str, pos: int, end: int) -> int:
     return pos
 
 
-def _fence_run(text: str, pos: int, end: int) -> tuple[str, int]:
-    """The fence character and the length of its run at ``pos`` (("", 0) when none)."""
-    if pos >= end or text[pos] not in "`~":
-        return "", 0
-    char = text[pos]
-    k = pos
-    while k < end and text[k] == char:
+def _fence(text: str, pos: int, end: int) -> tuple[str, int, int]:
+    """The fence mark of the line ``text[pos:end]`` (after blockquote markers and up to 3 spaces):
+    its character, run length and end. The run is 0 where no fence opens or closes: fewer than 3
+    backticks or tildes, or backticks followed by a backtick (an info string cannot hold one)."""
+    at = k = _after_quote_markers(text, pos, end)
+    char = text[at] if at < end else ""
+    while char in ("`", "~") and k < end and text[k] == char:
         k += 1
-    return char, k - pos
+    if k - at < 3 or (char == "`" and "`" in text[k:end]):
+        return "", 0, k
+    return char, k - at, k
+
+
+def fence_line(line: str) -> bool:
+    """Whether ``line`` can open or close a fenced code block (as in :func:`fenced_code_spans`)."""
+    return _fence(line, 0, len(line))[1] > 0
 
 
 def atx_heading(line: str) -> tuple[int, str] | None:
@@ -93,12 +103,10 @@ def fenced_code_spans(text: str, start: int = 0) -> Spans:
         pos = text.rfind("\n", pos, mark.start()) + 1 or pos
         eol = text.find("\n", mark.end())
         line_end = size if eol == -1 else eol
-        at = _after_quote_markers(text, pos, line_end)
-        char, run = _fence_run(text, at, line_end)
+        char, run, after = _fence(text, pos, line_end)
         if opened is None:
-            if run >= 3 and not (char == "`" and "`" in text[at + run : line_end]):
-                opened = (pos, char, run)
-        elif char == opened[1] and run >= opened[2] and not text[at + run : line_end].strip(" \t"):
+            opened = (pos, char, run) if run else None
+        elif char == opened[1] and run >= opened[2] and not text[after:line_end].strip(" \t"):
             spans.append((opened[0], line_end))
             opened = None
         if eol == -1:

@@ -18,6 +18,7 @@ one at a time. docs/notes-and-links.md ("Titles") gives the figures this rule wa
 from __future__ import annotations
 
 import functools
+import os
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -147,7 +148,12 @@ _STOP_WORDS = frozenset(
 )
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-+][^\W_]+)*\+*", re.UNICODE)
-_NOT_IN_FILE_NAMES = re.compile(r'[\\/:*?"<>|#^\[\]]')  # characters a file name cannot hold
+# What a card's file name cannot hold: what breaks a path or a wikilink, control characters, and
+# what Windows file names cannot hold (``: * ? " < >``), which Obsidian refuses everywhere. Off
+# Windows a vault may hold names with "?" or ">", and a rename may give them back (..._HERE).
+_BREAKS_LINKS = r"\\/|#^\[\]\x00-\x1f\x7f"
+NOT_IN_FILE_NAMES = re.compile(rf'[{_BREAKS_LINKS}:*?"<>]')
+NOT_IN_FILE_NAMES_HERE = NOT_IN_FILE_NAMES if os.name == "nt" else re.compile(f"[{_BREAKS_LINKS}]")
 _COMPACT = re.compile(r"[\s\-_.·]+")
 _LIST_NUMBER = re.compile(r"(?<!\d)\d+[.)]\s")
 # A capital after the first letter, or a digit: "PSU", "MicroSD", "IPv6" (not "Transformations")
@@ -164,7 +170,7 @@ def same_name(a: str, b: str) -> bool:
     """Equal up to case, spacing and the characters a file name cannot hold (``?``, ``:``,
     ``#``, ...): "Lattice From Basis" is the file name ``Lattice from Basis.md``, and
     "What is DevOps?" is ``What is DevOps.md``."""
-    return _fold(_NOT_IN_FILE_NAMES.sub(" ", a)) == _fold(_NOT_IN_FILE_NAMES.sub(" ", b))
+    return _fold(NOT_IN_FILE_NAMES.sub(" ", a)) == _fold(NOT_IN_FILE_NAMES.sub(" ", b))
 
 
 def _singular(w: str) -> str:

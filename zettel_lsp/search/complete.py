@@ -37,6 +37,7 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.relation import BACKLINK, LINKED, NOT_LINKED, THIS_CARD, TWO_HOPS
 from zettel_lsp.graph.resolver import norm, strip_md
 from zettel_lsp.notes.editing import paragraph_at
+from zettel_lsp.notes.masking import LIST_ITEM, fence_line
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.query import parse_query, words_around
@@ -70,7 +71,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.05, "recent": 0.
 HUB_DEGREE = 400  # a neighbour with more links than this is not expanded (weight ~0 anyway)
 FIRST_HOP_CAP = 60  # cards between this one and the two-hop ones walked, at most
 RECENT_DEPTH = 30
-EXCERPT_CHARS = 120
+FIRST_LINE_CHARS = 120
 
 
 # ---------------------------------------------------------------------- what is being typed
@@ -575,14 +576,14 @@ def _md_label(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]")
 
 
-def excerpt(card: Card, n: int = EXCERPT_CHARS) -> str:
+def first_prose_line(card: Card, n: int = FIRST_LINE_CHARS) -> str:
     """The card's first line of prose (not a heading, list marker and emphasis removed), cut
     to ``n`` characters at a word."""
     for raw in card.body.split("\n"):
         line = raw.strip()
-        if not line or line.startswith(("#", "```", "~~~", "---", "|", "<!--", "![")):
+        if not line or fence_line(line) or line.startswith(("#", "---", "|", "<!--", "![")):
             continue
-        line = re.sub(r"^([-*+>]|\d+[.)])\s+", "", line)
+        line = LIST_ITEM.sub("", line.lstrip("> \t"))
         line = re.sub(
             r"\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]",
             lambda m: m.group(2) or m.group(1),

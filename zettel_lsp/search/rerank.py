@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.store_api import ChunkPayload
+from zettel_lsp.notes.masking import LIST_ITEM
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import light_stem
@@ -122,18 +123,9 @@ class Evidence:
 
 
 def is_list_line(line: str) -> bool:
-    """A list item (``-``, ``*``, ``+``, ``1.``, ``1)``) or a table row (``|``)."""
+    """A list item or a table row (``|``), in a blockquote or not."""
     s = line.lstrip(" \t>")
-    if s[:1] in ("-", "*", "+"):
-        return s[1:2] in (" ", "\t")
-    if s.startswith("|"):
-        return True
-    digits = len(s) - len(s.lstrip("0123456789"))
-    return (
-        0 < digits < 10
-        and s[digits : digits + 1] in (".", ")")
-        and s[digits + 1 : digits + 2] == " "
-    )
+    return s.startswith("|") or LIST_ITEM.match(s) is not None
 
 
 def evidence(

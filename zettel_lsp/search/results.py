@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from zettel_lsp.notes.masking import atx_heading
+from zettel_lsp.notes.masking import LIST_ITEM, atx_heading, fence_line
 from zettel_lsp.notes.parser import visible_text
 from zettel_lsp.notes.title_rule import same_name
 from zettel_lsp.search.fusion import CardResult
@@ -77,10 +77,8 @@ def _without_title_heading(text: str, title: str) -> str:
 # raw ``excerpt`` stays as it was for the clients that read it.
 
 _CELL_BAR = re.compile(r"(?<!\\)\|")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
 _RULE = re.compile(r"^\s*(?:(?:-\s*){3,}|(?:\*\s*){3,}|(?:_\s*){3,})$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+(?:\[![^\]\n]*\][+-]?\s*)?")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX/-]\]\s+)?")
 _MEDIA_EMBED = re.compile(
     r"!\[\[[^\[\]\n]*?\.(?:png|jpe?g|gif|svg|webp|bmp|avif|pdf|excalidraw|mp[34]|mov|webm|ogg|wav|m4a)"
     r"(?:[|#][^\[\]\n]*)?\]\]",
@@ -246,12 +244,13 @@ def readable_text(text: str, heading: str = "") -> str:
                 prose = []
                 out.append(row)
             continue
-        if not line.strip() or _FENCE.match(line) or _RULE.match(line):
+        # a fence line at any indentation: inside a list item a fence may be indented further
+        if not line.strip() or fence_line(line.lstrip()) or _RULE.match(line):
             block = True
             continue
         h = atx_heading(line)
         unquoted = _QUOTE.sub("", line)
-        item = _LIST_MARK.match(unquoted)
+        item = LIST_ITEM.match(unquoted)
         piece = _inline_text(h[1] if h is not None else unquoted[item.end() if item else 0 :])
         if not piece:
             continue

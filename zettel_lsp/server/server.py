@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -279,11 +280,14 @@ class ZettelLanguageServer(LanguageServer):
         )
 
     async def off_loop(self, fn: Callable[[], T], default: T) -> T:
-        """Run ``fn`` in the request pool; any exception is logged and answered with ``default``."""
+        """Run ``fn`` in the request pool. A ``JsonRpcException`` it raises is the answer (an error
+        the client shows); any other exception is logged and answered with ``default``."""
 
         def guarded() -> T:
             try:
                 return fn()
+            except JsonRpcException:
+                raise
             except Exception:
                 log.exception("request failed")
                 return default

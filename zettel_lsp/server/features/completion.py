@@ -6,8 +6,8 @@ link's path, ``#`` in prose the vault's tags. The logic is :mod:`zettel_lsp.sear
 this module turns it into LSP items.
 
 The paragraph's query embedding runs before the vault lock is taken (``service.search``); the
-ranking and the items are built inside ``service.read``. The excerpt of a card is filled in by
-``completionItem/resolve`` when the client resolves documentation lazily.
+ranking and the items are built inside ``service.read``. A card's first line of prose (its
+documentation) is filled in by ``completionItem/resolve`` when the client resolves it lazily.
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def ctx_line(doc: Doc, cpos: Position) -> str:
 
 def _documentation(card: Card, path: str, rel: str) -> types.MarkupContent:
     parts = [f"**{card.title}**", f"`{path}` · *{rel}*"]
-    text = cx.excerpt(card)
+    text = cx.first_prose_line(card)
     if text:
         parts += ["", text]
     return types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(parts))

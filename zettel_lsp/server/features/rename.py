@@ -245,17 +245,16 @@ def open_docs(
     return out
 
 
-async def _run(ls: ZettelLanguageServer, fn: Callable[[], T]) -> T:
-    """Like ``off_loop``, but a refused rename reaches the client as an error."""
-    import asyncio
+def _refusing(fn: Callable[[], T]) -> Callable[[], T]:
+    """``fn``, with a refused rename raised as the error the client shows."""
 
-    def guarded() -> T:
+    def run() -> T:
         try:
             return fn()
         except RenameError as exc:
             raise RenameRefused(str(exc)) from None
 
-    return await asyncio.get_running_loop().run_in_executor(ls.requests, guarded)
+    return run
 
 
 async def on_prepare_rename(
@@ -275,7 +274,7 @@ async def on_prepare_rename(
         rng = codec.range(doc.index.position(target.start), doc.index.position(target.end))
         return types.PrepareRenamePlaceholder(range=rng, placeholder=target.placeholder)
 
-    return await _run(ls, run)
+    return await ls.off_loop(_refusing(run), None)
 
 
 async def on_rename(
@@ -325,7 +324,7 @@ async def on_rename(
 
         return service.read(compute)
 
-    return await _run(ls, run)
+    return await ls.off_loop(_refusing(run), None)
 
 
 # The moves of this server's own rename answers. Applying one, the editor announces the move
