@@ -89,6 +89,17 @@ class IndexDB:
             folder.mkdir(parents=True, exist_ok=True)
             self._conn = self._connect()
 
+    @classmethod
+    def existing(cls, folder: Path) -> IndexDB | None:
+        """The database of ``folder`` opened read-only; None when there is none or it cannot
+        be opened."""
+        if not (folder / DB_FILE).is_file():
+            return None
+        try:
+            return cls(folder, readonly=True)
+        except sqlite3.Error:
+            return None
+
     def _connect(self) -> sqlite3.Connection:
         try:
             conn = self._open()

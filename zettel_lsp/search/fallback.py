@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+import sqlite3
 from collections.abc import Iterable
 
+from zettel_lsp.index.db import IndexDB
 from zettel_lsp.index.store_api import ChunkPayload
 from zettel_lsp.notes.model import Card
 from zettel_lsp.search.fusion import CardResult, LegHit, fuse
@@ -73,4 +75,41 @@ def _chunk(card: Card, terms: list[str]) -> ChunkPayload:
         "line_start": start,
         "line_end": end,
         "text": "\n".join(lines[start : end + 1]),
+    }
+
+
+def stored_title_search(db: IndexDB, query: Query, limit: int = 10) -> list[CardResult]:
+    """Cards whose title, as the index database last stored it, holds every content word of
+    ``query``: the query's own name first, then names that start with it, then shorter names.
+    For the first seconds of a start, before the index and the graph are open; the titles may
+    be a session old (the notes are read again as the start goes on)."""
+    words = [w.casefold() for w in query.terms if w]
+    if not words or limit <= 0:
+        return []
+    try:
+        with db.reading() as conn:
+            rows = conn.execute("SELECT path, title FROM cards").fetchall()
+    except sqlite3.Error:  # a database of another version, or being replaced
+        return []
+    wanted = query.text.casefold()
+    found: list[tuple[int, int, str, str]] = []
+    for path, title in rows:
+        name = title.casefold()
+        if all(w in name for w in words):
+            kind = 0 if name == wanted else 1 if name.startswith(wanted) else 2
+            found.append((kind, len(name), path, title))
+    found.sort()
+    hits = [LegHit(path, _title_chunk(path, title)) for _, _, path, title in found[:limit]]
+    return fuse({"title": hits})
+
+
+def _title_chunk(path: str, title: str) -> ChunkPayload:
+    return {
+        "path": path,
+        "title": title,
+        "chunk": 0,
+        "heading": "",
+        "line_start": 0,
+        "line_end": 0,
+        "text": "",
     }

@@ -34,13 +34,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.compact import spawn_compactor
+from zettel_lsp.index.db import IndexDB
 from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.index.status import Progress, SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
+from zettel_lsp.index.sync import default_cache_dir, default_index_dir
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.engine import SearchEngine, SearchOptions, title_index
-from zettel_lsp.search.fallback import scan_search
+from zettel_lsp.search.fallback import scan_search, stored_title_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
@@ -65,7 +67,7 @@ SELF_TUNE_MAX_WAIT = 2.0
 
 
 class Phase(StrEnum):
-    STARTING = "starting"  # nothing to answer from yet
+    STARTING = "starting"  # the last session's titles only (open_stored)
     SYNCING = "syncing"  # index open (previous content), reconciling the folder
     GRAPH = "graph"  # index current, parsing the link graph
     EMBEDDING = "embedding"  # everything but some vectors
@@ -127,6 +129,9 @@ class VaultService:
         self.vault: Vault | None = None
         self.graph = LinkGraph()  # the current graph (also in read-only mode)
         self.titles = TitleIndex(())  # for read-only search
+        # the last session's database, read-only: titles for the searches that come before
+        # the index and the graph are open (dropped once either is)
+        self._stored: IndexDB | None = None
         self.problems: list[str] = []
         self.reason = ""  # why read-only / failed
         self.dense_progress: tuple[int, int] = (0, 0)
@@ -223,7 +228,29 @@ class VaultService:
     def _detach_closed(self) -> Vault | None:
         vault, self.vault = self.vault, None
         self.phase = Phase.CLOSED
+        self._drop_stored()
         return vault
+
+    def open_stored(self) -> None:
+        """Open the last session's database for the searches that come before the index and
+        the graph are open (start-up's first step)."""
+        s = self.settings
+        folder = s.index_path or default_index_dir(self.root, s.cache_path or default_cache_dir())
+        stored = IndexDB.existing(folder)
+
+        def keep() -> None:
+            if self.phase == Phase.STARTING and self._stored is None:
+                self._stored = stored
+            elif stored is not None:
+                stored.close()
+
+        self.write(keep)
+
+    def _drop_stored(self) -> None:
+        """Close the last session's database (call under the vault lock)."""
+        if self._stored is not None:
+            self._stored.close()
+            self._stored = None
 
     def reindex(self) -> None:
         """A full reconcile now (in the background); re-open the index if it was locked."""
@@ -298,7 +325,11 @@ class VaultService:
             vault = self.vault
             if vault is None:
                 if not self.graph_ready.is_set():
-                    return SearchAnswer([], False, self.status_note() or "starting", query=query)
+                    stored = self._stored
+                    found = (
+                        [] if stored is None else stored_title_search(stored, query, options.limit)
+                    )
+                    return SearchAnswer(found, False, self.status_note() or "starting", query=query)
                 found = scan_search(self.graph.cards.values(), self.titles, query, options.limit)
                 return SearchAnswer(found, False, self.status_note(), query=query)
             # the engine may have been swapped (graph built) since the vectors were computed
@@ -376,6 +407,7 @@ class VaultService:
     def _start_up(self) -> None:
         s = self.settings
         t = time.perf_counter()
+        self.open_stored()
         try:
             vault = Vault(
                 self.root,
@@ -399,6 +431,7 @@ class VaultService:
         def opened() -> None:
             self.vault = vault
             self.phase = Phase.SYNCING
+            self._drop_stored()
 
         self.write(opened)
         t = self._step("open", t)
@@ -735,6 +768,7 @@ class VaultService:
             self.graph, self.titles, self.problems = graph, titles, problems
             self.phase = phase
             self.graph_version += 1
+            self._drop_stored()
 
         self.write(read_only)
         self.graph_ready.set()
