@@ -39,9 +39,9 @@ def create_server() -> ZettelLanguageServer:
 
 
 def serve_stdio() -> None:
-    """Serve on stdin/stdout. Returns after ``shutdown`` + ``exit``; otherwise (``exit`` without
-    ``shutdown``, end of input, broken framing) raises ``SystemExit`` with a non-zero code, so
-    an editor sees that the server died and can restart it."""
+    """Serve on stdin/stdout. ``exit`` raises ``SystemExit`` (0 after ``shutdown``, else 1), as do
+    the end of input before ``shutdown`` and broken framing (1), so an editor sees that the
+    server died and can restart it; the end of input after ``shutdown`` returns."""
     server = create_server()
     handler = LspLogHandler(server)
     log.addHandler(handler)
