@@ -884,3 +884,25 @@ def test_frame_reader_splits_a_stream_however_it_arrives() -> None:
     for _ in range(30):
         for stream in (good, bad):
             assert asyncio.run(split(stream)) == [*bodies, b"{}"]
+
+
+@pytest.mark.parametrize("result", [float("nan"), {"score": float("inf")}, object()])
+def test_an_answer_that_cannot_be_json_is_an_internal_error(result: Any) -> None:
+    """Every request gets one answer a client can read, even when its result has no JSON form."""
+    from zettel_lsp.server.server import ZettelLanguageServer
+
+    written: list[bytes] = []
+
+    class Out:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+    protocol = ZettelLanguageServer().protocol
+    protocol.set_writer(Out())  # type: ignore[arg-type]
+    protocol._send_response(7, result=result)
+    protocol._send_response(8, result={"score": 0.5})  # still answering
+    bodies = [json.loads(w.split(b"\r\n\r\n", 1)[1]) for w in written]
+    assert bodies[0]["id"] == 7 and bodies[0]["error"]["code"] == -32603
+    assert "unencodable" in bodies[0]["error"]["message"]
+    assert bodies[1] == {"jsonrpc": "2.0", "id": 8, "result": {"score": 0.5}}
+    assert len(bodies) == 2

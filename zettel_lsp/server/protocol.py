@@ -15,6 +15,8 @@ and the answers pygls leaves out.
   a malformed request or one after ``shutdown``, -32002 before ``initialize``, -32602 for params
   that do not fit. Notifications and responses that do not fit are logged and dropped. pygls
   answers the rest (-32601, -32603 for a failed handler) and exits on ``exit``.
+* Unencodable answers. A result pygls would write as ``NaN`` (not JSON) or fail to write goes
+  out as -32603 under the request's id.
 * Quiet exit. A write to a closed stdout is dropped (pygls reports it to the client, recursively)
   and so is asyncio's traceback for each request cancelled at exit.
 """
@@ -103,6 +105,11 @@ def _describe(exc: Exception) -> str:
     return "; ".join(transform_error(exc, "$", explain))[:600]
 
 
+def _field(message: Any, name: str) -> Any:
+    """A field of a message, as a dict or as an lsprotocol object."""
+    return message.get(name) if isinstance(message, dict) else getattr(message, name, None)
+
+
 def _valid_id(value: Any) -> bool:
     return isinstance(value, int | str) and not isinstance(value, bool)
 
@@ -165,6 +172,19 @@ class RobustProtocol(LanguageServerProtocol):
         if method == types.INITIALIZED and self._initialized_seen:
             raise rpc.JsonRpcInvalidRequest("a second initialized notification")
         return kind or (json_rpc.JsonRPCRequestMessage if request else json_rpc.JsonRPCNotification)
+
+    def _send_data(self, data: Any) -> None:
+        """pygls' writer, except that an answer that cannot be JSON (NaN, a type without a JSON
+        form) goes out as an internal error, not as invalid JSON or nothing."""
+        try:
+            json.dumps(data, default=self._serialize_message, allow_nan=False)
+        except (TypeError, ValueError, AttributeError, RecursionError) as exc:
+            log.error("could not encode a message as JSON: %s", exc)
+            answer_to = _field(data, "id")
+            if _field(data, "method") is None and _valid_id(answer_to):  # a response
+                self.reply_error(answer_to, rpc.JsonRpcInternalError(f"unencodable result: {exc}"))
+            return
+        super()._send_data(data)
 
     def reply_error(self, msg_id: int | str | None, error: rpc.JsonRpcException) -> None:
         """An error response, as a dict: lsprotocol's type leaves out an id that is null."""
