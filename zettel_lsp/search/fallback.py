@@ -82,16 +82,28 @@ def stored_title_search(db: IndexDB, query: Query, limit: int = 10) -> list[Card
     """Cards whose title, as the index database last stored it, holds every content word of
     ``query``: the query's own name first, then names that start with it, then shorter names.
     For the first seconds of a start, before the index and the graph are open; the titles may
-    be a session old (the notes are read again as the start goes on)."""
-    words = [w.casefold() for w in query.terms if w]
-    if not words or limit <= 0:
+    be a session old (the notes are read again as the start goes on). SQLite scans the titles
+    (without the interpreter lock); its LIKE folds ASCII letters only, so each word is also
+    asked for capitalised and in capitals."""
+    terms = [w for w in query.terms if w]  # lower case
+    if not terms or limit <= 0:
         return []
+    clauses, params = [], []
+    for w in terms:
+        forms = dict.fromkeys((w, w[:1].upper() + w[1:], w.upper()))
+        clauses.append("(" + " OR ".join(["title LIKE ? ESCAPE '\\'"] * len(forms)) + ")")
+        params += ["%" + _LIKE_SPECIAL.sub(r"\\\g<0>", f) + "%" for f in forms]
+    sql = (
+        f"SELECT path, title FROM cards WHERE {' AND '.join(clauses)} "
+        "ORDER BY length(title), title LIMIT ?"
+    )
     try:
         with db.reading() as conn:
-            rows = conn.execute("SELECT path, title FROM cards").fetchall()
-    except sqlite3.Error:  # a database of another version, or being replaced
+            rows = conn.execute(sql, (*params, limit * 20)).fetchall()
+    except sqlite3.Error:  # a database of another version, or closed as the index opened
         return []
     wanted = query.text.casefold()
+    words = [w.casefold() for w in terms]
     found: list[tuple[int, int, str, str]] = []
     for path, title in rows:
         name = title.casefold()
@@ -101,6 +113,9 @@ def stored_title_search(db: IndexDB, query: Query, limit: int = 10) -> list[Card
     found.sort()
     hits = [LegHit(path, _title_chunk(path, title)) for _, _, path, title in found[:limit]]
     return fuse({"title": hits})
+
+
+_LIKE_SPECIAL = re.compile(r"[%_\\]")
 
 
 def _title_chunk(path: str, title: str) -> ChunkPayload:

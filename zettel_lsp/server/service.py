@@ -318,6 +318,11 @@ class VaultService:
                 read=self.read,
             )
             return SearchAnswer(results, self.complete, self.status_note(), messages, query)
+        stored = self._stored
+        if vault is None and stored is not None and not self.graph_ready.is_set():
+            # outside the vault lock: the start's own steps do not wait for these
+            found = stored_title_search(stored, query, options.limit)
+            return SearchAnswer(found, False, self.status_note() or "starting", query=query)
         engine = vault.engine if vault is not None else None
         vectors = engine.query_vectors([query], options) if engine is not None else {}
 
@@ -325,11 +330,7 @@ class VaultService:
             vault = self.vault
             if vault is None:
                 if not self.graph_ready.is_set():
-                    stored = self._stored
-                    found = (
-                        [] if stored is None else stored_title_search(stored, query, options.limit)
-                    )
-                    return SearchAnswer(found, False, self.status_note() or "starting", query=query)
+                    return SearchAnswer([], False, self.status_note() or "starting", query=query)
                 found = scan_search(self.graph.cards.values(), self.titles, query, options.limit)
                 return SearchAnswer(found, False, self.status_note(), query=query)
             # the engine may have been swapped (graph built) since the vectors were computed
