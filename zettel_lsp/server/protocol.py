@@ -46,7 +46,7 @@ log = logging.getLogger("zettel_lsp")
 
 MAX_BODY, MAX_HEAD = 64 * 1024 * 1024, 8192  # bytes: no note comes near; headers are short
 _NAME = rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+"  # RFC 9110's token
-_HEAD = re.compile(rb"[\r\n]*((?:%s:[^\r\n]*\r?\n)+)\r?\n" % _NAME)  # then the body
+_HEAD = re.compile(rb"\A[\r\n]*((?:%s:[^\r\n]*\r?\n)+)\r?\n" % _NAME)  # then the body
 _PARTIAL_HEAD = re.compile(  # what can still become a _HEAD
     rb"[\r\n]*(?:%s:[^\r\n]*\r?\n)*(?:%s(?::[^\r\n]*)?)?\r?" % (_NAME, _NAME)
 )
