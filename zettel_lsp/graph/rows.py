@@ -207,14 +207,22 @@ def load_mentions(db: IndexDB) -> MentionCache | None:
     about = db.get(_MENTIONS_KEY)
     if not isinstance(about, dict) or about.get("format") != MENTION_FORMAT:
         return None
-    with db.reading() as conn:
-        rows = conn.execute("SELECT path, digest, spans, targets FROM mentions").fetchall()
+    # one string object per card path, however many mentions name it (a vault's titles are
+    # often common words: millions of mentions name a few thousand cards)
+    paths: dict[str, str] = {}
+
+    def shared(names: list[str]) -> tuple[str, ...]:
+        return tuple([paths.setdefault(n, n) for n in names])
+
     cards: dict[str, CachedMentions] = {}
-    for path, digest, blob, targets in rows:
-        spans = array("i")
-        spans.frombytes(blob)
-        cards[path] = (digest, spans, tuple(json.loads(targets)))
-    phrases = {p: tuple(o) for p, o in about["phrases"].items()}
+    with db.reading() as conn:  # row by row: the rows are not all held at once
+        for path, digest, blob, targets in conn.execute(
+            "SELECT path, digest, spans, targets FROM mentions"
+        ):
+            spans = array("i")
+            spans.frombytes(blob)
+            cards[path] = (digest, spans, shared(json.loads(targets)))
+    phrases = {p: shared(o) for p, o in about["phrases"].items()}
     return MentionCache(MENTION_FORMAT, int(about["min_length"]), phrases, cards)
 
 
