@@ -142,17 +142,16 @@ def stored_cards(
     written). Returns the cards and their problems; rows of other paths are deleted."""
     want = dict(files)
     tag = parsed_as(title_source)
-    with db.reading() as conn:
-        rows = conn.execute(
-            "SELECT path, sha256, parsed_as, title, card_id, text, details FROM cards"
-        ).fetchall()
     cards: dict[str, Card] = {}
     stale: list[str] = []
-    for path, sha, how, title, card_id, text, details in rows:
-        if want.get(path) == sha and how == tag:
-            cards[path] = _card(path, title, card_id, _untext(text), details)
-        else:
-            stale.append(path)
+    with db.reading() as conn:  # row by row: the rows are not all held at once
+        for path, sha, how, title, card_id, text, details in conn.execute(
+            "SELECT path, sha256, parsed_as, title, card_id, text, details FROM cards"
+        ):
+            if want.get(path) == sha and how == tag:
+                cards[path] = _card(path, title, card_id, _untext(text), details)
+            else:
+                stale.append(path)
     hits = len(cards)
     fresh: list[tuple[Card, str]] = []
     problems: list[str] = []
