@@ -42,11 +42,6 @@ def _names(card: Card | None) -> tuple[str, ...]:
     return () if card is None else (card.title, *card.aliases, card.stem)
 
 
-def emb_loaded(embedder: Any) -> bool:
-    """Whether a lazily loading model is in memory (a query would not wait for the load)."""
-    return bool(getattr(embedder, "loaded", True))
-
-
 @dataclass(slots=True)
 class OpenReport:
     sync: SyncReport
@@ -124,13 +119,13 @@ class Vault:
         the model is to be loaded; a server's hook (``on_foreign_query``) starts that work."""
         new = self.indexer.want_ml_all()
         emb = self.indexer.ml_embedder
-        if self.on_foreign_query is not None and (new or (emb is not None and not emb_loaded(emb))):
+        if self.on_foreign_query is not None and (new or (emb is not None and not emb.loaded)):
             self.on_foreign_query()
 
     def load_ml_model(self) -> None:
         """Load the multilingual model (one query embedding), if it is in use."""
         emb = self.indexer.ml_embedder
-        if emb is not None and self.indexer.ml_available and not emb_loaded(emb):
+        if emb is not None and self.indexer.ml_available and not emb.loaded:
             emb.embed_query("warm up")
 
     def ensure_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
@@ -155,7 +150,7 @@ class Vault:
 
     def _ml_query_ready(self) -> bool:
         emb = self.indexer.ml_embedder
-        return bool(emb is not None and self.ml_status()[0] and emb_loaded(emb))
+        return bool(emb is not None and self.ml_status()[0] and emb.loaded)
 
     @property
     def dense_pending(self) -> int:
@@ -175,7 +170,7 @@ class Vault:
         ix = self.indexer
         done = ix.store.warm(ix.stored_ids(DENSE), ix.state.dim, should_stop=should_stop)
         emb = ix.ml_embedder
-        if emb is not None and emb_loaded(emb) and self.ml_status()[0]:
+        if emb is not None and emb.loaded and self.ml_status()[0]:
             done += ix.store.warm(
                 ix.stored_ids(DENSE_ML), emb.dim, using=DENSE_ML, should_stop=should_stop
             )

@@ -99,9 +99,9 @@ def test_closing_the_index_releases_its_model(
     """What runs after a close (``zettel-lsp index`` compacts then) does not hold the model."""
     ix = open_indexer(embedded, tmp_path / "idx", cache_dir)
     ix.embedder.embed_query("a query loads the model")
-    assert getattr(ix.embedder, "loaded", None) is True
+    assert ix.embedder.loaded
     ix.close()
-    assert getattr(ix.embedder, "loaded", None) is False
+    assert not ix.embedder.loaded
 
 
 def test_edit_reembeds_only_changed_chunks(embedded: Path, tmp_path: Path, cache_dir: Path) -> None:

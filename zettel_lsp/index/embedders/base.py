@@ -75,6 +75,12 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of a search query (some models embed queries differently)."""
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (a call would not wait for it to load); a model that
+        loads nothing, or loads lazily without saying, is always loaded."""
+        return True
+
     def close(self) -> None:  # noqa: B027 - most models hold nothing to release
         """Release what the model holds (sessions, connections); it may be used again after."""
 
