@@ -1416,10 +1416,10 @@ def _export_index(
 
 def _verify_only(args: argparse.Namespace) -> int:
     """``index --verify-only``: the verifier on the index as it is (no sync first)."""
-    from zettel_lsp.index.sync import default_cache_dir, default_index_dir
+    from zettel_lsp.index.sync import default_cache_dir, index_folder
     from zettel_lsp.index.verify import verify_folder
 
-    index_dir = args.index_dir or default_index_dir(args.vault, args.cache_dir)
+    index_dir = index_folder(args.vault, args.index_dir, args.cache_dir)
     verified = verify_folder(
         args.vault,
         index_dir,

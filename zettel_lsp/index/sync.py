@@ -110,6 +110,11 @@ def default_index_dir(vault: Path, cache_dir: Path | None = None) -> Path:
     return (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
 
 
+def index_folder(vault: Path, index_dir: Path | None, cache_dir: Path | None) -> Path:
+    """The index folder of ``vault``: ``index_dir`` when given, else its folder in the cache."""
+    return (index_dir or default_index_dir(vault, cache_dir)).resolve()
+
+
 class Indexer:
     """Owns one vault's index folder (shard + state). One writer per folder, enforced by Edge."""
 
@@ -125,7 +130,7 @@ class Indexer:
         self.vault = vault.resolve()
         self.settings = settings or IndexSettings()
         cache = cache_dir or default_cache_dir()
-        self.index_dir = (index_dir or default_index_dir(self.vault, cache)).resolve()
+        self.index_dir = index_folder(self.vault, index_dir, cache)
         self.progress = progress or (lambda p: None)
         self.embedder = make_embedder(
             self.settings.model,

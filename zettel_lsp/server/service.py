@@ -38,7 +38,7 @@ from zettel_lsp.index.db import IndexDB
 from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.index.status import Progress, SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
-from zettel_lsp.index.sync import default_index_dir
+from zettel_lsp.index.sync import index_folder
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.engine import SearchEngine, SearchOptions, title_index
@@ -235,8 +235,7 @@ class VaultService:
         """Open the last session's database for the searches that come before the index and
         the graph are open (start-up's first step)."""
         s = self.settings
-        folder = s.index_path or default_index_dir(self.root, s.cache_path)  # as Indexer's
-        stored = IndexDB.existing(folder)
+        stored = IndexDB.existing(index_folder(self.root, s.index_path, s.cache_path))
 
         def keep() -> None:
             if self.phase == Phase.STARTING and self._stored is None:
