@@ -60,10 +60,9 @@ REPORT_EVERY_SECONDS = 0.25
 # above this many cards the server does not choose the suggestions' weights itself (it builds
 # a second link graph for it: +260-300 MB for a while at 13k cards); `zettel-lsp suggest` does
 SELF_TUNE_MAX_CARDS = 20_000
-# it works between requests: a card at a time, once none came for this long (seconds), or
-# after waiting this long for such a moment (a client polling all the time does not starve it)
+# it works only while the editor is quiet: a card at a time, once no request came for this
+# long (seconds); an editor busy without pause defers it, and the stored or default weights serve
 SELF_TUNE_QUIET = 0.3
-SELF_TUNE_MAX_WAIT = 2.0
 
 
 class Phase(StrEnum):
@@ -169,15 +168,12 @@ class VaultService:
             return fn()
 
     def _when_quiet(self) -> bool:
-        """Wait until no read came for :data:`SELF_TUNE_QUIET` seconds, at most
-        :data:`SELF_TUNE_MAX_WAIT`; True when stopping."""
-        give_up = time.monotonic() + SELF_TUNE_MAX_WAIT
+        """Wait until no read came for :data:`SELF_TUNE_QUIET` seconds; True when stopping."""
         while not self._stop.is_set():
-            now = time.monotonic()
-            idle = now - self._last_read
-            if idle >= SELF_TUNE_QUIET or now >= give_up:
+            idle = time.monotonic() - self._last_read
+            if idle >= SELF_TUNE_QUIET:
                 return False
-            self._stop.wait(min(SELF_TUNE_QUIET - idle, give_up - now))
+            self._stop.wait(SELF_TUNE_QUIET - idle)
         return True
 
     def write(self, fn: Callable[[], T], /) -> T:
@@ -607,8 +603,8 @@ class VaultService:
         chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`; asked
         at "ready" and again whenever edits were embedded while ready). It
         yields to the editor: a card at a time, once no request came for
-        :data:`SELF_TUNE_QUIET` seconds (or after :data:`SELF_TUNE_MAX_WAIT`), the vault lock
-        held only for its graph and index reads.
+        :data:`SELF_TUNE_QUIET` seconds, the vault lock held only for its graph and index
+        reads.
         Suggestions use the default weights until it is done (13k cards: about 40 s of work)."""
         threading.Thread(
             target=self._calibrate, name=f"zettel-self-tune-{self.root.name}", daemon=True
