@@ -65,7 +65,7 @@ def _short_name_patterns() -> list[re.Pattern[str] | re.Pattern[bytes]]:
 RUNTIME_BUILDERS: dict[str, Callable[[], list[re.Pattern[str] | re.Pattern[bytes]]]] = {
     "zettel_lsp.search.complete._subsequence": _typed_names,
     "zettel_lsp.search.complete.rank_cards": _escaped_names,
-    "zettel_lsp.search.suggest._make_short_names": _short_name_patterns,
+    "zettel_lsp.search.suggest.names._make_short_names": _short_name_patterns,
 }
 
 UNITS = ["> ", " >", "#", " #", "#1", "`", "[[", "[", "](", "(", "\\", " ", "\t", "-", "a", "1",

@@ -66,7 +66,7 @@ def card_ranking(hits: Sequence[LegHit]) -> list[LegHit]:
 
 def rrf_scores(
     rankings: Mapping[str, Sequence[str]],
-    k: int = RRF_K,
+    k: float = RRF_K,
     weights: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """Classic RRF over already-deduplicated rankings of keys."""
