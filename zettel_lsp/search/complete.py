@@ -11,7 +11,7 @@
   (:data:`DEFAULT_WEIGHTS`). With something typed, every title, alias and file name is matched
   (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order) and ties keep the
   unprompted order. Cards this card already links to, and the card itself, come last.
-- :func:`link_insert` writes the link in the vault's style (:func:`vault_style`).
+- :func:`link_insert` writes the link in the vault's style (:attr:`VaultNames.style`).
 
 Everything here reads the graph: run it inside the vault lock, with no model call (the
 meaning ranking is computed before).
@@ -41,7 +41,7 @@ from zettel_lsp.notes.masking import LIST_ITEM, fence_line
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.query import parse_query, words_around
-from zettel_lsp.search.suggest import link_name
+from zettel_lsp.search.suggest import link_name, linked_targets
 
 CARD: Final = "card"
 HEADING: Final = "heading"
@@ -321,24 +321,10 @@ def vault_names(graph: LinkGraph) -> VaultNames:
     return names
 
 
-def vault_style(graph: LinkGraph) -> str:
-    return vault_names(graph).style
-
-
 # ---------------------------------------------------------------------- ranking
 
 
-def linked_now(graph: LinkGraph, card: Card, skip_offset: int | None = None) -> set[str]:
-    """Cards ``card`` (the editor's text) links to, leaving out the link at ``skip_offset``
-    (the one being typed, which an auto-closed ``[[x]]`` makes parse)."""
-    out: set[str] = set()
-    for link in card.links:
-        if skip_offset is not None and link.span.start <= skip_offset <= link.span.end:
-            continue
-        target = graph.resolve_link(link, card.path).target
-        if target is not None:
-            out.add(target)
-    return out
+linked_now = linked_targets  # the cards the editor's text links to (the completion's name)
 
 
 def graph_leg(graph: LinkGraph, here: str, linked: set[str]) -> dict[str, float]:
