@@ -40,6 +40,7 @@ from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.masking import LIST_ITEM, fence_line
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
+from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.query import parse_query, words_around
 from zettel_lsp.search.suggest import link_name, linked_targets
 
@@ -369,18 +370,6 @@ def relations(
     return out
 
 
-def fuse(legs: Mapping[str, Sequence[str]], weights: Mapping[str, float]) -> dict[str, float]:
-    """Weighted reciprocal rank fusion: ``weight / (RRF_K + rank)`` summed over the legs."""
-    out: dict[str, float] = {}
-    for leg, ranked in legs.items():
-        w = weights.get(leg, 0.0)
-        if w <= 0:
-            continue
-        for rank, path in enumerate(ranked, 1):
-            out[path] = out.get(path, 0.0) + w / (RRF_K + rank)
-    return out
-
-
 def unprompted_scores(
     graph: LinkGraph,
     here: str,
@@ -401,7 +390,8 @@ def unprompted_scores(
         legs["recent"] = [
             p for p, _ in heapq.nlargest(RECENT_DEPTH, recency.items(), lambda x: x[1])
         ]
-    return fuse(legs, w)
+    weighed = {leg: ranked for leg, ranked in legs.items() if w.get(leg, 0.0) > 0}
+    return rrf_scores(weighed, RRF_K, w)  # weighted: weight / (RRF_K + rank)
 
 
 @dataclass(frozen=True, slots=True)

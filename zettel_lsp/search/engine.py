@@ -24,8 +24,7 @@ Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
   (2% of its cards) and in its own (each card's terms are stemmed in its language); a Chinese,
   Japanese or Korean query searches the keyword field whose tokenizer segments such text.
 
-One fusion ranks whatever legs ran. An English query on an English vault runs exactly the legs
-it ran before languages were told apart.
+One fusion ranks whatever legs ran.
 
 **One ranking, whatever the limit.** The first ``k`` results never depend on how many were asked
 for: ``search(limit=a) == search(limit=b)[:a]`` for every ``a < b`` (a property test checks it).
@@ -72,9 +71,7 @@ DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "dbsf"
 # The known-item boost (docs/evaluation.md "Known-item queries" and "DBSF"): when the keyword
 # leg's whole match set, every chunk that holds all the query's words, lies in at most this many
-# cards, its weight rises by SearchOptions.known_item (DEFAULT_KNOWN_ITEM; 0 turns it off). On
-# since 2026-11-29: remembered phrases on four real vaults gain 0.09-0.19 nDCG@10 with it, the
-# judged collections lose at most 0.006.
+# cards, its weight rises by SearchOptions.known_item (DEFAULT_KNOWN_ITEM; 0 turns it off).
 KNOWN_ITEM_CARDS = 3
 DEFAULT_KNOWN_ITEM = 1.0
 FUSIONS = ("rrf", "convex", "dbsf")
@@ -273,16 +270,6 @@ class SearchEngine:
                 log.warning("dense leg skipped: %s", exc)
         return out
 
-    def rank(
-        self,
-        query: Query,
-        legs: dict[str, list[LegHit]],
-        matches: list[TitleMatch],
-        opts: SearchOptions,
-    ) -> list[CardResult]:
-        """:meth:`rank_all`, cut to ``opts.limit``."""
-        return self.rank_all(query, legs, matches, opts)[: opts.limit]
-
     def rank_all(
         self,
         query: Query,
@@ -322,9 +309,8 @@ class SearchEngine:
         given (no model call), else embeds the query now."""
         n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
-        lang = language_of(query.text)
-        english = lang == EN
-        langs = self._lexical_languages(lang)
+        english = language_of(query.text) == EN
+        langs = self.query_languages(query.text)
         for leg in opts.legs:
             if leg == "dense":
                 if vectors is None:
@@ -355,10 +341,7 @@ class SearchEngine:
     def query_languages(self, text: str) -> tuple[str, ...]:
         """The languages the lexical legs read ``text`` in: the vault's main ones, and the
         query's own."""
-        return self._lexical_languages(language_of(text))
-
-    def _lexical_languages(self, lang: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self._languages(), lang]))
+        return tuple(dict.fromkeys([*self._languages(), language_of(text)]))
 
     def _keyword(self, query: Query, n: int, langs: Sequence[str] = (EN,)) -> list[LegHit]:
         hits: list[Hit] = []
