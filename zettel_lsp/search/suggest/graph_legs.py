@@ -9,19 +9,18 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence, S
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.search.rerank import is_list_line
 
+# candidates best first, each with what joins it to the card (or the text that names it)
+Ranked = list[tuple[str, list[str]]]
 
-def two_hop_neighbours(
-    graph: LinkGraph, path: str, exclude: Set[str]
-) -> list[tuple[str, list[str]]]:
+
+def two_hop_neighbours(graph: LinkGraph, path: str, exclude: Set[str]) -> Ranked:
     """Cards two hops away (none of ``exclude``, not ``path``), with the neighbours they share,
     ranked by Adamic-Adar."""
     first = graph.neighbours(path)
     return _spread(first, graph.neighbours, path, set(exclude) | first)
 
 
-def _ranked(
-    score: Mapping[str, float], via: Mapping[str, list[str]]
-) -> list[tuple[str, list[str]]]:
+def _ranked(score: Mapping[str, float], via: Mapping[str, list[str]]) -> Ranked:
     return [(m, list(via[m])) for m in sorted(score, key=lambda m: (-score[m], m))]
 
 
@@ -30,7 +29,7 @@ def _spread(
     step: Callable[[str], Collection[str]],
     path: str,
     exclude: Set[str],
-) -> list[tuple[str, list[str]]]:
+) -> Ranked:
     """The cards one ``step`` away from each pivot (none of ``exclude``, not ``path``), each
     pivot weighted by how few cards it reaches (1/log(n + 1.5)), with the pivots that reach
     them."""
@@ -47,22 +46,20 @@ def _spread(
     return _ranked(score, via)
 
 
-def co_cited(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+def co_cited(graph: LinkGraph, path: str, exclude: Set[str]) -> Ranked:
     """Co-citation: cards that other cards link together with ``path``, each source weighted
     by how few cards it links (1/log(out-degree + 1.5)), with those sources."""
     return _spread(graph.backlinks(path), graph.outgoing, path, exclude)
 
 
-def coupled(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+def coupled(graph: LinkGraph, path: str, exclude: Set[str]) -> Ranked:
     """Bibliographic coupling: cards that link the cards ``path`` links (``exclude`` holds
     those: the card's current links), each shared target weighted by how few cards link it."""
     targets = sorted(t for t in exclude if t != path and t in graph.graph)
     return _spread(targets, graph.backlinks, path, exclude)
 
 
-def hub_line_neighbours(
-    graph: LinkGraph, path: str, exclude: Set[str]
-) -> list[tuple[str, list[str]]]:
+def hub_line_neighbours(graph: LinkGraph, path: str, exclude: Set[str]) -> Ranked:
     """Cards linked on the same line as ``path`` in another card (weight 1), or on the list
     item or table row just above or below it (weight 0.5); summed over the cards that list them
     (each counts once per candidate, its best line)."""
@@ -94,7 +91,7 @@ def hub_line_neighbours(
     return _ranked(score, via)
 
 
-def linking_here(graph: LinkGraph, path: str, exclude: Set[str]) -> list[tuple[str, list[str]]]:
+def linking_here(graph: LinkGraph, path: str, exclude: Set[str]) -> Ranked:
     """Cards that link to ``path`` and that it does not link back, those linking fewest cards
     first (a short card's link is more specific)."""
     score = {
@@ -110,9 +107,7 @@ def _is_item(lines: Sequence[str], n: int) -> bool:
     return 0 <= n < len(lines) and is_list_line(lines[n])
 
 
-def linked_by_similar(
-    graph: LinkGraph, similar: Sequence[str], exclude: Set[str]
-) -> list[tuple[str, list[str]]]:
+def linked_by_similar(graph: LinkGraph, similar: Sequence[str], exclude: Set[str]) -> Ranked:
     """Cards that ``similar`` (cards like this one, most similar first) link: each similar card
     at rank r gives 1/log2(r + 1), shared among its links (1/log(out-degree + 1.5) each)."""
     score: dict[str, float] = {}
@@ -128,7 +123,7 @@ def linked_by_similar(
     return _ranked(score, via)
 
 
-_GRAPH_LEGS: dict[str, Callable[[LinkGraph, str, Set[str]], list[tuple[str, list[str]]]]] = {
+_GRAPH_LEGS: dict[str, Callable[[LinkGraph, str, Set[str]], Ranked]] = {
     "adamic_adar": two_hop_neighbours,
     "cocitation": co_cited,
     "coupling": coupled,
@@ -139,7 +134,7 @@ _GRAPH_LEGS: dict[str, Callable[[LinkGraph, str, Set[str]], list[tuple[str, list
 
 def graph_legs(
     graph: LinkGraph, path: str, exclude: Set[str], legs: Iterable[str] = tuple(_GRAPH_LEGS)
-) -> dict[str, list[tuple[str, list[str]]]]:
+) -> dict[str, Ranked]:
     """The graph legs in ``legs`` (by default all those of the graph alone): candidates (none
     of ``exclude``, nor ``path``) with the cards that join them to ``path``, best first. Only
     links count, never titles."""

@@ -3,10 +3,12 @@ find (link labels, another number, names too short for it)."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import weakref
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -21,6 +23,7 @@ from zettel_lsp.notes.mentions import (
     unlinkable,
 )
 from zettel_lsp.notes.model import Card
+from zettel_lsp.search.suggest.graph_legs import Ranked
 
 # ------------------------------------------------------------------ link labels
 
@@ -74,16 +77,13 @@ def link_labels(graph: LinkGraph) -> LinkLabels:
 
 
 def _make_labels(graph: LinkGraph) -> LinkLabels:
-    own: dict[str, set[str]] = {}  # card -> the names it can be linked by, normalised
-
+    @functools.cache
     def names(target: str) -> set[str]:
-        got = own.get(target)
-        if got is None:
-            got = own[target] = {normalise(n) for n in card_keys(graph.cards[target])}
-        return got
+        """The names ``target`` can be linked by, normalised."""
+        return {normalise(n) for n in card_keys(graph.cards[target])}
 
-    uses: dict[tuple[str, str], int] = {}
-    total: dict[str, int] = {}
+    uses: Counter[tuple[str, str]] = Counter()
+    total: Counter[str] = Counter()
     for source in graph.cards:
         pairs: set[tuple[str, str]] = set()
         for rl in graph.links_of(source):
@@ -95,13 +95,10 @@ def _make_labels(graph: LinkGraph) -> LinkLabels:
             norm = normalise(label)
             if norm and norm not in names(target):
                 pairs.add((norm, target))
-        for pair in pairs:
-            uses[pair] = uses.get(pair, 0) + 1
-        for norm in {n for n, _ in pairs}:
-            total[norm] = total.get(norm, 0) + 1
-    uses = {pair: n for pair, n in uses.items() if n >= LABEL_MIN_CARDS}
-    matcher = MentionMatcher(uses, graph.mention_min_length)
-    return LinkLabels(matcher, uses, total)
+        uses.update(pairs)
+        total.update({n for n, _ in pairs})
+    named = {pair: n for pair, n in uses.items() if n >= LABEL_MIN_CARDS}
+    return LinkLabels(MentionMatcher(named, graph.mention_min_length), named, total)
 
 
 def labelled(
@@ -109,7 +106,7 @@ def labelled(
     card: Card,
     exclude: Set[str],
     blocked: Sequence[tuple[int, int]] | None = None,
-) -> list[tuple[str, list[str]]]:
+) -> Ranked:
     """The labels leg: the cards ``card`` names (outside ``blocked``, by default what may not
     become a link, :func:`~zettel_lsp.notes.mentions.unlinkable`) by a label other cards'
     links show for them (:func:`link_labels`), with that label; ranked by the share of the
@@ -179,7 +176,7 @@ def inflected(
     card: Card,
     exclude: Set[str],
     blocked: Sequence[tuple[int, int]] | None = None,
-) -> list[tuple[str, list[str]]]:
+) -> Ranked:
     """The inflections leg: cards ``card`` names in another number, a title or alias whose last
     word is written in the other number (:func:`inflected_form`) and that is no name as
     written (a mention finds those), outside ``blocked`` (by default what may not become a
@@ -227,9 +224,7 @@ def _overlaps(
     return (k >= 0 and blocked[k][1] > start) or (k + 1 < len(blocked) and blocked[k + 1][0] < end)
 
 
-def _most_named(
-    hits: Iterable[tuple[int, str, Sequence[str]]], exclude: Set[str]
-) -> list[tuple[str, list[str]]]:
+def _most_named(hits: Iterable[tuple[int, str, Sequence[str]]], exclude: Set[str]) -> Ranked:
     """The cards ``hits`` name (each: where, the text as written, the cards it names), none of
     ``exclude``: most often named first, then by where first named, each with its text."""
     count: dict[str, int] = {}
@@ -301,7 +296,7 @@ def short_named(
     card: Card,
     exclude: Set[str],
     blocked: Sequence[tuple[int, int]] | None = None,
-) -> list[tuple[str, list[str]]]:
+) -> Ranked:
     """The short-names leg: cards ``card`` names by a title or alias too short for the mention
     pass (:func:`short_names`), written exactly as the name is (case and all: "OS" is a name,
     "os" and "Os" are not), as a whole token, outside ``blocked`` (by default what may not
