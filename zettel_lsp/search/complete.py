@@ -57,16 +57,12 @@ DEFAULT_LIMIT = 30  # items with nothing typed (the list is marked incomplete)
 TYPED_LIMIT = 50  # items with something typed
 LINKED_TAIL = 10  # cards already linked (and this card) listed after the others, at most
 MEANING_DEPTH = 40  # cards the meaning search lists
-# Words around the cursor the meaning search asks about. Chosen on the link hold-outs of three
-# vaults (benchmarks/completion_quality.py, 8 / 16 / 24 / 48 words): 16 was best on each, so
-# every leave-one-vault-out fold chooses it; the words nearest the link say most about it, and
-# the query embedding costs less (about 17 ms for 20 words against 28 ms for 48 here).
+# Words around the cursor the meaning search asks about (chosen on link hold-outs,
+# benchmarks/completion_quality.py): the words nearest the link say most about it.
 QUERY_WORDS = 16
 RRF_K = 20
-# weighted reciprocal rank fusion of the unprompted legs. The graph weight was chosen by
-# leave-one-vault-out on the four shared link hold-outs by MRR (benchmarks/completion_quality.py
-# --graph-grid 0,0.05,0.1,0.2,0.3,0.5,0.8): every fold chose 0.05. A stronger graph buys
-# Recall@10 on three vaults and costs MRR on all four (dendron-site 0.310 -> 0.207 at 0.3).
+# weighted reciprocal rank fusion of the unprompted legs; the graph weight chosen by
+# leave-one-vault-out on link hold-outs by MRR (benchmarks/completion_quality.py --graph-grid).
 # Recency cannot be judged on copied vaults (their file times are the copy's): a tie-breaker.
 DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.05, "recent": 0.05}
 HUB_DEGREE = 400  # a neighbour with more links than this is not expanded (weight ~0 anyway)

@@ -49,7 +49,7 @@ from zettel_lsp.index.embedders import Embedder, EmbedderError
 from zettel_lsp.index.store import DENSE_ML
 from zettel_lsp.index.store_api import ChunkPayload, Hit, VectorStore, point_id, text_hash
 from zettel_lsp.notes.language import EN, language_of
-from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse, fuse_convex
+from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
@@ -125,18 +125,6 @@ def direct(fn: Callable[[], T], /) -> T:
     return fn()
 
 
-def _always() -> bool:
-    return True
-
-
-def _english_only() -> tuple[str, ...]:
-    return (EN,)
-
-
-def _no_fusion() -> SuggestFusion | None:
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class Multilingual:
     """What the owning vault tells the engine about the multilingual leg (see the module)."""
@@ -167,11 +155,11 @@ class SearchEngine:
         embedder: Embedder,
         graph: LinkGraph,
         *,
-        dense_ready: Callable[[], bool] = _always,
+        dense_ready: Callable[[], bool] = lambda: True,
         multilingual: Multilingual | None = None,
-        languages: Callable[[], Sequence[str]] = _english_only,
+        languages: Callable[[], Sequence[str]] = lambda: (EN,),
         titles: TitleIndex | None = None,
-        suggest_fusion: Callable[[], SuggestFusion | None] = _no_fusion,
+        suggest_fusion: Callable[[], SuggestFusion | None] = lambda: None,
     ) -> None:
         """``languages``: the vault's main languages, for the lexical legs (English alone by
         default); ``multilingual``: the multilingual leg, None where there is none; ``titles``:
@@ -435,7 +423,7 @@ def fuse_legs(
         base = 1.0 if w is None else w.get("keyword", 1.0)
         w = {**(w or {}), "keyword": base + opts.known_item}
     if opts.fusion in CONVEX_NORMS:
-        return fuse_convex(legs, weights=w, norm=CONVEX_NORMS[opts.fusion])
+        return fuse(legs, weights=w, norm=CONVEX_NORMS[opts.fusion])
     if opts.fusion == "rrf":
         return fuse(legs, k=opts.rrf_k, weights=w)
     raise ValueError(f"unknown fusion {opts.fusion!r}; choose from {', '.join(FUSIONS)}")

@@ -78,9 +78,8 @@ class RerankParams:
     unlinked: float = 0.6  # proximity when c names T without linking it
     floor: float = 0.15  # a discounted score keeps at least this fraction
     depth: int = 30  # candidates examined
-    # Which title matches make a card a target (see search/titles.py). Measured: letting any
-    # candidate, or titles found *inside* a longer query, be a target sent credit to hubs that
-    # every card links to (obsidian-help golden nDCG@5 0.725 -> 0.650 / 0.704).
+    # Which title matches make a card a target (see search/titles.py): not any candidate, nor
+    # titles found *inside* a longer query (that credits hubs every card links to).
     target_kinds: frozenset[str] = frozenset({"exact", "covers"})
     # Hub lines (see the module); line_credit 0 switches them off.
     line_cover: float = 0.3  # share of the query's distinct terms the best hub line must hold

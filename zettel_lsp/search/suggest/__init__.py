@@ -30,5 +30,4 @@ from zettel_lsp.search.suggest.mentions import linked_targets as linked_targets
 from zettel_lsp.search.suggest.mentions import mention_fields as mention_fields
 from zettel_lsp.search.suggest.mentions import mention_suggestions as mention_suggestions
 from zettel_lsp.search.suggest.mentions import ranked_mentions as ranked_mentions
-from zettel_lsp.search.suggest.names import short_names as short_names
 from zettel_lsp.search.suggest.reasons import related_suggestions as related_suggestions

@@ -245,8 +245,7 @@ def chunk_vectors(
     engine: SearchEngine, path: str, chunks: Sequence[Chunk], *, read: Reader = direct
 ) -> list[list[float]]:
     """Vectors for a card's chunks: the index's where the text is unchanged (read through
-    ``read``), else embedded now (unsaved edits; outside ``read``). Measured: re-embedding
-    every chunk made "Add related links" take up to 1-2 s on long cards."""
+    ``read``), else embedded now (unsaved edits; outside ``read``)."""
     texts = [c.embed_text for c in chunks]
     stored = read(lambda: engine.stored_vectors(path, texts))
     missing = [i for i, v in enumerate(stored) if v is None]

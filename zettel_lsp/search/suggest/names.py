@@ -183,8 +183,8 @@ def inflected(
     link, :func:`~zettel_lsp.notes.mentions.unlinkable`); with the text as
     written, most often named first, then by where first named. Each word of the card's first
     :data:`INFLECTION_CHARS` characters that has another number is looked up, with up to
-    :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table: no
-    automaton of the forms (one over every name's other number took 16 MB at 13k cards)."""
+    :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table (no
+    automaton over every name's other number: too large)."""
     names = graph.name_phrases()
     if not names:
         return []
