@@ -205,7 +205,7 @@ def _legs(
         fetch = depth + min(len(exclude), depth)
         for hits in engine.store.dense_search_many(vectors, fetch):
             hits = [h for h in hits if h.path not in exclude]
-            per_chunk.append(_distinct([h.path for h in hits]))
+            per_chunk.append(list(dict.fromkeys(h.path for h in hits)))
             for h in hits:
                 if h.score > best.get(h.path, -math.inf):
                     best[h.path] = h.score
@@ -226,7 +226,7 @@ def _legs(
         hits = [h for h in hits if h.path not in exclude]
         for h in hits:
             out.payloads.setdefault(h.path, h.payload)
-        bm25 = _distinct([h.path for h in hits])[:depth]
+        bm25 = list(dict.fromkeys(h.path for h in hits))[:depth]
         if "bm25" in wanted:
             out.rankings["bm25"] = bm25
     ranked_legs = graph_legs(graph, card.path, exclude, wanted)
@@ -255,7 +255,3 @@ def chunk_vectors(
         for i, vec in zip(missing, fresh, strict=True):
             out[i] = vec.tolist()
     return [v for v in out if v is not None]
-
-
-def _distinct(paths: Sequence[str]) -> list[str]:
-    return list(dict.fromkeys(paths))

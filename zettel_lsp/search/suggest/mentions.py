@@ -133,7 +133,8 @@ def mention_confidence(e: MentionEvidence) -> float:
 def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> MentionEvidence:
     """The evidence for linking ``target`` where it is mentioned as ``texts``."""
     card = graph.cards[target]
-    fm_aliases = {normalise(a) for a in _frontmatter_aliases(card)}
+    fm = card.frontmatter
+    fm_aliases = {normalise(a) for k in ("aliases", "alias") for a in string_list(fm.get(k))}
     stem = strip_md(target.rsplit("/", 1)[-1])
     names = [card.title, stem, *card.aliases]
     strong = {normalise(card.title), normalise(stem)} | fm_aliases
@@ -158,10 +159,6 @@ def _case(text: str, names: Sequence[str]) -> int:
     if text == text.lower() and written and all(any(c.isupper() for c in n) for n in written):
         return -1
     return 0
-
-
-def _frontmatter_aliases(card: Card) -> list[str]:
-    return string_list(card.frontmatter.get("aliases")) + string_list(card.frontmatter.get("alias"))
 
 
 def rank_mentions(
