@@ -92,9 +92,6 @@ class RerankParams:
     line_lift: float = 1.5
 
 
-_stem = light_stem
-
-
 @dataclass(frozen=True, slots=True)
 class HubLine:
     """A hub line of a candidate that holds query terms outside its links."""
@@ -158,8 +155,8 @@ def evidence(
         if mention.start < end and mention.end > start:
             spans.append((mention.start, mention.end, mention.target, False))
     spans.sort()
-    title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
-    own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
+    title_terms = {light_stem(w) for w in _WORD.findall(card.title)} & terms
+    own = 3.0 * sum(1 for w in _WORD.findall(card.title) if light_stem(w) in terms)
     in_mentions = 0.0
     targets: dict[str, float] = {}
     line_terms: dict[int, set[str]] = {}
@@ -171,7 +168,7 @@ def evidence(
         ranges = [(start, end)]
     words = (w for a, b in sorted(ranges) for w in _WORD.finditer(card.text, a, b))
     for word in words:
-        stem = _stem(word.group(0))
+        stem = light_stem(word.group(0))
         line = lines.line_of(word.start()) if hub_lines else -1
         if stem not in terms and line not in hub_lines:
             continue
@@ -288,7 +285,7 @@ def graph_rerank(
     if params.strength <= 0 or not results:
         return list(results)
     # words as the cards' text is read (\w+): "non-null" is "non" and "null"
-    terms = {_stem(p) for w in query_words for p in _WORD.findall(w)}
+    terms = {light_stem(p) for w in query_words for p in _WORD.findall(w)}
     targets = {p for p, kind in (title_matches or {}).items() if kind in params.target_kinds}
     if not targets and params.line_credit <= 0:
         return list(results)
