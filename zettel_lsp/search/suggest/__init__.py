@@ -1,15 +1,14 @@
 """Link suggestions for one card (its current text, unsaved edits included):
 
-- **unlinked mentions**: spans that name another card (title or alias) without linking it, each
-  with its exact range and the ``[[...]]`` text to put there (the alias form ``[[Target|text]]``
-  when the visible text differs from the name the link would use);
-- **related**: the cards a careful writer would link, even where the sentence that named them is
-  gone: named rankings ("legs", :data:`SUGGEST_LEGS`) from the card's own passages (one dense
-  query per chunk), BM25 of its whole text, its unlinked mentions, and graph evidence that is not
-  a title (shared neighbours, co-citation, coupling, hub lines, backlinks, the links of similar
-  cards), fused by weighted RRF (:class:`SuggestFusion`, defaults chosen by leave-one-vault-out
-  on link hold-outs); excluding the card itself and cards it already links to, each with a
-  one-line reason. ``eval-links`` scores exactly this ranking (``--legs``, ``--no-graph``).
+- **unlinked mentions** (:mod:`.mentions`): spans that name another card (title or alias)
+  without linking it, each with its exact range and the ``[[...]]`` text to put there, ranked by
+  how likely each becomes a link;
+- **related** (:mod:`.reasons`): the cards a careful writer would link, even where the sentence
+  that named them is gone: named rankings ("legs", :mod:`.legs`) from the card's passages, its
+  text and the names it writes (:mod:`.names`), and graph evidence that is not a title
+  (:mod:`.graph_legs`), fused by weighted RRF (:class:`SuggestFusion`); excluding the card itself
+  and cards it already links to, each with a one-line reason. ``eval-links`` scores exactly this
+  ranking (``--legs``, ``--no-graph``).
 """
 
 from zettel_lsp.search.suggest.graph_legs import two_hop_neighbours as two_hop_neighbours
