@@ -227,19 +227,15 @@ def _overlaps(
 def _most_named(hits: Iterable[tuple[int, str, Sequence[str]]], exclude: Set[str]) -> Ranked:
     """The cards ``hits`` name (each: where, the text as written, the cards it names), none of
     ``exclude``: most often named first, then by where first named, each with its text."""
-    count: dict[str, int] = {}
-    first: dict[str, int] = {}
-    said: dict[str, str] = {}
+    count: Counter[str] = Counter()
+    first: dict[str, tuple[int, str]] = {}  # where first named, and as what
     for start, text, owners in hits:
         for target in owners:
-            if target in exclude:
-                continue
-            count[target] = count.get(target, 0) + 1
-            if target not in first:
-                first[target] = start
-                said[target] = text
-    ranked = sorted(count, key=lambda t: (-count[t], first[t], t))
-    return [(t, [said[t]]) for t in ranked]
+            if target not in exclude:
+                count[target] += 1
+                first.setdefault(target, (start, text))
+    ranked = sorted(count, key=lambda t: (-count[t], first[t][0], t))
+    return [(t, [first[t][1]]) for t in ranked]
 
 
 # ------------------------------------------------------------------ short names
