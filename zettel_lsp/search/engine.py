@@ -49,7 +49,7 @@ from zettel_lsp.index.embedders import Embedder, EmbedderError
 from zettel_lsp.index.store import DENSE_ML
 from zettel_lsp.index.store_api import ChunkPayload, Hit, VectorStore, point_id, text_hash
 from zettel_lsp.notes.language import EN, language_of
-from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse
+from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, card_ranking, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
@@ -400,16 +400,8 @@ class SearchEngine:
             hits = self.store.dense_search(list(vec), n)
         else:
             hits = self.store.bm25_search(str(payload.get("text", ""))[:2000], n)
-        out: list[tuple[str, str, ChunkPayload]] = []
-        seen = set(skip)
-        for h in hits:
-            if h.path in seen:
-                continue
-            seen.add(h.path)
-            out.append((h.path, str(h.payload.get("title", h.path)), h.payload))
-            if len(out) >= limit:
-                break
-        return out
+        cards = [h for h in card_ranking(_hits(hits)) if h.path not in skip][:limit]
+        return [(h.path, str(h.chunk.get("title", h.path)), h.chunk) for h in cards]
 
 
 def fuse_legs(
