@@ -53,7 +53,7 @@ def _short_name_patterns() -> list[re.Pattern[str] | re.Pattern[bytes]]:
     (escaped, with symbols and a name that is a prefix of another: "F" and "F*")."""
     from zettel_lsp.graph.link_graph import LinkGraph
     from zettel_lsp.notes.parser import parse_card
-    from zettel_lsp.search.suggest import short_names
+    from zettel_lsp.search.suggest.names import short_names
 
     names = ["OS", "C", "F", "F*", "Go", "5G", "C#", "A+", "(A"]
     cards = [parse_card(f"n{i}.md", f"---\naliases: ['{n}']\n---\nx") for i, n in enumerate(names)]
@@ -65,7 +65,7 @@ def _short_name_patterns() -> list[re.Pattern[str] | re.Pattern[bytes]]:
 RUNTIME_BUILDERS: dict[str, Callable[[], list[re.Pattern[str] | re.Pattern[bytes]]]] = {
     "zettel_lsp.search.complete._subsequence": _typed_names,
     "zettel_lsp.search.complete.rank_cards": _escaped_names,
-    "zettel_lsp.search.suggest._make_short_names": _short_name_patterns,
+    "zettel_lsp.search.suggest.names._make_short_names": _short_name_patterns,
 }
 
 UNITS = ["> ", " >", "#", " #", "#1", "`", "[[", "[", "](", "(", "\\", " ", "\t", "-", "a", "1",

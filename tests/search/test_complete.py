@@ -157,7 +157,7 @@ def test_dendron_names_are_file_names() -> None:
 
 def test_vault_style_is_what_most_links_use() -> None:
     wiki = vault(CARDS)
-    assert cx.vault_style(wiki) == cx.WIKI
+    assert cx.vault_names(wiki).style == cx.WIKI
     md = vault(
         {
             "a.md": "# A\n\n[B](b.md) and [C](sub/c.md)\n",
@@ -165,7 +165,7 @@ def test_vault_style_is_what_most_links_use() -> None:
             "sub/c.md": "# C\n",
         }
     )
-    assert cx.vault_style(md) == cx.MARKDOWN
+    assert cx.vault_names(md).style == cx.MARKDOWN
     assert cx.md_path("sub/c.md", "My note.md") == "../My%20note.md"
 
 

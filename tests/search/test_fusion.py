@@ -9,7 +9,6 @@ from zettel_lsp.search.fusion import (
     card_ranking,
     convex_scores,
     fuse,
-    fuse_convex,
     normalised,
     rrf_scores,
 )
@@ -73,7 +72,7 @@ def test_convex_by_hand() -> None:
     assert scores["x"] == pytest.approx(2.0 * 1.0 + 0.5 * 1 / 2)
     assert scores["y"] == pytest.approx(2.0 * 0.5 + 1.0 * 1.0)
     assert scores["z"] == pytest.approx(1.0 * 0.5 + 0.5 * 1.0)
-    assert [r.path for r in fuse_convex(legs, weights={"dense": 2.0, "title": 0.5})] == [
+    assert [r.path for r in fuse(legs, weights={"dense": 2.0, "title": 0.5}, norm="top")] == [
         "x",
         "y",
         "z",
@@ -88,7 +87,7 @@ def test_convex_keeps_margins_that_rrf_drops() -> None:
     }
     rrf = fuse(legs)
     assert rrf[0].score == pytest.approx(rrf[1].score)
-    assert [r.path for r in fuse_convex(legs)] == ["a", "b"]
+    assert [r.path for r in fuse(legs, norm="top")] == ["a", "b"]
 
 
 def test_convex_counts_a_card_once_per_leg_and_ignores_negative_scores() -> None:
@@ -125,8 +124,8 @@ def test_dbsf_keeps_a_first_hit_far_above_the_rest() -> None:
     bm25 = [scored("memo", 20.0), *(scored(f"b{i}", 6.0 - i * 0.1) for i in range(29))]
     legs = {"dense": dense, "bm25": bm25}
     weights = {"dense": 1.5, "bm25": 1.0}
-    assert fuse_convex(legs, weights=weights)[0].path == "d0"
-    ranked = [r.path for r in fuse_convex(legs, weights=weights, norm="dbsf")]
+    assert fuse(legs, weights=weights, norm="top")[0].path == "d0"
+    ranked = [r.path for r in fuse(legs, weights=weights, norm="dbsf")]
     assert ranked[0] == "memo"
     assert [p for p in ranked if p.startswith("d")] == [f"d{i}" for i in range(30)]
     # a leg without scores (titles) counts 1 / rank under either normalisation

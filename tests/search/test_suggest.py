@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.conftest import copy_indexed
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.search.suggest import (
+from zettel_lsp.search.suggest.mentions import (
     MentionEvidence,
     by_specificity,
     link_name,

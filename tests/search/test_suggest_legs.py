@@ -12,28 +12,32 @@ import pytest
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.search.suggest import (
+from zettel_lsp.search.suggest.graph_legs import (
+    co_cited,
+    coupled,
+    graph_legs,
+    hub_line_neighbours,
+    linked_by_similar,
+    linking_here,
+)
+from zettel_lsp.search.suggest.legs import (
     DEFAULT_SUGGEST_FUSION,
     GRAPH_LEGS,
     SUGGEST_LEGS,
     SuggestFusion,
-    co_cited,
-    coupled,
     fuse_suggestions,
-    graph_legs,
-    hub_line_neighbours,
+    suggestion_legs,
+)
+from zettel_lsp.search.suggest.mentions import linked_targets
+from zettel_lsp.search.suggest.names import (
     inflected,
     inflected_form,
     labelled,
     link_labels,
-    linked_by_similar,
-    linked_targets,
-    linking_here,
-    related_suggestions,
     short_named,
     short_names,
-    suggestion_legs,
 )
+from zettel_lsp.search.suggest.reasons import related_suggestions
 from zettel_lsp.vault import Vault
 
 

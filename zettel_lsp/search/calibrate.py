@@ -23,7 +23,6 @@ for every fusion compared.
 
 from __future__ import annotations
 
-import logging
 import random
 import re
 import time
@@ -55,8 +54,6 @@ from zettel_lsp.search.suggest import (
     linked_targets,
     suggestion_legs,
 )
-
-log = logging.getLogger(__name__)
 
 VARIANTS = ("mention", "removed")
 SHARE = 5  # one target in five held out (ceil), as the shared hold-outs

@@ -11,7 +11,7 @@
   (:data:`DEFAULT_WEIGHTS`). With something typed, every title, alias and file name is matched
   (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order) and ties keep the
   unprompted order. Cards this card already links to, and the card itself, come last.
-- :func:`link_insert` writes the link in the vault's style (:func:`vault_style`).
+- :func:`link_insert` writes the link in the vault's style (:attr:`VaultNames.style`).
 
 Everything here reads the graph: run it inside the vault lock, with no model call (the
 meaning ranking is computed before).
@@ -40,8 +40,9 @@ from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.masking import LIST_ITEM, fence_line
 from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
+from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.query import parse_query, words_around
-from zettel_lsp.search.suggest import link_name
+from zettel_lsp.search.suggest import link_name, linked_targets
 
 CARD: Final = "card"
 HEADING: Final = "heading"
@@ -56,16 +57,12 @@ DEFAULT_LIMIT = 30  # items with nothing typed (the list is marked incomplete)
 TYPED_LIMIT = 50  # items with something typed
 LINKED_TAIL = 10  # cards already linked (and this card) listed after the others, at most
 MEANING_DEPTH = 40  # cards the meaning search lists
-# Words around the cursor the meaning search asks about. Chosen on the link hold-outs of three
-# vaults (benchmarks/completion_quality.py, 8 / 16 / 24 / 48 words): 16 was best on each, so
-# every leave-one-vault-out fold chooses it; the words nearest the link say most about it, and
-# the query embedding costs less (about 17 ms for 20 words against 28 ms for 48 here).
+# Words around the cursor the meaning search asks about (chosen on link hold-outs,
+# benchmarks/completion_quality.py): the words nearest the link say most about it.
 QUERY_WORDS = 16
 RRF_K = 20
-# weighted reciprocal rank fusion of the unprompted legs. The graph weight was chosen by
-# leave-one-vault-out on the four shared link hold-outs by MRR (benchmarks/completion_quality.py
-# --graph-grid 0,0.05,0.1,0.2,0.3,0.5,0.8): every fold chose 0.05. A stronger graph buys
-# Recall@10 on three vaults and costs MRR on all four (dendron-site 0.310 -> 0.207 at 0.3).
+# weighted reciprocal rank fusion of the unprompted legs; the graph weight chosen by
+# leave-one-vault-out on link hold-outs by MRR (benchmarks/completion_quality.py --graph-grid).
 # Recency cannot be judged on copied vaults (their file times are the copy's): a tie-breaker.
 DEFAULT_WEIGHTS: dict[str, float] = {"meaning": 1.0, "graph": 0.05, "recent": 0.05}
 HUB_DEGREE = 400  # a neighbour with more links than this is not expanded (weight ~0 anyway)
@@ -321,24 +318,10 @@ def vault_names(graph: LinkGraph) -> VaultNames:
     return names
 
 
-def vault_style(graph: LinkGraph) -> str:
-    return vault_names(graph).style
-
-
 # ---------------------------------------------------------------------- ranking
 
 
-def linked_now(graph: LinkGraph, card: Card, skip_offset: int | None = None) -> set[str]:
-    """Cards ``card`` (the editor's text) links to, leaving out the link at ``skip_offset``
-    (the one being typed, which an auto-closed ``[[x]]`` makes parse)."""
-    out: set[str] = set()
-    for link in card.links:
-        if skip_offset is not None and link.span.start <= skip_offset <= link.span.end:
-            continue
-        target = graph.resolve_link(link, card.path).target
-        if target is not None:
-            out.add(target)
-    return out
+linked_now = linked_targets  # the cards the editor's text links to (the completion's name)
 
 
 def graph_leg(graph: LinkGraph, here: str, linked: set[str]) -> dict[str, float]:
@@ -383,18 +366,6 @@ def relations(
     return out
 
 
-def fuse(legs: Mapping[str, Sequence[str]], weights: Mapping[str, float]) -> dict[str, float]:
-    """Weighted reciprocal rank fusion: ``weight / (RRF_K + rank)`` summed over the legs."""
-    out: dict[str, float] = {}
-    for leg, ranked in legs.items():
-        w = weights.get(leg, 0.0)
-        if w <= 0:
-            continue
-        for rank, path in enumerate(ranked, 1):
-            out[path] = out.get(path, 0.0) + w / (RRF_K + rank)
-    return out
-
-
 def unprompted_scores(
     graph: LinkGraph,
     here: str,
@@ -415,7 +386,8 @@ def unprompted_scores(
         legs["recent"] = [
             p for p, _ in heapq.nlargest(RECENT_DEPTH, recency.items(), lambda x: x[1])
         ]
-    return fuse(legs, w)
+    weighed = {leg: ranked for leg, ranked in legs.items() if w.get(leg, 0.0) > 0}
+    return rrf_scores(weighed, RRF_K, w)  # weighted: weight / (RRF_K + rank)
 
 
 @dataclass(frozen=True, slots=True)

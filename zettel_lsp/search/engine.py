@@ -24,8 +24,7 @@ Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
   (2% of its cards) and in its own (each card's terms are stemmed in its language); a Chinese,
   Japanese or Korean query searches the keyword field whose tokenizer segments such text.
 
-One fusion ranks whatever legs ran. An English query on an English vault runs exactly the legs
-it ran before languages were told apart.
+One fusion ranks whatever legs ran.
 
 **One ranking, whatever the limit.** The first ``k`` results never depend on how many were asked
 for: ``search(limit=a) == search(limit=b)[:a]`` for every ``a < b`` (a property test checks it).
@@ -50,7 +49,7 @@ from zettel_lsp.index.embedders import Embedder, EmbedderError
 from zettel_lsp.index.store import DENSE_ML
 from zettel_lsp.index.store_api import ChunkPayload, Hit, VectorStore, point_id, text_hash
 from zettel_lsp.notes.language import EN, language_of
-from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, fuse, fuse_convex
+from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, card_ranking, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
@@ -72,9 +71,7 @@ DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "dbsf"
 # The known-item boost (docs/evaluation.md "Known-item queries" and "DBSF"): when the keyword
 # leg's whole match set, every chunk that holds all the query's words, lies in at most this many
-# cards, its weight rises by SearchOptions.known_item (DEFAULT_KNOWN_ITEM; 0 turns it off). On
-# since 2026-11-29: remembered phrases on four real vaults gain 0.09-0.19 nDCG@10 with it, the
-# judged collections lose at most 0.006.
+# cards, its weight rises by SearchOptions.known_item (DEFAULT_KNOWN_ITEM; 0 turns it off).
 KNOWN_ITEM_CARDS = 3
 DEFAULT_KNOWN_ITEM = 1.0
 FUSIONS = ("rrf", "convex", "dbsf")
@@ -128,18 +125,6 @@ def direct(fn: Callable[[], T], /) -> T:
     return fn()
 
 
-def _always() -> bool:
-    return True
-
-
-def _english_only() -> tuple[str, ...]:
-    return (EN,)
-
-
-def _no_fusion() -> SuggestFusion | None:
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class Multilingual:
     """What the owning vault tells the engine about the multilingual leg (see the module)."""
@@ -170,11 +155,11 @@ class SearchEngine:
         embedder: Embedder,
         graph: LinkGraph,
         *,
-        dense_ready: Callable[[], bool] = _always,
+        dense_ready: Callable[[], bool] = lambda: True,
         multilingual: Multilingual | None = None,
-        languages: Callable[[], Sequence[str]] = _english_only,
+        languages: Callable[[], Sequence[str]] = lambda: (EN,),
         titles: TitleIndex | None = None,
-        suggest_fusion: Callable[[], SuggestFusion | None] = _no_fusion,
+        suggest_fusion: Callable[[], SuggestFusion | None] = lambda: None,
     ) -> None:
         """``languages``: the vault's main languages, for the lexical legs (English alone by
         default); ``multilingual``: the multilingual leg, None where there is none; ``titles``:
@@ -273,16 +258,6 @@ class SearchEngine:
                 log.warning("dense leg skipped: %s", exc)
         return out
 
-    def rank(
-        self,
-        query: Query,
-        legs: dict[str, list[LegHit]],
-        matches: list[TitleMatch],
-        opts: SearchOptions,
-    ) -> list[CardResult]:
-        """:meth:`rank_all`, cut to ``opts.limit``."""
-        return self.rank_all(query, legs, matches, opts)[: opts.limit]
-
     def rank_all(
         self,
         query: Query,
@@ -322,9 +297,8 @@ class SearchEngine:
         given (no model call), else embeds the query now."""
         n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
-        lang = language_of(query.text)
-        english = lang == EN
-        langs = self._lexical_languages(lang)
+        english = language_of(query.text) == EN
+        langs = self.query_languages(query.text)
         for leg in opts.legs:
             if leg == "dense":
                 if vectors is None:
@@ -355,10 +329,7 @@ class SearchEngine:
     def query_languages(self, text: str) -> tuple[str, ...]:
         """The languages the lexical legs read ``text`` in: the vault's main ones, and the
         query's own."""
-        return self._lexical_languages(language_of(text))
-
-    def _lexical_languages(self, lang: str) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self._languages(), lang]))
+        return tuple(dict.fromkeys([*self._languages(), language_of(text)]))
 
     def _keyword(self, query: Query, n: int, langs: Sequence[str] = (EN,)) -> list[LegHit]:
         hits: list[Hit] = []
@@ -429,16 +400,8 @@ class SearchEngine:
             hits = self.store.dense_search(list(vec), n)
         else:
             hits = self.store.bm25_search(str(payload.get("text", ""))[:2000], n)
-        out: list[tuple[str, str, ChunkPayload]] = []
-        seen = set(skip)
-        for h in hits:
-            if h.path in seen:
-                continue
-            seen.add(h.path)
-            out.append((h.path, str(h.payload.get("title", h.path)), h.payload))
-            if len(out) >= limit:
-                break
-        return out
+        cards = [h for h in card_ranking(_hits(hits)) if h.path not in skip][:limit]
+        return [(h.path, str(h.chunk.get("title", h.path)), h.chunk) for h in cards]
 
 
 def fuse_legs(
@@ -452,7 +415,7 @@ def fuse_legs(
         base = 1.0 if w is None else w.get("keyword", 1.0)
         w = {**(w or {}), "keyword": base + opts.known_item}
     if opts.fusion in CONVEX_NORMS:
-        return fuse_convex(legs, weights=w, norm=CONVEX_NORMS[opts.fusion])
+        return fuse(legs, weights=w, norm=CONVEX_NORMS[opts.fusion])
     if opts.fusion == "rrf":
         return fuse(legs, k=opts.rrf_k, weights=w)
     raise ValueError(f"unknown fusion {opts.fusion!r}; choose from {', '.join(FUSIONS)}")

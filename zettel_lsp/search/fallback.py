@@ -67,15 +67,7 @@ def _chunk(card: Card, terms: list[str]) -> ChunkPayload:
     end = hit_line
     while end + 1 < len(lines) and lines[end + 1].strip():
         end += 1
-    return {
-        "path": card.path,
-        "title": card.title,
-        "chunk": 0,
-        "heading": "",
-        "line_start": start,
-        "line_end": end,
-        "text": "\n".join(lines[start : end + 1]),
-    }
+    return _payload(card.path, card.title, start, end, "\n".join(lines[start : end + 1]))
 
 
 def stored_title_search(db: IndexDB, query: Query, limit: int = 10) -> list[CardResult]:
@@ -111,20 +103,21 @@ def stored_title_search(db: IndexDB, query: Query, limit: int = 10) -> list[Card
             kind = 0 if name == wanted else 1 if name.startswith(wanted) else 2
             found.append((kind, len(name), path, title))
     found.sort()
-    hits = [LegHit(path, _title_chunk(path, title)) for _, _, path, title in found[:limit]]
+    hits = [LegHit(path, _payload(path, title)) for _, _, path, title in found[:limit]]
     return fuse({"title": hits})
 
 
 _LIKE_SPECIAL = re.compile(r"[%_\\]")
 
 
-def _title_chunk(path: str, title: str) -> ChunkPayload:
+def _payload(path: str, title: str, start: int = 0, end: int = 0, text: str = "") -> ChunkPayload:
+    """A search-result chunk of a card: its lines ``start``..``end``, ``text``."""
     return {
         "path": path,
         "title": title,
         "chunk": 0,
         "heading": "",
-        "line_start": 0,
-        "line_end": 0,
-        "text": "",
+        "line_start": start,
+        "line_end": end,
+        "text": text,
     }

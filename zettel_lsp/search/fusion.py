@@ -1,11 +1,11 @@
-"""Fusion of the legs into one card ranking. Pure functions. Two fusion functions:
+"""Fusion of the legs into one card ranking (:func:`fuse`). Pure functions. Two fusions:
 
-- reciprocal rank fusion (``fuse``)::
+- reciprocal rank fusion::
 
     score(card) = Σ_legs  w_leg / (k + rank_leg(card)),   rank from 1, k = 60 by default
 
-- a convex combination of normalised scores (``fuse_convex``, Bruch et al., "An Analysis of
-  Fusion Functions for Hybrid Retrieval", 2023)::
+- a convex combination of normalised scores (``norm``; Bruch et al., "An Analysis of Fusion
+  Functions for Hybrid Retrieval", 2023)::
 
     score(card) = Σ_legs  w_leg · normalised score_leg(card)     (0 when absent)
 
@@ -66,7 +66,7 @@ def card_ranking(hits: Sequence[LegHit]) -> list[LegHit]:
 
 def rrf_scores(
     rankings: Mapping[str, Sequence[str]],
-    k: int = RRF_K,
+    k: float = RRF_K,
     weights: Mapping[str, float] | None = None,
 ) -> dict[str, float]:
     """Classic RRF over already-deduplicated rankings of keys."""
@@ -81,24 +81,22 @@ def rrf_scores(
 def fuse(
     legs: Mapping[str, Sequence[LegHit]],
     *,
-    k: int = RRF_K,
+    k: float = RRF_K,
     weights: Mapping[str, float] | None = None,
+    norm: str | None = None,
 ) -> list[CardResult]:
-    """Fuse chunk hits of several legs into a card list, best first.
+    """Fuse chunk hits of several legs into a card list, best first: by RRF, or with ``norm``
+    by :func:`convex_scores`.
 
     Each card keeps the chunk that ranked best in any leg (ties: the leg listed first). Equal
     scores are ordered by best single rank, then path, so results are deterministic.
     """
     per_leg = {leg: card_ranking(hits) for leg, hits in legs.items()}
-    scores = rrf_scores({leg: [h.path for h in hs] for leg, hs in per_leg.items()}, k, weights)
-    return _card_results(per_leg, scores)
-
-
-def _card_results(
-    per_leg: Mapping[str, Sequence[LegHit]], scores: Mapping[str, float]
-) -> list[CardResult]:
-    """Cards best first; each keeps the chunk that ranked best in any leg (ties: the leg listed
-    first). Equal scores are ordered by best single rank, then path (deterministic)."""
+    if norm is None:
+        ranked = {leg: [h.path for h in hs] for leg, hs in per_leg.items()}
+        scores = rrf_scores(ranked, k, weights)
+    else:
+        scores = convex_scores(per_leg, weights, norm)
     best: dict[str, tuple[int, LegHit]] = {}
     ranks: dict[str, dict[str, int]] = {}
     for leg, hits in per_leg.items():
@@ -160,15 +158,3 @@ def convex_scores(
         for h, x in zip(hits, norms, strict=True):
             scores[h.path] = scores.get(h.path, 0.0) + w * x
     return scores
-
-
-def fuse_convex(
-    legs: Mapping[str, Sequence[LegHit]],
-    *,
-    weights: Mapping[str, float] | None = None,
-    norm: str = "top",
-) -> list[CardResult]:
-    """Like :func:`fuse`, scored by :func:`convex_scores`."""
-    per_leg = {leg: card_ranking(hits) for leg, hits in legs.items()}
-    scores = convex_scores(per_leg, weights, norm)
-    return _card_results(per_leg, scores)

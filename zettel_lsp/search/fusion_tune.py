@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from zettel_lsp.search.suggest import (
+from zettel_lsp.search.suggest.legs import (
     DEFAULT_SUGGEST_FUSION,
     SUGGEST_LEGS,
     SURE_MENTION,

@@ -78,9 +78,8 @@ class RerankParams:
     unlinked: float = 0.6  # proximity when c names T without linking it
     floor: float = 0.15  # a discounted score keeps at least this fraction
     depth: int = 30  # candidates examined
-    # Which title matches make a card a target (see search/titles.py). Measured: letting any
-    # candidate, or titles found *inside* a longer query, be a target sent credit to hubs that
-    # every card links to (obsidian-help golden nDCG@5 0.725 -> 0.650 / 0.704).
+    # Which title matches make a card a target (see search/titles.py): not any candidate, nor
+    # titles found *inside* a longer query (that credits hubs every card links to).
     target_kinds: frozenset[str] = frozenset({"exact", "covers"})
     # Hub lines (see the module); line_credit 0 switches them off.
     line_cover: float = 0.3  # share of the query's distinct terms the best hub line must hold
@@ -91,9 +90,6 @@ class RerankParams:
     # rerank plus line_lift * cover of the gap to the best candidate's (0: the hub's score).
     # Chosen with the others by leave-one-vault-out (benchmarks/hub_lines_tune.py).
     line_lift: float = 1.5
-
-
-_stem = light_stem
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +155,8 @@ def evidence(
         if mention.start < end and mention.end > start:
             spans.append((mention.start, mention.end, mention.target, False))
     spans.sort()
-    title_terms = {_stem(w) for w in _WORD.findall(card.title)} & terms
-    own = 3.0 * sum(1 for w in _WORD.findall(card.title) if _stem(w) in terms)
+    title_terms = {light_stem(w) for w in _WORD.findall(card.title)} & terms
+    own = 3.0 * sum(1 for w in _WORD.findall(card.title) if light_stem(w) in terms)
     in_mentions = 0.0
     targets: dict[str, float] = {}
     line_terms: dict[int, set[str]] = {}
@@ -172,7 +168,7 @@ def evidence(
         ranges = [(start, end)]
     words = (w for a, b in sorted(ranges) for w in _WORD.finditer(card.text, a, b))
     for word in words:
-        stem = _stem(word.group(0))
+        stem = light_stem(word.group(0))
         line = lines.line_of(word.start()) if hub_lines else -1
         if stem not in terms and line not in hub_lines:
             continue
@@ -289,7 +285,7 @@ def graph_rerank(
     if params.strength <= 0 or not results:
         return list(results)
     # words as the cards' text is read (\w+): "non-null" is "non" and "null"
-    terms = {_stem(p) for w in query_words for p in _WORD.findall(w)}
+    terms = {light_stem(p) for w in query_words for p in _WORD.findall(w)}
     targets = {p for p, kind in (title_matches or {}).items() if kind in params.target_kinds}
     if not targets and params.line_credit <= 0:
         return list(results)

@@ -92,6 +92,9 @@ _EMPHASIS = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _FOOTNOTE = re.compile(r"\[\^[^\]\n]+\](?!:)")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+\s*$")
+# inline code as its text (`x`, ``x``): a run of backticks, text without one on the same line, a
+# run of backticks; it starts only at a run's first backtick, so it never backtracks far
+_CODE = re.compile(r"(?<!`)`+([^`\n]+)`+")
 _ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|~=<>])")
 
 
@@ -144,35 +147,6 @@ def _line_without_comments(s: str) -> str:
     return "".join(out)
 
 
-def _without_code_marks(s: str) -> str:
-    """Inline code as its text: `` `x` `` and ``` ``x`` ``` become ``x`` (a run of backticks, text
-    without a backtick on the same line, a run of backticks). A linear scan."""
-    out: list[str] = []
-    i = 0
-    n = len(s)
-    while True:
-        start = s.find("`", i)
-        if start < 0:
-            break
-        j = start
-        while j < n and s[j] == "`":
-            j += 1
-        k = j
-        while k < n and s[k] != "`" and s[k] != "\n":
-            k += 1
-        if k > j and k < n and s[k] == "`":
-            out.append(s[i:start])
-            out.append(s[j:k])
-            while k < n and s[k] == "`":
-                k += 1
-            i = k
-            continue
-        out.append(s[i:k])
-        i = k
-    out.append(s[i:])
-    return "".join(out)
-
-
 def _inline_text(s: str) -> str:
     """One line (or one table cell) of Markdown as a reader sees it: link text instead of link
     syntax, no emphasis marks, code without backticks, no HTML tags or comments."""
@@ -182,7 +156,7 @@ def _inline_text(s: str) -> str:
     s = _AUTOLINK.sub(r"\1", s)
     s = _BREAK.sub(" ", s)
     s = _HTML_TAG.sub("", s)
-    s = _without_code_marks(s)
+    s = _CODE.sub(r"\1", s)
     s = _FOOTNOTE.sub("", s)
     s = _STRONG.sub(r"\2", s)
     s = _EMPHASIS.sub(r"\1", s)
@@ -273,6 +247,7 @@ def excerpt_text(
 
 def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
     c = r.chunk
+    text = _without_title_heading(str(c.get("text", "")), r.title)
     out: dict[str, Any] = {
         "path": r.path,
         "title": r.title,
@@ -280,14 +255,12 @@ def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
         "line_start": int(c.get("line_start", 0)),
         "line_end": int(c.get("line_end", 0)),
         "heading": c.get("heading", ""),
-        "excerpt": excerpt(_without_title_heading(str(c.get("text", "")), r.title), words),
+        "excerpt": excerpt(text, words),
         "legs": dict(r.legs),
     }
     # Added after "excerpt" (which stays as it was): link text instead of link syntax, table
     # rows as cells on their own lines, no heading marks; the leading headings are in "heading".
-    out["excerpt_text"] = excerpt_text(
-        _without_title_heading(str(c.get("text", "")), r.title), words, str(out["heading"])
-    )
+    out["excerpt_text"] = excerpt_text(text, words, str(out["heading"]))
     if r.notes:
         out["graph"] = dict(r.notes)
     return out

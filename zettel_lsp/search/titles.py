@@ -40,8 +40,7 @@ class TitleIndex:
             if key:
                 owners.setdefault(key, set()).add(path)
         # tuples, not sets, once built (the index never changes; a new one replaces it): most
-        # names have one owner and one stemmed form, and a set of one costs 216 bytes against
-        # 48 for a tuple (~36 MB at 100k cards)
+        # names have one owner and one stemmed form, and a tuple of one is a fifth of a set's size
         self._owners: dict[str, tuple[str, ...]] = {k: tuple(sorted(v)) for k, v in owners.items()}
         self._sorted = sorted(self._owners)
         word_index: dict[str, set[str]] = {}  # light stem -> names holding it
@@ -50,11 +49,11 @@ class TitleIndex:
             for w in set(key.split()):
                 word_index.setdefault(light_stem(w), set()).add(key)
             stemmed.setdefault(_stem_all(key), set()).add(key)
-        # tuples here too: 20.9k sets took 19.6 MB at 100k cards (a query intersects a few)
+        # tuples here too (a query intersects a few)
         self._word_index = {k: tuple(v) for k, v in word_index.items()}
         self._stemmed = {k: tuple(sorted(v)) for k, v in stemmed.items()}
-        # names inside a query are looked up span by span (notes/mentions.py, phrases_in): an
-        # automaton over every name took 49 MB at 100k cards for queries of at most 512 characters
+        # names inside a query are looked up span by span (notes/mentions.py, phrases_in), not
+        # by an automaton over every name: queries are short, the vault's names many
         self._longest = max(map(len, self._owners), default=0)
 
     def __len__(self) -> int:

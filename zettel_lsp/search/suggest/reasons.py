@@ -1,0 +1,137 @@
+"""The related suggestions as the editor shows them: the fused legs, each card with its title,
+an excerpt and a one-line reason."""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from dataclasses import dataclass
+
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.notes.model import Card
+from zettel_lsp.search.engine import Reader, SearchEngine, direct
+from zettel_lsp.search.results import excerpt
+from zettel_lsp.search.suggest.legs import (
+    DEFAULT_SUGGEST_FUSION,
+    SuggestFusion,
+    SuggestionLegs,
+    fused_scores,
+    ordered_suggestions,
+    suggestion_legs,
+)
+from zettel_lsp.search.suggest.mentions import mention_suggestions
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedSuggestion:
+    path: str
+    title: str
+    score: float
+    reason: str
+    line_start: int
+    line_end: int
+    excerpt: str
+
+
+def related_suggestions(
+    engine: SearchEngine,
+    card: Card,
+    limit: int = 10,
+    *,
+    fusion: SuggestFusion | None = None,
+    unmentioned: bool = False,
+    read: Reader = direct,
+) -> list[RelatedSuggestion]:
+    """Cards related in meaning or by the graph that this card neither is nor links to: the
+    legs of :func:`suggestion_legs` fused by ``fusion`` (by default the one the vault chose on
+    its own links, :attr:`SearchEngine.suggest_fusion`, else :data:`DEFAULT_SUGGEST_FUSION`).
+    ``unmentioned``: leave out the cards
+    the card names without linking (the editor offers those as "Link" fixes in place; the
+    ranking of the others is the same).
+
+    ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
+    index does not hold (unsaved edits) are embedded outside it."""
+    if fusion is None:
+        fusion = engine.suggest_fusion() or DEFAULT_SUGGEST_FUSION
+    legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
+    hide: frozenset[str] = frozenset()
+    if unmentioned and legs.mentioned is not None:
+        hide = legs.mentioned
+    elif unmentioned:  # the fusion has no mention leg
+        hide = read(lambda: frozenset(m.target for m in mention_suggestions(engine.graph, card)))
+    return read(lambda: describe_related(engine, legs, fusion, limit, hide))
+
+
+def describe_related(
+    engine: SearchEngine,
+    legs: SuggestionLegs,
+    fusion: SuggestFusion,
+    limit: int,
+    hide: Set[str] = frozenset(),
+) -> list[RelatedSuggestion]:
+    """The first ``limit`` fused candidates (none of ``hide``) with their titles, excerpts and
+    a one-line reason (the leg that gave each the most credit)."""
+    graph = engine.graph
+    scores = fused_scores(legs.rankings, fusion)
+    ordered = [p for p in ordered_suggestions(legs.rankings, fusion, scores) if p not in hide]
+    ordered = ordered[:limit]
+    missing = [p for p in ordered if p not in legs.payloads]
+    payloads = dict(legs.payloads)
+    payloads.update(engine.first_chunks(missing))
+    out = []
+    for p in ordered:
+        chunk = payloads.get(p)  # None: the card has no point (yet)
+        text = str(chunk.get("text", "")) if chunk else ""
+        if p in graph.cards:
+            title = graph.cards[p].title
+        else:
+            title = str(chunk.get("title", p)) if chunk else p
+        out.append(
+            RelatedSuggestion(
+                p,
+                title,
+                round(scores[p], 6),
+                _reason(graph, p, legs, fusion, text),
+                int(chunk.get("line_start", 0)) if chunk else 0,
+                int(chunk.get("line_end", 0)) if chunk else 0,
+                excerpt(text, []),
+            )
+        )
+    return out
+
+
+_REASONS = {
+    "adamic_adar": "two hops away via {}",
+    "cocitation": "linked together with this card from {}",
+    "coupling": "links the same cards: {}",
+    "hub_lines": "listed beside this card in {}",
+    "backlinks": "links to this card",
+    "similar_links": "linked from similar cards: {}",
+}
+
+
+_NAMED_AS = {  # legs whose "via" is the text that names the card
+    "inflections": "named here in another number: {}",
+    "short_names": "named here by its short name: {}",
+    "labels": "named here as other cards' links name it: {}",
+}
+
+
+def _reason(
+    graph: LinkGraph, path: str, legs: SuggestionLegs, fusion: SuggestFusion, text: str
+) -> str:
+    credit: dict[str, float] = {}
+    for name, ranking in legs.rankings.items():
+        w = fusion.weights.get(name, 0.0)
+        if w > 0 and path in ranking[: fusion.depth]:
+            credit[name] = w / (fusion.k + ranking.index(path) + 1)
+    top = max(credit, key=lambda n: (credit[n], n), default="")
+    if top in ("mentions", "confident"):
+        return "named in this card"
+    if top in _NAMED_AS:
+        said = legs.via.get(top, {}).get(path, ["it"])
+        return _NAMED_AS[top].format(said[0])
+    if top in _REASONS:
+        cards = legs.via.get(top, {}).get(path, [])
+        names = ", ".join(graph.cards[s].title for s in cards[:2] if s in graph.cards)
+        return _REASONS[top].format(names or "the graph")
+    return "similar passage: " + excerpt(text, [], 80)
