@@ -135,7 +135,9 @@ def _parse(
         _opening_h1(prose, fm.end, headings),
         title_source,
     )
-    aliases = _dedupe(string_list(fm.data.get("aliases")) + string_list(fm.data.get("alias")))
+    aliases = list(
+        dict.fromkeys(string_list(fm.data.get("aliases")) + string_list(fm.data.get("alias")))
+    )
     aliases += [a for a in extra if not any(same_name(a, b) for b in aliases)]
     card_id = scalar_text(fm.data.get("id"))
     if card_id is None:
@@ -287,10 +289,3 @@ def _inline_tags(prose: str, lines: LineIndex) -> list[Tag]:
         start = m.start()
         tags.append(Tag(sys.intern(name), lines.span(start, start + 1 + len(name))))
     return tags
-
-
-def _dedupe(items: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return list(seen)

@@ -47,13 +47,8 @@ def tag_matches(query: str, name: str) -> bool:
 
 def _line_offset(text: str, line: int) -> int:
     """The offset where ``line`` starts (the end of the text when it has fewer lines)."""
-    pos = 0
-    for _ in range(line):
-        nl = text.find("\n", pos)
-        if nl == -1:
-            return len(text)
-        pos = nl + 1
-    return pos
+    parts = text.split("\n", line)
+    return len(text) - len(parts[-1]) if len(parts) > line else len(text)
 
 
 def _frontmatter_field_spans(lines: LineIndex, body_start_line: int) -> list[tuple[int, int]]:
@@ -131,15 +126,7 @@ def tag_at(card: Card, offset: int, index: LineIndex | None = None) -> TagOccurr
 
 
 def has_tag(card: Card, query: str) -> bool:
-    q = tag_key(query).rstrip("/")
-    if not q:
-        return False
-    nested = q + "/"
-    for t in card.tags:
-        n = t.name.casefold()
-        if n == q or n.startswith(nested):
-            return True
-    return False
+    return any(tag_matches(query, t.name) for t in card.tags)
 
 
 def cards_tagged(cards: Iterable[Card], query: str) -> list[Card]:
