@@ -146,9 +146,6 @@ def string_list(value: Any, *, split: bool = False) -> list[str]:
 
     ``split`` also splits string values on commas and whitespace (Obsidian's tag field rules).
     """
-    items: list[Any]
-    if value is None:
-        return []
     items = list(value) if isinstance(value, list | tuple) else [value]
     out: list[str] = []
     for item in items:

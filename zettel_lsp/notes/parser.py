@@ -59,22 +59,16 @@ def parse_card(
             path, text, decoded_with_replacement, title_source, time.thread_time() + budget_s
         )
     except _OverBudget:
-        log.warning("%s: parsing took longer than %g s; indexed as plain text", path, budget_s)
+        problem = f"{path}: parsing took longer than {budget_s:g} s; indexed as plain text"
+        log.warning("%s", problem)
         title, _ = card_title(_stem(path), None, None, title_source)
-        card = Card(
-            path=path, title=title, text=text, decoded_with_replacement=decoded_with_replacement
+        return Card(
+            path, title, text, problems=[problem], decoded_with_replacement=decoded_with_replacement
         )
-        card.problems.append(
-            f"{path}: parsing took longer than {budget_s:g} s; indexed as plain text"
-        )
-        return card
     except Exception as exc:
         log.exception("parser failed on %s", path)
-        card = Card(path=path, title=_stem(path), text=text)
-        card.problems.append(
-            f"{path}: parser error ({type(exc).__name__}: {exc}); indexed as plain text"
-        )
-        return card
+        problem = f"{path}: parser error ({type(exc).__name__}: {exc}); indexed as plain text"
+        return Card(path, _stem(path), text, problems=[problem])
 
 
 def title_candidates(text: str) -> tuple[str | None, str | None]:
@@ -166,13 +160,10 @@ def _parse(
 
 def wikilink_parts(inner: str) -> tuple[str, str | None]:
     """The inside of ``[[...]]`` as (target with its ``#subpath``, label or None)."""
-    bar = inner.find("|")
-    if bar == -1:
+    target_part, bar, label = inner.partition("|")
+    if not bar:
         return inner, None
-    target_part, label = inner[:bar], inner[bar + 1 :].strip() or None
-    if target_part.endswith("\\"):  # [[a\|b]] inside a table
-        target_part = target_part[:-1]
-    return target_part, label
+    return target_part.removesuffix("\\"), label.strip() or None  # [[a\|b]] inside a table
 
 
 def visible_text(markdown: str) -> str:
@@ -226,11 +217,8 @@ def _append_link(
 
 
 def _split_subpath(target: str) -> tuple[str, str | None]:
-    hash_at = target.find("#")
-    if hash_at == -1:
-        return target.strip(), None
-    sub = target[hash_at + 1 :].strip()
-    return target[:hash_at].strip(), (sub or None)
+    name, hash_mark, sub = target.partition("#")
+    return name.strip(), (sub.strip() or None) if hash_mark else None
 
 
 def _headings(prose: str, lines: LineIndex) -> list[Heading]:
