@@ -170,13 +170,11 @@ def blank_out(text: str, spans: Spans) -> str:
     parts: list[str] = []
     cursor = 0
     for s, e in spans:
-        if s < cursor:
-            s = cursor
+        s = max(s, cursor)
         if e <= s:
             continue
         parts.append(text[cursor:s])
-        chunk = text[s:e]
-        parts.append("\n".join(" " * len(line) for line in chunk.split("\n")))
+        parts.append("\n".join(" " * len(line) for line in text[s:e].split("\n")))
         cursor = e
     parts.append(text[cursor:])
     return "".join(parts)
@@ -370,8 +368,7 @@ def merge_spans(spans: Spans) -> Spans:
     out: Spans = []
     for s, e in spans:
         if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1] = (out[-1][0], e)
+            out[-1] = (out[-1][0], max(e, out[-1][1]))
         else:
             out.append((s, e))
     return out
