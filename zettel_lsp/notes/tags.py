@@ -19,7 +19,7 @@ from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.notes.positions import LineIndex
 
 _KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:")
-_TAG_CHARS = re.compile(r"[\w/-]")
+_TAG_WORD = re.compile(r"#?[\w/-]+")  # a word of a front matter tags field
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,29 +92,11 @@ def _names_in(
     text: str, start: int, end: int, names: dict[str, str], lines: LineIndex
 ) -> Iterator[TagOccurrence]:
     """The tag names of ``names`` written as whole words in ``text[start:end]``."""
-    pos = start
-    while pos < end:
-        while pos < end and not _TAG_CHARS.match(text, pos) and text[pos] != "#":
-            pos += 1
-        word_start = pos
-        if pos < end and text[pos] == "#":
-            pos += 1
-        while pos < end and _TAG_CHARS.match(text, pos):
-            pos += 1
-        word = text[word_start:pos]
-        if not word:
-            pos += 1
-            continue
-        name = names.get(tag_key(word))
+    for m in _TAG_WORD.finditer(text, start, end):
+        name = names.get(tag_key(m.group()))
         if name is not None:
-            yield TagOccurrence(
-                name,
-                word_start,
-                pos,
-                lines.position(word_start),
-                lines.position(pos),
-                True,
-            )
+            a, b = m.span()
+            yield TagOccurrence(name, a, b, lines.position(a), lines.position(b), True)
 
 
 def tag_at(card: Card, offset: int, index: LineIndex | None = None) -> TagOccurrence | None:
