@@ -222,24 +222,16 @@ def _split_subpath(target: str) -> tuple[str, str | None]:
 
 
 def _headings(prose: str, lines: LineIndex) -> list[Heading]:
-    found: list[tuple[int, str, int]] = []
-    offset = 0
-    for text in prose.split("\n"):
-        if "#" in text[:4]:
-            h = atx_heading(text)
-            if h is not None:
-                found.append((h[0], h[1].strip(), lines.line_of(offset)))
-        offset += len(text) + 1
-    last_line = lines.line_count - 1
-    headings: list[Heading] = []
-    for i, (level, raw, line) in enumerate(found):
-        end = last_line
-        for later_level, _, later_line in found[i + 1 :]:
-            if later_level <= level:
-                end = later_line - 1
-                break
-        headings.append(Heading(level, raw, line, end))
-    return headings
+    found: list[tuple[int, str, int]] = []  # (level, text, line)
+    for i, text in enumerate(prose.split("\n")):
+        if "#" in text[:4] and (h := atx_heading(text)) is not None:
+            found.append((h[0], h[1].strip(), i))
+    # a section ends before the next heading of the same or a higher level, or at the end
+    last = lines.line_count - 1
+    return [
+        Heading(level, raw, line, next((n - 1 for lv, _, n in found[i + 1 :] if lv <= level), last))
+        for i, (level, raw, line) in enumerate(found)
+    ]
 
 
 def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | None:
