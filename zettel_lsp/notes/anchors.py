@@ -32,18 +32,12 @@ def heading_for(card: Card, subpath: str) -> Heading | None:
     """The first heading of ``card`` a link's heading part names. A nested part
     (``A#B``, Obsidian's heading path) names its last heading."""
     want = heading_key(subpath.split("#")[-1])
-    for h in card.headings:
-        if heading_key(h.text) == want:
-            return h
-    return None
+    return next((h for h in card.headings if heading_key(h.text) == want), None)
 
 
 def block_for(card: Card, block_id: str) -> BlockId | None:
     """The first block of ``card`` marked ``^block_id`` (exact name, without the ``^``)."""
-    for b in card.block_ids:
-        if b.name == block_id:
-            return b
-    return None
+    return next((b for b in card.block_ids if b.name == block_id), None)
 
 
 def anchor_lines(card: Card, link: Link) -> tuple[int, int] | None:

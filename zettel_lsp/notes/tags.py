@@ -101,10 +101,7 @@ def _names_in(
 
 def tag_at(card: Card, offset: int, index: LineIndex | None = None) -> TagOccurrence | None:
     """The tag written at code-point ``offset`` (its start to its end, both included)."""
-    for occ in tag_occurrences(card, index):
-        if occ.start <= offset <= occ.end:
-            return occ
-    return None
+    return next((o for o in tag_occurrences(card, index) if o.start <= offset <= o.end), None)
 
 
 def has_tag(card: Card, query: str) -> bool:
