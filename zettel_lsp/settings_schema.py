@@ -21,10 +21,11 @@ settings editor and the server accept the same things.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from zettel_lsp.index.embedders import DEFAULT_MODEL
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
@@ -54,15 +55,7 @@ ClientKind = Literal[
     "string-list",
     "non-empty-list",
 ]
-CLIENT_KINDS: tuple[ClientKind, ...] = (
-    "value",
-    "optional-string",
-    "path",
-    "required-string",
-    "count-or-null",
-    "string-list",
-    "non-empty-list",
-)
+CLIENT_KINDS: tuple[ClientKind, ...] = get_args(ClientKind)
 
 
 class Invalid(ValueError):
@@ -97,6 +90,23 @@ class Check:
     json: Mapping[str, Any]
 
 
+def _check(
+    json: Mapping[str, Any],
+    expected: str,
+    accept: Callable[[Any], bool],
+    convert: Callable[[Any], Any] = lambda value: value,
+) -> Check:
+    """A check taking the values ``accept`` accepts, as ``convert`` makes them; any other value
+    is refused: "expected ``expected``, got ..."."""
+
+    def run(value: object, default: Any) -> Any:
+        if accept(value):
+            return convert(value)
+        raise Invalid(f"expected {expected}, got {value!r}")
+
+    return Check(run, json)
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -105,69 +115,62 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def positive_int() -> Check:
-    def convert(value: object, default: Any) -> int:
-        if _is_int(value) and value > 0:  # type: ignore[operator]
-            return value  # type: ignore[return-value]
-        raise Invalid(f"expected a positive integer, got {value!r}")
+def _stripped(value: object) -> str:
+    """The trimmed text of a string; "" for anything else."""
+    return value.strip() if isinstance(value, str) else ""
 
-    return Check(convert, {"type": "integer", "minimum": 1})
+
+def positive_int() -> Check:
+    return _check(
+        {"type": "integer", "minimum": 1}, "a positive integer", lambda v: _is_int(v) and v > 0
+    )
 
 
 def positive_int_or_null() -> Check:
-    def convert(value: object, default: Any) -> int | None:
-        if value is None:
-            return None
-        if _is_int(value) and value > 0:  # type: ignore[operator]
-            return value  # type: ignore[return-value]
-        raise Invalid(f"expected a positive integer or null, got {value!r}")
-
-    return Check(convert, {"type": ["integer", "null"], "minimum": 1})
+    return _check(
+        {"type": ["integer", "null"], "minimum": 1},
+        "a positive integer or null",
+        lambda v: v is None or (_is_int(v) and v > 0),
+    )
 
 
 def int_range(low: int, high: int, what: str = "an integer") -> Check:
-    def convert(value: object, default: Any) -> int:
-        if _is_int(value) and low <= value <= high:  # type: ignore[operator]
-            return value  # type: ignore[return-value]
-        raise Invalid(f"expected {what} from {low} to {high}, got {value!r}")
-
-    return Check(convert, {"type": "integer", "minimum": low, "maximum": high})
+    return _check(
+        {"type": "integer", "minimum": low, "maximum": high},
+        f"{what} from {low} to {high}",
+        lambda v: _is_int(v) and low <= v <= high,
+    )
 
 
 def number_range(low: float, high: float) -> Check:
-    def convert(value: object, default: Any) -> float:
-        if _is_number(value) and low <= value <= high:  # type: ignore[operator]
-            return float(value)  # type: ignore[arg-type]
-        raise Invalid(f"expected a number from {low:g} to {high:g}, got {value!r}")
-
-    return Check(convert, {"type": "number", "minimum": low, "maximum": high})
+    return _check(
+        {"type": "number", "minimum": low, "maximum": high},
+        f"a number from {low:g} to {high:g}",
+        lambda v: _is_number(v) and low <= v <= high,
+        float,
+    )
 
 
 def seconds(high: float) -> Check:
-    def convert(value: object, default: Any) -> float:
-        if _is_number(value) and 0 < value <= high:  # type: ignore[operator]
-            return float(value)  # type: ignore[arg-type]
-        raise Invalid(f"expected seconds (a number above 0, at most {high:g}), got {value!r}")
-
-    return Check(convert, {"type": "number", "exclusiveMinimum": 0, "maximum": high})
+    return _check(
+        {"type": "number", "exclusiveMinimum": 0, "maximum": high},
+        f"seconds (a number above 0, at most {high:g})",
+        lambda v: _is_number(v) and 0 < v <= high,
+        float,
+    )
 
 
 def boolean() -> Check:
-    def convert(value: object, default: Any) -> bool:
-        if isinstance(value, bool):
-            return value
-        raise Invalid(f"expected true or false, got {value!r}")
-
-    return Check(convert, {"type": "boolean"})
+    return _check({"type": "boolean"}, "true or false", lambda v: isinstance(v, bool))
 
 
 def glob_list() -> Check:
-    def convert(value: object, default: Any) -> tuple[str, ...]:
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        raise Invalid(f"expected a list of glob strings, got {value!r}")
-
-    return Check(convert, {"type": "array", "items": {"type": "string"}})
+    return _check(
+        {"type": "array", "items": {"type": "string"}},
+        "a list of glob strings",
+        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+        tuple,
+    )
 
 
 def choices_list(choices: Sequence[str]) -> Check:
@@ -194,22 +197,23 @@ def choices_list(choices: Sequence[str]) -> Check:
     )
 
 
-def title_source() -> Check:
-    def convert(value: object, default: Any) -> TitleSource:
-        if isinstance(value, str) and value.strip().lower() in TITLE_SOURCES:
-            return TitleSource(value.strip().lower())
-        raise Invalid(f"expected one of {', '.join(TITLE_SOURCES)}, got {value!r}")
-
-    return Check(convert, {"type": "string", "enum": list(TITLE_SOURCES)})
+def one_of(choices: Sequence[str], make: Callable[[str], Any] = str) -> Check:
+    """One of ``choices`` (case and spaces aside), as ``make`` makes it."""
+    return _check(
+        {"type": "string", "enum": list(choices)},
+        f"one of {', '.join(choices)}",
+        lambda v: _stripped(v).lower() in choices,
+        lambda v: make(v.strip().lower()),
+    )
 
 
 def heading() -> Check:
-    def convert(value: object, default: Any) -> str:
-        if isinstance(value, str) and value.strip().startswith("#"):
-            return value.strip()
-        raise Invalid(f"expected a Markdown heading such as '## Related', got {value!r}")
-
-    return Check(convert, {"type": "string", "pattern": "^\\s*#"})
+    return _check(
+        {"type": "string", "pattern": "^\\s*#"},
+        "a Markdown heading such as '## Related'",
+        lambda v: _stripped(v).startswith("#"),
+        str.strip,
+    )
 
 
 def optional_string() -> Check:
@@ -227,50 +231,25 @@ def optional_string() -> Check:
 
 
 def host() -> Check:
-    def convert(value: object, default: Any) -> str | None:
-        if value is None or (isinstance(value, str) and not value.strip()):
-            return None
-        if isinstance(value, str) and not any(c.isspace() for c in value.strip()):
-            return value.strip()
-        raise Invalid(f"expected a URL such as 'http://127.0.0.1:11434', got {value!r}")
-
-    return Check(convert, {"type": "string"})
+    """A URL without blanks; null or blank: None (the default host)."""
+    return _check(
+        {"type": "string"},
+        "a URL such as 'http://127.0.0.1:11434'",
+        lambda v: v is None or (isinstance(v, str) and not any(c.isspace() for c in v.strip())),
+        lambda v: _stripped(v) or None,
+    )
 
 
 def model_name() -> Check:
-    def convert(value: object, default: Any) -> str:
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-        raise Invalid(f"expected a model name such as 'llama3.2', got {value!r}")
-
-    return Check(convert, {"type": "string"})
-
-
-def severity() -> Check:
-    """A diagnostic's severity, or ``off``."""
-
-    def convert(value: object, default: Any) -> str:
-        if isinstance(value, str) and value.strip().lower() in SEVERITIES:
-            return value.strip().lower()
-        raise Invalid(f"expected one of {', '.join(SEVERITIES)}, got {value!r}")
-
-    return Check(convert, {"type": "string", "enum": list(SEVERITIES)})
+    return _check(
+        {"type": "string"},
+        "a model name such as 'llama3.2'",
+        lambda v: bool(_stripped(v)),
+        str.strip,
+    )
 
 
-SEVERITIES = ("error", "warning", "information", "hint", "off")
-
-
-def one_of(choices: Sequence[str]) -> Check:
-    """One of ``choices`` (case and spaces aside)."""
-
-    def convert(value: object, default: Any) -> str:
-        if isinstance(value, str) and value.strip().lower() in choices:
-            return value.strip().lower()
-        raise Invalid(f"expected one of {', '.join(choices)}, got {value!r}")
-
-    return Check(convert, {"type": "string", "enum": list(choices)})
-
-
+SEVERITIES = ("error", "warning", "information", "hint", "off")  # a diagnostic's, or off
 MULTILINGUAL = ("auto", "on", "off")
 
 
@@ -283,11 +262,11 @@ class Setting:
     dataclass), its default and check, and its documentation."""
 
     key: str  # camelCase, as editors send it
-    field: str  # the field of ServerSettings / LLMSettings
     default: Any
     check: Check
     doc: str  # what it does, for docs/settings.md (one line, Markdown)
     ui: str  # VS Code's settings editor text (markdownDescription; `#zettel.key#` links)
+    field: str = ""  # the field of ServerSettings / LLMSettings; "": the key in snake_case
     index: bool = False  # a change re-opens the vaults (the server re-indexes)
     machine: bool = False  # a path, URL or secret of this machine (VS Code machine-overridable)
     cli: str = "—"  # the command line's option for it (docs/settings.md)
@@ -295,6 +274,10 @@ class Setting:
     client: ClientKind = "value"  # how the VS Code extension normalises it before sending
     ui_json: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     # more JSON schema for VS Code only (e.g. a maximum the server does not enforce)
+
+    def __post_init__(self) -> None:
+        if not self.field:
+            object.__setattr__(self, "field", re.sub("(?=[A-Z])", "_", self.key).lower())
 
     def parse(self, value: object) -> tuple[Any, str | None]:
         """The converted value and no problem, or the default and a one-line problem."""
@@ -356,7 +339,6 @@ CORE = Schema(
         # index: a change re-opens the vaults
         Setting(
             "model",
-            "model",
             DEFAULT_MODEL,
             optional_string(),
             doc="embedding model; another fastembed model by name, or `ollama:<name>` to embed "
@@ -370,7 +352,6 @@ CORE = Schema(
         ),
         Setting(
             "threads",
-            "threads",
             None,
             positive_int_or_null(),
             doc="ONNX threads for embedding",
@@ -381,7 +362,6 @@ CORE = Schema(
             client="count-or-null",
         ),
         Setting(
-            "ignore",
             "ignore",
             (),
             glob_list(),
@@ -395,7 +375,6 @@ CORE = Schema(
         ),
         Setting(
             "maxFileBytes",
-            "max_file_bytes",
             DEFAULT_MAX_BYTES,
             positive_int(),
             doc="larger notes are skipped with a warning",
@@ -406,7 +385,6 @@ CORE = Schema(
         ),
         Setting(
             "cacheDir",
-            "cache_dir",
             None,
             optional_string(),
             doc="where models and (by default) index folders live",
@@ -420,7 +398,6 @@ CORE = Schema(
         ),
         Setting(
             "indexDir",
-            "index_dir",
             None,
             optional_string(),
             doc="this vault's index folder (one vault only: use exactly this folder)",
@@ -434,7 +411,6 @@ CORE = Schema(
         ),
         Setting(
             "qdrantUrl",
-            "qdrant_url",
             None,
             optional_string(),
             doc="a Qdrant server (e.g. `http://localhost:6333`) instead of the embedded shard",
@@ -447,7 +423,6 @@ CORE = Schema(
         ),
         Setting(
             "qdrantApiKey",
-            "qdrant_api_key",
             None,
             optional_string(),
             doc="API key for `qdrantUrl`",
@@ -459,7 +434,6 @@ CORE = Schema(
         ),
         Setting(
             "watch",
-            "watch",
             True,
             boolean(),
             doc="follow changes on disk",
@@ -469,7 +443,6 @@ CORE = Schema(
         ),
         Setting(
             "debounceMs",
-            "debounce_ms",
             500,
             positive_int(),
             doc="batch file events (the watcher's debounce, in milliseconds)",
@@ -478,9 +451,8 @@ CORE = Schema(
         ),
         Setting(
             "titleSource",
-            "title_source",
             TitleSource.AUTO,
-            title_source(),
+            one_of(TITLE_SOURCES, TitleSource),
             doc="which name is a card's title: `auto` (frontmatter `title`, else the file name; "
             "an opening H1 only when the file name is an identifier such as `202311211530`, "
             "and otherwise perhaps an alias), `filename`, `h1` (opening H1 > frontmatter title "
@@ -510,7 +482,6 @@ CORE = Schema(
         ),
         Setting(
             "followExternalSymlinks",
-            "follow_external_symlinks",
             False,
             boolean(),
             doc="follow symlinks (to notes or folders) whose target is outside the vault; off, "
@@ -525,7 +496,6 @@ CORE = Schema(
             cli="`--follow-external-symlinks`",
         ),
         Setting(
-            "multilingual",
             "multilingual",
             "auto",
             one_of(MULTILINGUAL),
@@ -545,7 +515,6 @@ CORE = Schema(
         # answers: take effect at the next request
         Setting(
             "legs",
-            "legs",
             ALL_LEGS,
             choices_list(ALL_LEGS),
             doc="which retrieval legs run (a list, or one comma-separated string)",
@@ -556,7 +525,6 @@ CORE = Schema(
         ),
         Setting(
             "graph",
-            "graph",
             True,
             boolean(),
             doc="the graph rerank",
@@ -566,7 +534,6 @@ CORE = Schema(
         ),
         Setting(
             "graphStrength",
-            "graph_strength",
             1.0,
             number_range(0, 5),
             doc="how strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
@@ -577,7 +544,6 @@ CORE = Schema(
         ),
         Setting(
             "symbolLimit",
-            "symbol_limit",
             20,
             positive_int(),
             doc="search results (`workspace/symbol`, `zettel.search`)",
@@ -588,7 +554,6 @@ CORE = Schema(
         ),
         Setting(
             "hoverLimit",
-            "hover_limit",
             5,
             positive_int(),
             doc="related notes in a hover",
@@ -597,7 +562,6 @@ CORE = Schema(
         ),
         Setting(
             "relatedLimit",
-            "related_limit",
             5,
             positive_int(),
             doc='links "Add related links" inserts',
@@ -607,7 +571,6 @@ CORE = Schema(
         ),
         Setting(
             "suggestSelfTune",
-            "suggest_self_tune",
             True,
             boolean(),
             doc="weigh the related-card suggestions by what predicts this vault's own links "
@@ -620,7 +583,6 @@ CORE = Schema(
         ),
         Setting(
             "relatedHeading",
-            "related_heading",
             "## Related",
             heading(),
             doc="the heading they go under",
@@ -628,9 +590,8 @@ CORE = Schema(
         ),
         Setting(
             "diagnosticsUnresolved",
-            "diagnostics_unresolved",
             "warning",
-            severity(),
+            one_of(SEVERITIES),
             doc='severity of a link that names no card (with "did you mean"), or `off`; see '
             "[lsp-diagnostics.md](lsp-diagnostics.md)",
             ui="Severity of a diagnostic on a link that names no card (it says which cards come "
@@ -638,9 +599,8 @@ CORE = Schema(
         ),
         Setting(
             "diagnosticsAmbiguous",
-            "diagnostics_ambiguous",
             "information",
-            severity(),
+            one_of(SEVERITIES),
             doc="severity of a link that several cards match (which ones, and which it picks), "
             "or `off`",
             ui="Severity of a diagnostic on a link that several cards match (it names them and "
@@ -648,9 +608,8 @@ CORE = Schema(
         ),
         Setting(
             "diagnosticsMissingAnchor",
-            "diagnostics_missing_anchor",
             "warning",
-            severity(),
+            one_of(SEVERITIES),
             doc="severity of `[[Card#Heading]]` / `[[Card#^block]]` when the card has no such "
             "heading or block, or `off`",
             ui="Severity of a diagnostic on `[[Card#Heading]]` or `[[Card#^block]]` when the "
@@ -658,16 +617,14 @@ CORE = Schema(
         ),
         Setting(
             "diagnosticsDuplicateTitle",
-            "diagnostics_duplicate_title",
             "information",
-            severity(),
+            one_of(SEVERITIES),
             doc="severity of a title or alias that another card has too, or `off`",
             ui="Severity of a diagnostic on a card's title or alias that another card has too "
             "(links by that name are ambiguous), or `off`.",
         ),
         Setting(
             "newNoteFolder",
-            "new_note_folder",
             None,
             optional_string(),
             doc="where *Create card* puts a card for an unresolved `[[link]]` (vault-relative; "
@@ -694,9 +651,9 @@ LLM = Schema(
     [
         Setting(
             "ollamaHost",
-            "host",
             None,
             host(),
+            field="host",
             doc="the Ollama URL; `localhost:11434`, `http://gpu-box:11434`, ... (notes leave "
             "the machine only when this names another one; [llm.md](llm.md#settings))",
             ui="The Ollama server for *Zettel: Ask* and the optional LLM search steps, e.g. "
@@ -710,7 +667,6 @@ LLM = Schema(
         ),
         Setting(
             "chatModel",
-            "chat_model",
             DEFAULT_CHAT_MODEL,
             model_name(),
             doc="the Ollama model for ask, expansion and rerank",
@@ -721,7 +677,6 @@ LLM = Schema(
         ),
         Setting(
             "embedModel",
-            "embed_model",
             DEFAULT_EMBED_MODEL,
             model_name(),
             doc="what `Ollama.embed()` uses; the *index* model is the `model` setting "
@@ -732,9 +687,9 @@ LLM = Schema(
         ),
         Setting(
             "llmTimeout",
-            "timeout",
             60.0,
             seconds(3600),
+            field="timeout",
             doc="the longest wait for a byte from Ollama (HTTP read timeout), per call",
             ui="Seconds to wait for a byte from Ollama, per call (a slow but streaming answer "
             "may take longer in total)." + _OLLAMA,
@@ -743,15 +698,14 @@ LLM = Schema(
         ),
         Setting(
             "llmConnectTimeout",
-            "connect_timeout",
             2.0,
             seconds(3600),
+            field="connect_timeout",
             doc="the longest wait for a connection to Ollama",
             ui="Seconds to wait for a connection to Ollama." + _OLLAMA,
             default_doc="2 s",
         ),
         Setting(
-            "temperature",
             "temperature",
             0.2,
             number_range(0, 2),
@@ -761,7 +715,6 @@ LLM = Schema(
         ),
         Setting(
             "maxContextChunks",
-            "max_context_chunks",
             8,
             int_range(1, 100),
             doc="at most this many chunks in an answer's prompt",
@@ -771,7 +724,6 @@ LLM = Schema(
         ),
         Setting(
             "contextWindow",
-            "context_window",
             8192,
             int_range(512, 1_048_576, "a token count"),
             doc="cap on the model's context length in tokens, sent as `num_ctx`",
@@ -780,7 +732,6 @@ LLM = Schema(
         ),
         Setting(
             "expandQuery",
-            "expand_query",
             False,
             boolean(),
             doc="query expansion in search and ask",
@@ -790,7 +741,6 @@ LLM = Schema(
         ),
         Setting(
             "llmRerank",
-            "llm_rerank",
             False,
             boolean(),
             doc="LLM rerank in search and ask (before the graph rerank)",

@@ -21,22 +21,23 @@ def heading_key(text: str) -> str:
     return " ".join(_NOT_WORD.sub(" ", text.lower()).split())
 
 
+def heading_as_written(line: str, heading: Heading) -> str:
+    """A heading's text as written on its ``line`` (inline code kept, closing ``#`` sequence
+    dropped)."""
+    atx = atx_heading(line)
+    return atx[1] if atx is not None else heading.text
+
+
 def heading_for(card: Card, subpath: str) -> Heading | None:
     """The first heading of ``card`` a link's heading part names. A nested part
     (``A#B``, Obsidian's heading path) names its last heading."""
     want = heading_key(subpath.split("#")[-1])
-    for h in card.headings:
-        if heading_key(h.text) == want:
-            return h
-    return None
+    return next((h for h in card.headings if heading_key(h.text) == want), None)
 
 
 def block_for(card: Card, block_id: str) -> BlockId | None:
     """The first block of ``card`` marked ``^block_id`` (exact name, without the ``^``)."""
-    for b in card.block_ids:
-        if b.name == block_id:
-            return b
-    return None
+    return next((b for b in card.block_ids if b.name == block_id), None)
 
 
 def anchor_lines(card: Card, link: Link) -> tuple[int, int] | None:
@@ -69,8 +70,7 @@ def _is_title_heading(card: Card, line_text: str, line: int) -> bool:
     """Whether ``line`` is a heading of ``card`` whose text is the card's title."""
     for h in card.headings:
         if h.line == line:
-            atx = atx_heading(line_text)
-            return same_name(atx[1] if atx is not None else h.text, card.title)
+            return same_name(heading_as_written(line_text, h), card.title)
         if h.line > line:
             break
     return False

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from zettel_lsp.notes.anchors import heading_as_written
 from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.model import Card, Heading, LinkKind
 from zettel_lsp.notes.parser import parse_card
@@ -42,7 +43,7 @@ def find_section(card: Card, heading: str) -> Heading | None:
     text = (want[1] if want else heading).strip().lower()
     lines = card.text.split("\n")
     for h in card.headings:
-        if h.level == level and _heading_text(lines[h.line], h).lower() == text:
+        if h.level == level and heading_as_written(lines[h.line], h).lower() == text:
             return h
     return None
 
@@ -87,12 +88,6 @@ def unlinked_names(card: Card, names: Iterable[str]) -> list[str]:
     """``names`` (in order) that ``card`` does not wikilink yet (case-insensitive)."""
     present = wikilinked_names(card)
     return [n for n in names if n.lower() not in present]
-
-
-def _heading_text(line: str, heading: Heading) -> str:
-    """A heading's text as written (inline code kept, closing ``#`` sequence dropped)."""
-    atx = atx_heading(line)
-    return atx[1] if atx is not None else heading.text
 
 
 def _frontmatter_wikilinks(card: Card) -> set[str]:

@@ -38,12 +38,9 @@ def split_frontmatter(text: str) -> Frontmatter:
     Broken YAML keeps the block masked (it is still not prose) and reports a problem; a block
     without a closing line is not frontmatter at all, as in Obsidian.
     """
-    if not _OPEN.match(text):
-        return Frontmatter()
     opening = _OPEN.match(text)
-    assert opening is not None
-    close = _CLOSE.search(text, opening.end())
-    if close is None:
+    close = None if opening is None else _CLOSE.search(text, opening.end())
+    if opening is None or close is None:
         return Frontmatter()
     end = close.end()
     if end < len(text) and text[end] == "\n":
@@ -149,9 +146,6 @@ def string_list(value: Any, *, split: bool = False) -> list[str]:
 
     ``split`` also splits string values on commas and whitespace (Obsidian's tag field rules).
     """
-    items: list[Any]
-    if value is None:
-        return []
     items = list(value) if isinstance(value, list | tuple) else [value]
     out: list[str] = []
     for item in items:

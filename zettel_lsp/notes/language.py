@@ -15,16 +15,16 @@ binary, and it must be right on a three-word query as on a card:
 3. **No evidence** (a short query of content words, "search inside vault"): English, the
    default model's language; the lexical legs answer it either way.
 
-Why not a packaged language identifier: ``py3langid`` 0.4.0 (measured here on the 58 golden
-queries) called 5 of the 52 English ones French, Danish, Latin or Nigerian Pidgin; it is a
-4.6 MB wheel that takes 0.9 s to load its model, then 0.1 ms a query. The rules above need no
-data file and call all 52 English, all 6 Russian and all 52 translated Russian queries right
-(``tests/notes/test_language.py``).
+No packaged language identifier: ``py3langid`` called short English queries French, Danish
+or Latin, and loads a model; the rules above need no data file and call the golden queries
+right (``tests/notes/test_language.py``).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from itertools import islice
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -146,25 +146,16 @@ def language_of(text: str) -> str:
     others = [w for w in words if w in OTHER_WORDS]
     letters: list[str] = []  # one per word with a letter English does not write, up to 3
     if not sample.isascii():
-        for word in words:
-            if len(letters) >= MAX_LETTER_EVIDENCE:
-                break
-            if not word.isascii():
-                hit = next((c for c in word if c in _FOREIGN_LETTERS), None)
-                if hit is not None:
-                    letters.append(_LETTER_LANGUAGE[hit])
+        hits = (next((c for c in w if c in _FOREIGN_LETTERS), "") for w in words if not w.isascii())
+        letters = [_LETTER_LANGUAGE[c] for c in islice(filter(None, hits), MAX_LETTER_EVIDENCE)]
     other = len(others) + len(letters)
     # "clearly outnumber": more than the English words, and at least two of them
     if other < 2 or other <= sum(map(ENGLISH_WORDS.__contains__, words)):
         return EN
-    votes = dict.fromkeys(FUNCTION_WORDS, 0)
-    for word in others:
-        for code, vocabulary in FUNCTION_WORDS.items():
-            if word in vocabulary:
-                votes[code] += 1
-    for code in letters:
-        votes[code] = votes.get(code, 0) + 1
-    return max(votes, key=lambda c: votes[c])
+    votes = Counter(dict.fromkeys(FUNCTION_WORDS, 0))
+    votes.update(code for w in others for code, vocab in FUNCTION_WORDS.items() if w in vocab)
+    votes.update(letters)
+    return max(votes, key=votes.__getitem__)
 
 
 def prose_of(text: str, masked: list[tuple[int, int]]) -> str:

@@ -18,6 +18,7 @@ The result equals that expression's ``finditer`` (a test compares them on random
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 _TEXT_RUN = re.compile(r"[^\[\]\n\\]+")  # plain characters of a link text
@@ -48,6 +49,21 @@ def _skip(pattern: re.Pattern[str], s: str, i: int) -> int:
     return i if m is None else m.end()
 
 
+def _walk(memo: dict[int, int], q: int, step: Callable[[int], tuple[bool, int]]) -> int:
+    """Follow ``step`` from ``q`` (each gives: done?, then the result or the next position)
+    until done, and remember the result for every position passed."""
+    seen: list[int] = []
+    while (result := memo.get(q)) is None:
+        seen.append(q)
+        done, q = step(q)
+        if done:
+            result = q
+            break
+    for v in seen:
+        memo[v] = result
+    return result
+
+
 class _Scan:
     """The memoised steps over one string."""
 
@@ -61,73 +77,41 @@ class _Scan:
 
     def text_end(self, q: int) -> int:
         """The ``]`` that closes a link text starting at ``q``, or -1."""
-        s, n, memo = self.s, self.n, self._text_end
-        seen: list[int] = []
-        while True:
-            known = memo.get(q)
-            if known is not None:
-                result = known
-                break
-            seen.append(q)
-            c = s[q] if q < n else "\n"
-            if c == "]":
-                result = q
-                break
-            if c == "\n":
-                result = -1
-                break
-            if c == "\\":
-                if q + 1 < n and s[q + 1] != "\n":
-                    q += 2
-                    continue
-                result = -1
-                break
-            if c == "[":
-                k = _skip(_INNER_TEXT, s, q + 1)
-                if k < n and s[k] == "]":
-                    q = k + 1
-                    continue
-                result = -1
-                break
-            q = _skip(_TEXT_RUN, s, q)
-        for v in seen:
-            memo[v] = result
-        return result
+        return _walk(self._text_end, q, self._text_step)
 
     def dest_end(self, q: int) -> int:
         """Where a bare destination starting at ``q`` ends (``q`` when it is empty)."""
-        s, n, memo = self.s, self.n, self._dest_end
-        seen: list[int] = []
-        while True:
-            known = memo.get(q)
-            if known is not None:
-                result = known
-                break
-            seen.append(q)
-            if q >= n:
-                result = q
-                break
-            c = s[q]
-            if c == "\\":
-                if q + 1 < n and s[q + 1] != "\n":
-                    q += 2
-                    continue
-                result = q
-                break
-            if c == "(":
-                k = _skip(_INNER_DEST, s, q + 1)
-                if k < n and s[k] == ")":
-                    q = k + 1
-                    continue
-                result = q
-                break
-            if c in ")<" or c.isspace():  # str.isspace is exactly the \s of a str pattern
-                result = q
-                break
-            q = _skip(_DEST_RUN, s, q)
-        for v in seen:
-            memo[v] = result
-        return result
+        return _walk(self._dest_end, q, self._dest_step)
+
+    def _text_step(self, q: int) -> tuple[bool, int]:
+        s, n = self.s, self.n
+        c = s[q] if q < n else "\n"
+        if c == "]":
+            return True, q
+        if c == "\\" and q + 1 < n and s[q + 1] != "\n":
+            return False, q + 2
+        if c == "[":
+            k = _skip(_INNER_TEXT, s, q + 1)
+            if k < n and s[k] == "]":
+                return False, k + 1
+        if c in "\n\\[":
+            return True, -1
+        return False, _skip(_TEXT_RUN, s, q)
+
+    def _dest_step(self, q: int) -> tuple[bool, int]:
+        s, n = self.s, self.n
+        if q >= n:
+            return True, q
+        c = s[q]
+        if c == "\\" and q + 1 < n and s[q + 1] != "\n":
+            return False, q + 2
+        if c == "(":
+            k = _skip(_INNER_DEST, s, q + 1)
+            if k < n and s[k] == ")":
+                return False, k + 1
+        if c in "\\()<" or c.isspace():  # str.isspace is exactly the \s of a str pattern
+            return True, q
+        return False, _skip(_DEST_RUN, s, q)
 
     def tail_end(self, e: int) -> int:
         """After a destination ending at ``e``: an optional title (after a blank), blanks and

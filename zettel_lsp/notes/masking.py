@@ -170,13 +170,11 @@ def blank_out(text: str, spans: Spans) -> str:
     parts: list[str] = []
     cursor = 0
     for s, e in spans:
-        if s < cursor:
-            s = cursor
+        s = max(s, cursor)
         if e <= s:
             continue
         parts.append(text[cursor:s])
-        chunk = text[s:e]
-        parts.append("\n".join(" " * len(line) for line in chunk.split("\n")))
+        parts.append("\n".join(" " * len(line) for line in text[s:e].split("\n")))
         cursor = e
     parts.append(text[cursor:])
     return "".join(parts)
@@ -325,24 +323,26 @@ def reference_link_spans(text: str) -> Spans:
     """Reference definitions (``[label]: https://... "title"``, the whole line; footnotes
     ``[^1]:`` are prose) and the links that use them: ``[text][label]``, ``[text][]``,
     ``[label]``."""
+
+    def label(m: re.Match[str]) -> str:
+        return " ".join(m.group(1).split()).casefold()
+
     spans: Spans = []
     labels: set[str] = set()
     for d in _REFERENCE_DEFINITION.finditer(text):
         eol = text.find("\n", d.end())
         spans.append((d.start(), len(text) if eol == -1 else eol))
-        labels.add(" ".join(d.group(1).split()).casefold())
+        labels.add(label(d))
     if not labels:
         return spans
     pos = 0
     while (m := _BRACKETED.search(text, pos)) is not None:
         pos = m.end()
         second = _BRACKETED.match(text, m.end())
-        if second is not None and (
-            not second.group(1).strip() or " ".join(second.group(1).split()).casefold() in labels
-        ):
+        if second is not None and (not second.group(1).strip() or label(second) in labels):
             spans.append((m.start(), second.end()))
             pos = second.end()
-        elif " ".join(m.group(1).split()).casefold() in labels:
+        elif label(m) in labels:
             spans.append((m.start(), m.end()))
     return merge_spans(sorted(spans))
 
@@ -368,8 +368,7 @@ def merge_spans(spans: Spans) -> Spans:
     out: Spans = []
     for s, e in spans:
         if out and s <= out[-1][1]:
-            if e > out[-1][1]:
-                out[-1] = (out[-1][0], e)
+            out[-1] = (out[-1][0], max(e, out[-1][1]))
         else:
             out.append((s, e))
     return out

@@ -125,18 +125,16 @@ def lower_same_length(text: str) -> str:
 class MentionMatcher:
     """An immutable phrase → owners automaton. Build once per set of titles; reuse for all texts.
 
-    **Word boundaries in the automaton** (issue #18). An automaton over the text as written
-    reports every occurrence of every phrase, inside words too ("art" in "start"), and each
-    one was then checked against its neighbours in Python: at 50k generated cards 29M such
-    hits for 1.7M mentions, most of ``LinkGraph.build``, and their number grows faster than
-    the vault (more titles, more substrings of words). With many phrases (``boundary``) the
-    automaton scans a copy of the text in which every character that is not a word character
-    is a space, padded with a space at both ends, and each phrase that starts (ends) with a
-    word character is stored with a leading (trailing) space: it can only match where a word
-    starts (ends). Each hit is then compared with the text itself (the copy forgets which
-    punctuation it was). Phrases holding a character of the scripts without spaces (CJK, or
-    an emoji) are matched the old way by a second automaton: they match inside running text.
-    The same mentions either way (a property test compares both with :func:`phrases_in`)."""
+    **Word boundaries in the automaton** (issue #18): an automaton over the text as written
+    also reports every hit inside a word ("art" in "start"), far more than the mentions. With
+    many phrases (``boundary``) the automaton scans a copy of the text in which every
+    character that is not a word character is a space, padded with a space at both ends, and
+    each phrase that starts (ends) with a word character is stored with a leading (trailing)
+    space: it can only match where a word starts (ends). Each hit is then compared with the
+    text itself (the copy forgets which punctuation it was). Phrases holding a character of
+    the scripts without spaces (CJK, or an emoji) are matched by a second automaton over the
+    text as written: they match inside running text. The same mentions either way (a
+    property test compares both with :func:`phrases_in`)."""
 
     # at least this many phrases: the boundary automaton (a few, as in a probe for changed
     # titles: the text as written, where the copy would cost more than the hits it saves)
@@ -168,8 +166,7 @@ class MentionMatcher:
         # a character of the scripts written without spaces
         self._automaton: ahocorasick.Automaton | None = None
         # the boundary automaton: spaced phrase -> the phrase, or the phrases (a tuple) when
-        # several differ in punctuation alone; owners are looked up in _owners (an automaton's
-        # values are kept per phrase: a tuple each took 16 MB at 112k names)
+        # several differ in punctuation alone; owners are looked up in _owners
         self._spaced: ahocorasick.Automaton | None = None
 
     def prepare(self) -> None:
@@ -259,8 +256,8 @@ def phrases_in(
     (normalised, as :func:`normalise` gives them; each mention's ``keys`` is the phrase), without
     an automaton: every span that starts and ends where ``find`` lets a match start and end, at
     most ``longest`` characters long, is looked up in ``table``. For short texts (a query: 512
-    characters at most): the title index's ``inside`` matches, where an automaton over 112k
-    names took 49 MB at 100k cards (the graph's mention matcher holds another)."""
+    characters at most), where an automaton over every name would cost more memory than the
+    scan costs time: the title index's ``inside`` matches."""
     if not text or longest <= 0:
         return []
     back: tuple[list[int], list[int]] | None = None
@@ -296,10 +293,8 @@ def _select(
     Where matches overlap, the **longest** wins, then the leftmost: in "the Internet Service
     Provider" the card "Internet Service Provider", not "The Internet" (a match one word to the
     left), in "the Matrix Transposition" the card "Matrix Transposition", not "The Matrix".
-    Until 2026-11-29 the leftmost won (of zettelkasten-13k's 5,229 held-out links, un-linked as
-    their text, 4,928 were then a mention of their card, 4,933 now). Each group of matches
-    that overlap one another is settled apart, longest first; a match is kept when none kept
-    overlaps it."""
+    Each group of matches that overlap one another is settled apart, longest first; a match is
+    kept when none kept overlaps it."""
     if not candidates:
         return []
     if back is not None:

@@ -147,10 +147,7 @@ class Card:
 
     @property
     def tag_names(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for tag in self.tags:
-            seen.setdefault(tag.name, None)
-        return list(seen)
+        return list(dict.fromkeys(tag.name for tag in self.tags))
 
     @property
     def body(self) -> str:

@@ -59,22 +59,16 @@ def parse_card(
             path, text, decoded_with_replacement, title_source, time.thread_time() + budget_s
         )
     except _OverBudget:
-        log.warning("%s: parsing took longer than %g s; indexed as plain text", path, budget_s)
+        problem = f"{path}: parsing took longer than {budget_s:g} s; indexed as plain text"
+        log.warning("%s", problem)
         title, _ = card_title(_stem(path), None, None, title_source)
-        card = Card(
-            path=path, title=title, text=text, decoded_with_replacement=decoded_with_replacement
+        return Card(
+            path, title, text, problems=[problem], decoded_with_replacement=decoded_with_replacement
         )
-        card.problems.append(
-            f"{path}: parsing took longer than {budget_s:g} s; indexed as plain text"
-        )
-        return card
     except Exception as exc:
         log.exception("parser failed on %s", path)
-        card = Card(path=path, title=_stem(path), text=text)
-        card.problems.append(
-            f"{path}: parser error ({type(exc).__name__}: {exc}); indexed as plain text"
-        )
-        return card
+        problem = f"{path}: parser error ({type(exc).__name__}: {exc}); indexed as plain text"
+        return Card(path, _stem(path), text, problems=[problem])
 
 
 def title_candidates(text: str) -> tuple[str | None, str | None]:
@@ -135,7 +129,9 @@ def _parse(
         _opening_h1(prose, fm.end, headings),
         title_source,
     )
-    aliases = _dedupe(string_list(fm.data.get("aliases")) + string_list(fm.data.get("alias")))
+    aliases = list(
+        dict.fromkeys(string_list(fm.data.get("aliases")) + string_list(fm.data.get("alias")))
+    )
     aliases += [a for a in extra if not any(same_name(a, b) for b in aliases)]
     card_id = scalar_text(fm.data.get("id"))
     if card_id is None:
@@ -164,13 +160,10 @@ def _parse(
 
 def wikilink_parts(inner: str) -> tuple[str, str | None]:
     """The inside of ``[[...]]`` as (target with its ``#subpath``, label or None)."""
-    bar = inner.find("|")
-    if bar == -1:
+    target_part, bar, label = inner.partition("|")
+    if not bar:
         return inner, None
-    target_part, label = inner[:bar], inner[bar + 1 :].strip() or None
-    if target_part.endswith("\\"):  # [[a\|b]] inside a table
-        target_part = target_part[:-1]
-    return target_part, label
+    return target_part.removesuffix("\\"), label.strip() or None  # [[a\|b]] inside a table
 
 
 def visible_text(markdown: str) -> str:
@@ -224,32 +217,21 @@ def _append_link(
 
 
 def _split_subpath(target: str) -> tuple[str, str | None]:
-    hash_at = target.find("#")
-    if hash_at == -1:
-        return target.strip(), None
-    sub = target[hash_at + 1 :].strip()
-    return target[:hash_at].strip(), (sub or None)
+    name, hash_mark, sub = target.partition("#")
+    return name.strip(), (sub.strip() or None) if hash_mark else None
 
 
 def _headings(prose: str, lines: LineIndex) -> list[Heading]:
-    found: list[tuple[int, str, int]] = []
-    offset = 0
-    for text in prose.split("\n"):
-        if "#" in text[:4]:
-            h = atx_heading(text)
-            if h is not None:
-                found.append((h[0], h[1].strip(), lines.line_of(offset)))
-        offset += len(text) + 1
-    last_line = lines.line_count - 1
-    headings: list[Heading] = []
-    for i, (level, raw, line) in enumerate(found):
-        end = last_line
-        for later_level, _, later_line in found[i + 1 :]:
-            if later_level <= level:
-                end = later_line - 1
-                break
-        headings.append(Heading(level, raw, line, end))
-    return headings
+    found: list[tuple[int, str, int]] = []  # (level, text, line)
+    for i, text in enumerate(prose.split("\n")):
+        if "#" in text[:4] and (h := atx_heading(text)) is not None:
+            found.append((h[0], h[1].strip(), i))
+    # a section ends before the next heading of the same or a higher level, or at the end
+    last = lines.line_count - 1
+    return [
+        Heading(level, raw, line, next((n - 1 for lv, _, n in found[i + 1 :] if lv <= level), last))
+        for i, (level, raw, line) in enumerate(found)
+    ]
 
 
 def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | None:
@@ -287,10 +269,3 @@ def _inline_tags(prose: str, lines: LineIndex) -> list[Tag]:
         start = m.start()
         tags.append(Tag(sys.intern(name), lines.span(start, start + 1 + len(name))))
     return tags
-
-
-def _dedupe(items: list[str]) -> list[str]:
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item, None)
-    return list(seen)

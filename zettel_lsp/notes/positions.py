@@ -8,6 +8,7 @@ server converts what it reports (pygls' ``PositionCodec``, in ``server/``), noth
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import accumulate
 
 from zettel_lsp.notes.model import Position, Span
 
@@ -19,13 +20,8 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self._text = text
-        starts = [0]
-        find = text.find
-        i = find("\n")
-        while i != -1:
-            starts.append(i + 1)
-            i = find("\n", i + 1)
-        self._starts = starts
+        lines = text.split("\n")[:-1]
+        self._starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
 
     @property
     def line_count(self) -> int:
@@ -40,7 +36,7 @@ class LineIndex:
         return self._text[start:end]
 
     def position(self, offset: int) -> Position:
-        line = bisect_right(self._starts, offset) - 1
+        line = self.line_of(offset)
         return Position(line, offset - self._starts[line])
 
     def line_of(self, offset: int) -> int:

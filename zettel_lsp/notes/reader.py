@@ -120,7 +120,7 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
         return ReadResult(ReadStatus.VANISHED, problems=[f"{p}: file vanished before it was read"])
     except OSError as exc:
         return _os_error(p, exc)
-    if not _is_regular(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         return ReadResult(
             ReadStatus.NOT_A_FILE,
             problems=[f"{p}: {_file_kind(st.st_mode)}, not a regular file: skipped"],
@@ -190,10 +190,6 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
         replaced_invalid_utf8=replaced,
         problems=problems,
     )
-
-
-def _is_regular(mode: int) -> bool:
-    return stat.S_ISREG(mode)
 
 
 def _file_kind(mode: int) -> str:

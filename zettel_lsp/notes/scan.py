@@ -99,6 +99,7 @@ def iter_note_paths(
     ``follow_external_symlinks``; it is listed in ``report.external_links``.
     """
     globs = tuple(ignore_globs)
+    report = report if report is not None else ScanReport()
     root_str = os.fspath(root)
     root_real = os.path.realpath(root_str)
     seen: set[tuple[int, int]] = set()
@@ -106,8 +107,7 @@ def iter_note_paths(
         st = os.stat(root_str)
         seen.add((st.st_dev, st.st_ino))
     except OSError as exc:
-        if report is not None:
-            report.problems.append(f"{root_str}: cannot read the vault folder ({exc.strerror})")
+        report.problems.append(f"{root_str}: cannot read the vault folder ({exc.strerror})")
         return
     stack: list[tuple[str, str]] = [(root_str, "")]
     while stack:
@@ -116,8 +116,7 @@ def iter_note_paths(
             with os.scandir(folder) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            if report is not None:
-                report.problems.append(f"{folder}: folder skipped ({exc.strerror})")
+            report.problems.append(f"{folder}: folder skipped ({exc.strerror})")
             continue
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
@@ -126,7 +125,7 @@ def iter_note_paths(
                 continue
             if not utf8_name(name):
                 # Such a name cannot travel as JSON, in a URI or in a Qdrant payload.
-                if report is not None and (name.lower().endswith(NOTE_SUFFIXES) or entry.is_dir()):
+                if name.lower().endswith(NOTE_SUFFIXES) or entry.is_dir():
                     report.bad_names[shown_path(f"{rel_folder}{name}")] = (
                         f"{shown_path(entry.path)}: the name is not valid UTF-8, skipped "
                         "(rename it to index it)"
@@ -149,12 +148,11 @@ def iter_note_paths(
                 try:
                     dst = entry.stat(follow_symlinks=True)
                 except OSError as exc:
-                    if report is not None:
-                        report.problems.append(f"{entry.path}: folder skipped ({exc.strerror})")
+                    report.problems.append(f"{entry.path}: folder skipped ({exc.strerror})")
                     continue
                 key = (dst.st_dev, dst.st_ino)
                 if key in seen:
-                    if report is not None and entry.is_symlink():
+                    if entry.is_symlink():
                         report.problems.append(
                             f"{entry.path}: symlink loop or repeated folder, skipped"
                         )
@@ -175,13 +173,12 @@ def _is_symlink(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _left(path: str, rel: str, root_real: str, report: ScanReport | None) -> bool:
+def _left(path: str, rel: str, root_real: str, report: ScanReport) -> bool:
     """True (and recorded in ``report``) when the symlink ``path`` resolves outside the vault."""
     target = os.path.realpath(path)
     if _stays_inside(target, root_real):
         return False
-    if report is not None:
-        report.external_links[rel] = target
+    report.external_links[rel] = target
     return True
 
 

@@ -19,7 +19,7 @@ from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.notes.positions import LineIndex
 
 _KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:")
-_TAG_CHARS = re.compile(r"[\w/-]")
+_TAG_WORD = re.compile(r"#?[\w/-]+")  # a word of a front matter tags field
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,13 +47,8 @@ def tag_matches(query: str, name: str) -> bool:
 
 def _line_offset(text: str, line: int) -> int:
     """The offset where ``line`` starts (the end of the text when it has fewer lines)."""
-    pos = 0
-    for _ in range(line):
-        nl = text.find("\n", pos)
-        if nl == -1:
-            return len(text)
-        pos = nl + 1
-    return pos
+    parts = text.split("\n", line)
+    return len(text) - len(parts[-1]) if len(parts) > line else len(text)
 
 
 def _frontmatter_field_spans(lines: LineIndex, body_start_line: int) -> list[tuple[int, int]]:
@@ -97,49 +92,20 @@ def _names_in(
     text: str, start: int, end: int, names: dict[str, str], lines: LineIndex
 ) -> Iterator[TagOccurrence]:
     """The tag names of ``names`` written as whole words in ``text[start:end]``."""
-    pos = start
-    while pos < end:
-        while pos < end and not _TAG_CHARS.match(text, pos) and text[pos] != "#":
-            pos += 1
-        word_start = pos
-        if pos < end and text[pos] == "#":
-            pos += 1
-        while pos < end and _TAG_CHARS.match(text, pos):
-            pos += 1
-        word = text[word_start:pos]
-        if not word:
-            pos += 1
-            continue
-        name = names.get(tag_key(word))
+    for m in _TAG_WORD.finditer(text, start, end):
+        name = names.get(tag_key(m.group()))
         if name is not None:
-            yield TagOccurrence(
-                name,
-                word_start,
-                pos,
-                lines.position(word_start),
-                lines.position(pos),
-                True,
-            )
+            a, b = m.span()
+            yield TagOccurrence(name, a, b, lines.position(a), lines.position(b), True)
 
 
 def tag_at(card: Card, offset: int, index: LineIndex | None = None) -> TagOccurrence | None:
     """The tag written at code-point ``offset`` (its start to its end, both included)."""
-    for occ in tag_occurrences(card, index):
-        if occ.start <= offset <= occ.end:
-            return occ
-    return None
+    return next((o for o in tag_occurrences(card, index) if o.start <= offset <= o.end), None)
 
 
 def has_tag(card: Card, query: str) -> bool:
-    q = tag_key(query).rstrip("/")
-    if not q:
-        return False
-    nested = q + "/"
-    for t in card.tags:
-        n = t.name.casefold()
-        if n == q or n.startswith(nested):
-            return True
-    return False
+    return any(tag_matches(query, t.name) for t in card.tags)
 
 
 def cards_tagged(cards: Iterable[Card], query: str) -> list[Card]:

@@ -185,23 +185,12 @@ def _singular(w: str) -> str:
 
 def _words(s: str) -> list[str]:
     """Content words, case-folded and singular: no stop words, no numbers."""
-    out = []
-    for w in _WORD.findall(unicodedata.normalize("NFC", s).casefold()):
-        w = w.removesuffix("'s").removesuffix("’s")
-        if w in _STOP_WORDS or not any(ch.isalpha() for ch in w):
-            continue
-        out.append(_singular(w))
-    return out
+    found = _WORD.findall(unicodedata.normalize("NFC", s).casefold())
+    words = (w.removesuffix("'s").removesuffix("’s") for w in found)
+    return [_singular(w) for w in words if w not in _STOP_WORDS and any(c.isalpha() for c in w)]
 
 
 MIN_TYPO_LETTERS = 8  # shorter words are not matched up to a typo ("format" is not "formal")
-
-
-def _near(word: str, vocabulary: frozenset[str]) -> bool:
-    """In ``vocabulary``, or a misspelling of a word in it (:func:`_typo_of`)."""
-    if word in vocabulary:
-        return True
-    return len(word) >= MIN_TYPO_LETTERS and any(_typo_of(word, v) for v in vocabulary)
 
 
 def _typo_of(a: str, b: str) -> bool:
@@ -231,8 +220,10 @@ _SECTION_FOLDED = frozenset(_singular(w) for w in SECTION_WORDS) | SECTION_WORDS
 
 @functools.lru_cache(maxsize=8192)
 def _is_section_word(word: str) -> bool:
-    """A section word (case-folded, singular), or a misspelling of one."""
-    return _near(word, _SECTION_FOLDED)
+    """A section word (case-folded, singular), or a misspelling of one (:func:`_typo_of`)."""
+    if word in _SECTION_FOLDED:
+        return True
+    return len(word) >= MIN_TYPO_LETTERS and any(_typo_of(word, v) for v in _SECTION_FOLDED)
 
 
 def is_section_heading(text: str) -> bool:

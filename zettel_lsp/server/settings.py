@@ -80,14 +80,9 @@ class ServerSettings:
         )
 
     def index_key(self) -> tuple[object, ...]:
-        """What the running vaults depend on: a change here means re-opening them."""
-        return (
-            self.index_settings(),
-            self.cache_dir,
-            self.index_dir,
-            self.watch,
-            self.debounce_ms,
-        )
+        """What the running vaults depend on (the table's ``index`` settings and the Ollama
+        settings an ``ollama:`` model uses): a change here means re-opening them."""
+        return (self.index_settings(), *(getattr(self, s.field) for s in CORE if s.index))
 
     @property
     def cache_path(self) -> Path | None:
