@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,7 +36,7 @@ from zettel_lsp.eval.links import SeedIndex, evaluate_links, holdout_copy, load_
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
 from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError, make_embedder
-from zettel_lsp.index.status import Progress, ProgressFn, SyncReport
+from zettel_lsp.index.status import Progress, SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
     MULTILINGUAL_MODES,
@@ -44,9 +44,11 @@ from zettel_lsp.index.sync import (
     IndexSettings,
     chunker_id,
     default_cache_dir,
+    index_folder,
 )
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.language import is_english
+from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
@@ -429,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"zettel-lsp: {exc.message}", file=sys.stderr)
         return exc.code
-    except WorkDirError as exc:  # a work or index folder given that must be new or empty
+    except (WorkDirError, BeirError) as exc:  # a refused folder, a garbled collection
         print(f"zettel-lsp: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (IndexLockedError, StoreError, EmbedderError) as exc:
@@ -452,14 +454,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     _check_vault(args.vault)
     t0 = time.perf_counter()
     scan = ScanReport()
-    cards, problems = load_vault(
-        args.vault,
-        args.ignore,
-        args.max_file_bytes,
-        report=scan,
-        title_source=args.title_source,
-        follow_external_symlinks=args.follow_external_symlinks,
-    )
+    cards, problems = _load_cards(args, scan)
     t1 = time.perf_counter()
     graph = LinkGraph.build(cards)
     t2 = time.perf_counter()
@@ -484,6 +479,20 @@ def cmd_graph(args: argparse.Namespace) -> int:
         if card is not None:
             print(format_card(card))
     return EXIT_OK
+
+
+def _load_cards(
+    args: argparse.Namespace, scan: ScanReport | None = None
+) -> tuple[list[Card], list[str]]:
+    """The vault's cards and problems, read with the vault options."""
+    return load_vault(
+        args.vault,
+        args.ignore,
+        args.max_file_bytes,
+        report=scan,
+        title_source=args.title_source,
+        follow_external_symlinks=args.follow_external_symlinks,
+    )
 
 
 def format_card(c: dict[str, Any]) -> str:
@@ -609,14 +618,7 @@ class ReadOnly:
 def _read_only(args: argparse.Namespace, reason: IndexLockedError) -> ReadOnly:
     """Say (one line) that the answer is read-only, and read the cards for it."""
     print(f"zettel-lsp: read-only answer from titles and plain text: {reason}", file=sys.stderr)
-    cards, _ = load_vault(
-        args.vault,
-        args.ignore,
-        args.max_file_bytes,
-        title_source=args.title_source,
-        follow_external_symlinks=args.follow_external_symlinks,
-    )
-    graph = LinkGraph.build(cards)
+    graph = LinkGraph.build(_load_cards(args)[0])
     return ReadOnly(graph, title_index(graph))
 
 
@@ -1063,15 +1065,10 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         raise CliError("--limit-queries must be at least 1")
     opts = _search_options(args, BEIR_DEPTH)
     t0 = time.perf_counter()
-    try:
-        collection = load_beir(args.collection)
-    except BeirError as exc:
-        raise CliError(str(exc)) from exc
+    collection = load_beir(args.collection)
     work = args.work_dir or default_work_dir(collection.root, args.cache_dir)
     try:
         wd = prepare_work_dir(collection, work, args.index_dir)
-    except WorkDirError as exc:
-        raise CliError(str(exc)) from exc
     except OSError as exc:
         raise CliError(f"cannot write the vault copy in {work}: {exc}", EXIT_FAILED) from exc
     golden = judged_queries(collection, wd.paths)
@@ -1162,32 +1159,22 @@ def _print_eval(report: EvalReport, keys: Sequence[str] | None = None) -> None:
         print(f"  {q['id']} {q['query']!r}: expected {shown}, got {q['top'][:3]}")
 
 
-def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Indexer:
-    settings = _index_settings(args)
-    return Indexer(
-        args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
-    )
+@contextlib.contextmanager
+def _stop_on_ctrl_c() -> Iterator[threading.Event]:
+    """While active, the first Ctrl-C (SIGINT) only sets the event (the embedding loop finishes
+    the model batch in hand, saves, and returns); a second Ctrl-C interrupts at once."""
+    requested = threading.Event()
 
-
-class _StopOnCtrlC:
-    """While active, the first Ctrl-C (SIGINT) only asks to stop: the embedding loop finishes
-    the model batch in hand, saves, and returns. A second Ctrl-C interrupts at once."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._previous: Any = None
-
-    def _handle(self, signum: int, frame: object) -> None:
-        if self.requested:
+    def handle(signum: int, frame: object) -> None:
+        if requested.is_set():
             raise KeyboardInterrupt
-        self.requested = True
+        requested.set()
 
-    def __enter__(self) -> _StopOnCtrlC:
-        self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGINT, self._previous)
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield requested
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -1198,27 +1185,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CliError("--export-to copies the index once; run it without --watch")
     progress = TerminalProgress()
     t0 = time.perf_counter()
-    indexer = _open_indexer(args, progress)
-    interrupted = False
-    before_dense: dict[str, Any] | None = None
-    with indexer:
-        try:
-            report = indexer.sync()
-            lexical_s = time.perf_counter() - t0
-            lexical_at = time.time()
-            with _StopOnCtrlC() as ctrl_c:
-                before_dense = _compact_before_embedding(indexer, progress)
-                t_dense = time.perf_counter()
-                embedded = indexer.embed_pending(should_stop=lambda: ctrl_c.requested)
-                dense_s = time.perf_counter() - t_dense
-                t_ml = time.perf_counter()
-                embedded_ml = indexer.embed_multilingual(should_stop=lambda: ctrl_c.requested)
-                ml_s = time.perf_counter() - t_ml
-            interrupted = ctrl_c.requested
-        except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
-            interrupted = True
-        progress.finish()
-        if interrupted:
+    settings = _index_settings(args)
+    with Indexer(
+        args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
+    ) as indexer:
+        summary = _index_now(indexer, progress, t0)
+        if summary is None:
             # leaving the with-block flushes the store and saves the state: what is done stays
             done = indexer.state.dense_done
             print(
@@ -1226,38 +1198,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED
-        if report.cards == 0:
-            print(no_notes_warning(indexer.vault, len(report.skipped)), file=sys.stderr)
-        summary: dict[str, Any] = {
-            "vault": str(indexer.vault),
-            "index_dir": str(indexer.index_dir),
-            "model": indexer.embedder.model_id,
-            "cards": report.cards,
-            "chunks": report.chunks,
-            "indexed": report.indexed,
-            "new": report.new,
-            "changed": report.changed,
-            "unchanged": report.unchanged,
-            "embedded": embedded,
-            "embedded_multilingual": embedded_ml,
-            "languages": indexer.languages(),
-            "reused_vectors": report.reused_vectors,
-            "deleted": report.deleted,
-            "renamed": report.renamed,
-            "skipped": report.skipped,
-            "model_tokens": indexer.embedder.tokens_processed,
-            "seconds": {
-                "lexical_ready": round(lexical_s, 3),
-                "dense": round(dense_s, 3),
-                "multilingual": round(ml_s, 3),
-                "model": round(indexer.embedding.embed_seconds, 3),
-                "multilingual_model": round(indexer.embedding.ml_embed_seconds, 3),
-                "total": round(time.perf_counter() - t0, 3),
-            },
-            "lexical_ready_at": lexical_at,
-        }
-        if before_dense is not None:
-            summary["compacted_before_embedding"] = before_dense
+        if summary["cards"] == 0:
+            print(no_notes_warning(indexer.vault, len(summary["skipped"])), file=sys.stderr)
         verified = None
         if args.verify:
             from zettel_lsp.index.verify import verify
@@ -1270,21 +1212,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summary, ensure_ascii=False, indent=2))
         else:
-            print(
-                f"Indexed {report.cards:,} cards ({report.chunks:,} chunks) of {indexer.vault}\n"
-                f"  new {report.new:,}, changed {report.changed:,}, renamed {report.renamed:,}, "
-                f"deleted {report.deleted:,}, unchanged {report.unchanged:,}, skipped "
-                f"{len(report.skipped):,}\n"
-                f"  embedded {embedded:,} chunks ({report.reused_vectors:,} vectors reused) with "
-                f"{summary['model']}\n"
-                f"  lexical search ready after {lexical_s:.1f} s; done after "
-                f"{time.perf_counter() - t0:.1f} s\n"
-                f"  index: {indexer.index_dir}"
-            )
-            if summary.get("compacted"):
-                print(f"  compacted the index in {summary['compacted']['seconds']:.1f} s")
-            for path, reason in sorted(report.skipped.items())[:20]:
-                print(f"  skipped {path}: {reason}")
+            _print_index(summary, time.perf_counter() - t0)
             if verified is not None:
                 print(verified.format())
         sys.stdout.flush()
@@ -1298,14 +1226,85 @@ def cmd_index(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _index_now(indexer: Indexer, progress: TerminalProgress, t0: float) -> dict[str, Any] | None:
+    """Index and embed what changed; the summary ``index --json`` prints, or None when Ctrl-C
+    stopped it."""
+    try:
+        report = indexer.sync()
+        lexical_s = time.perf_counter() - t0
+        lexical_at = time.time()
+        with _stop_on_ctrl_c() as stop:
+            before_dense = _compact_before_embedding(indexer, progress)
+            t_dense = time.perf_counter()
+            embedded = indexer.embed_pending(should_stop=stop.is_set)
+            t_ml = time.perf_counter()
+            embedded_ml = indexer.embed_multilingual(should_stop=stop.is_set)
+            t_end = time.perf_counter()
+        interrupted = stop.is_set()
+    except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
+        interrupted = True
+    progress.finish()
+    if interrupted:
+        return None
+    summary: dict[str, Any] = {
+        "vault": str(indexer.vault),
+        "index_dir": str(indexer.index_dir),
+        "model": indexer.embedder.model_id,
+        "cards": report.cards,
+        "chunks": report.chunks,
+        "indexed": report.indexed,
+        "new": report.new,
+        "changed": report.changed,
+        "unchanged": report.unchanged,
+        "embedded": embedded,
+        "embedded_multilingual": embedded_ml,
+        "languages": indexer.languages(),
+        "reused_vectors": report.reused_vectors,
+        "deleted": report.deleted,
+        "renamed": report.renamed,
+        "skipped": report.skipped,
+        "model_tokens": indexer.embedder.tokens_processed,
+        "seconds": {
+            "lexical_ready": round(lexical_s, 3),
+            "dense": round(t_ml - t_dense, 3),
+            "multilingual": round(t_end - t_ml, 3),
+            "model": round(indexer.embedding.embed_seconds, 3),
+            "multilingual_model": round(indexer.embedding.ml_embed_seconds, 3),
+            "total": round(time.perf_counter() - t0, 3),
+        },
+        "lexical_ready_at": lexical_at,
+    }
+    if before_dense is not None:
+        summary["compacted_before_embedding"] = before_dense
+    return summary
+
+
+def _print_index(s: dict[str, Any], seconds: float) -> None:
+    """The summary of ``index`` without ``--json``."""
+    print(
+        f"Indexed {s['cards']:,} cards ({s['chunks']:,} chunks) of {s['vault']}\n"
+        f"  new {s['new']:,}, changed {s['changed']:,}, renamed {s['renamed']:,}, "
+        f"deleted {s['deleted']:,}, unchanged {s['unchanged']:,}, skipped "
+        f"{len(s['skipped']):,}\n"
+        f"  embedded {s['embedded']:,} chunks ({s['reused_vectors']:,} vectors reused) with "
+        f"{s['model']}\n"
+        f"  lexical search ready after {s['seconds']['lexical_ready']:.1f} s; done after "
+        f"{seconds:.1f} s\n"
+        f"  index: {s['index_dir']}"
+    )
+    if s.get("compacted"):
+        print(f"  compacted the index in {s['compacted']['seconds']:.1f} s")
+    for path, reason in sorted(s["skipped"].items())[:20]:
+        print(f"  skipped {path}: {reason}")
+
+
 def _compact_before_embedding(
     indexer: Indexer, progress: TerminalProgress
 ) -> dict[str, Any] | None:
     """Compact the shard between the lexical and the dense phase when both are large
-    (``CompactionPolicy.due_before_embedding``): an index stopped while embedding (Ctrl-C, a
-    closed terminal, a kill) then opens from indexed segments, and Edge rebuilds in memory
-    only what was embedded since; never compacted, its open rebuilt the BM25
-    index of every point (0.7 s of a 1.1 s first answer at 100k cards). None when not done."""
+    (``CompactionPolicy.due_before_embedding``), so that an index stopped while embedding opens
+    from indexed segments instead of rebuilding the BM25 index of every point. None when not
+    done."""
     points = indexer.compaction_before_embedding()
     if not points:
         return None
@@ -1416,7 +1415,6 @@ def _export_index(
 
 def _verify_only(args: argparse.Namespace) -> int:
     """``index --verify-only``: the verifier on the index as it is (no sync first)."""
-    from zettel_lsp.index.sync import default_cache_dir, index_folder
     from zettel_lsp.index.verify import verify_folder
 
     index_dir = index_folder(args.vault, args.index_dir, args.cache_dir)
@@ -1445,16 +1443,13 @@ def _watch_forever(indexer: Indexer, progress: TerminalProgress) -> None:
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.SIG_IGN:  # a background job ignores Ctrl-C: keep it so
-        # Installed before the watcher starts and before "Ctrl-C to stop" is shown, so a Ctrl-C
-        # at any moment after that message stops cleanly (it once landed between the message
-        # and the wait loop and ended with "interrupted", exit 130).
+        # before "Ctrl-C to stop" is shown: a Ctrl-C any time after it stops cleanly
         signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
     try:
         watcher.start()
         progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
-        # Short waits: Ctrl-C's SIGINT may be delivered to another thread (the watcher's, the
-        # model's); Python runs its handler in the main thread only when that thread next runs,
-        # so one long wait kept `index --watch` alive after Ctrl-C.
+        # short waits: Python runs the SIGINT handler in the main thread only when that thread
+        # next runs, also when the signal was delivered to another thread
         while not stop.wait(0.2):
             pass
         progress.finish()
