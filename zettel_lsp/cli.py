@@ -18,8 +18,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +77,6 @@ from zettel_lsp.search.suggest import (
     ranked_mentions,
     related_suggestions,
 )
-from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
 
@@ -100,6 +99,9 @@ class CliError(Exception):
         self.code = code
 
 
+Subcommands = argparse._SubParsersAction  # what add_subparsers returns
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zettel-lsp",
@@ -109,12 +111,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"zettel-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every skipped file")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
     sub.add_parser("serve", help="serve LSP over stdio (the default)")
+    for add in (_add_graph, _add_index, _add_search_and_ask, _add_suggest, _add_evals):
+        add(sub)
+    return parser
 
-    graph = sub.add_parser("graph", help="summarise a vault's link graph")
-    graph.add_argument("vault", type=Path, help="the notes folder")
-    graph.add_argument("--json", action="store_true", help="print one JSON object")
+
+def _command(
+    sub: Subcommands[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    json_help: str = "print one JSON object",
+) -> argparse.ArgumentParser:
+    """A command that takes the notes folder and ``--json``."""
+    p = sub.add_parser(name, help=help)
+    p.add_argument("vault", type=Path, help="the notes folder")
+    p.add_argument("--json", action="store_true", help=json_help)
+    return p
+
+
+def _add_graph(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    graph = _command(sub, "graph", "summarise a vault's link graph")
     graph.add_argument("--top", type=int, default=10, help="how many cards to list per section")
     graph.add_argument(
         "--card",
@@ -123,9 +140,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_vault_options(graph)
 
-    index = sub.add_parser("index", help="build or update the search index of a vault")
-    index.add_argument("vault", type=Path, help="the notes folder")
-    index.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    index = _command(
+        sub,
+        "index",
+        "build or update the search index of a vault",
+        json_help="print the summary as one JSON object",
+    )
     index.add_argument(
         "--watch", action="store_true", help="keep running and index changes as they are saved"
     )
@@ -164,23 +186,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_options(index)
     _add_vault_options(index)
 
-    search = sub.add_parser("search", help="search a vault (builds or updates its index)")
-    search.add_argument("vault", type=Path)
+
+def _add_search_and_ask(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    search = _command(sub, "search", "search a vault (builds or updates its index)")
     search.add_argument("query", nargs="?", default="")
     search.add_argument("--limit", type=int, default=10)
-    search.add_argument("--json", action="store_true")
     _add_llm_options(search)
     _add_search_options(search)
 
-    ask = sub.add_parser(
-        "ask", help="answer a question from the notes with a local Ollama model, with sources"
+    ask = _command(
+        sub,
+        "ask",
+        "answer a question from the notes with a local Ollama model, with sources",
+        json_help="print one JSON object at the end",
     )
-    ask.add_argument("vault", type=Path)
     ask.add_argument("question")
     ask.add_argument(
         "--limit", type=int, default=10, help="cards to retrieve before choosing the context"
     )
-    ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ask.add_argument(
         "--max-context-chunks",
         type=int,
@@ -191,23 +214,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_llm_options(ask)
     _add_search_options(ask)
 
-    sg = sub.add_parser("suggest", help="link suggestions for one card")
-    sg.add_argument("vault", type=Path)
+
+def _add_suggest(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    sg = _command(sub, "suggest", "link suggestions for one card")
     sg.add_argument("card", help="the card's path inside the vault, e.g. 'method/Atomic notes.md'")
     sg.add_argument("--limit", type=int, default=10)
-    sg.add_argument("--json", action="store_true")
     _add_self_tune_option(sg)
     _add_search_options(sg)
 
-    el = sub.add_parser(
+
+def _add_evals(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    el = _command(
+        sub,
         "eval-links",
-        help="hold out links, un-link them in a temporary copy, and score link suggestions; "
+        "hold out links, un-link them in a temporary copy, and score link suggestions; "
         "--index-dir (optional) must be new, empty or made by eval-links",
     )
-    el.add_argument("vault", type=Path)
     el.add_argument("holdout", type=Path, help="TSV with src and dst columns")
     el.add_argument("--variant", choices=["mention", "removed"], default="mention")
-    el.add_argument("--json", action="store_true")
     el.add_argument(
         "--legs",
         default=None,
@@ -252,11 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_options(el)
     _add_vault_options(el)
 
-    ev = sub.add_parser("eval", help="score search on judged queries (nDCG, MRR, Hit, Recall)")
-    ev.add_argument("vault", type=Path)
+    ev = _command(sub, "eval", "score search on judged queries (nDCG, MRR, Hit, Recall)")
     ev.add_argument("golden", type=Path, help="judged queries (obsidian-help.golden.json format)")
     ev.add_argument("--k", type=int, default=10)
-    ev.add_argument("--json", action="store_true")
     _add_search_options(ev)
 
     eb = sub.add_parser(
@@ -277,7 +299,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit-queries", type=int, metavar="N", help="score only the first N judged queries"
     )
     _add_search_options(eb)
-    return parser
 
 
 def _add_self_tune_option(p: argparse.ArgumentParser) -> None:
@@ -606,33 +627,19 @@ def no_notes_warning(vault: Path, skipped: int) -> str:
     )
 
 
-@dataclass(slots=True)
-class ReadOnly:
-    """What the CLI answers from while another process holds the index, like the server's
-    read-only phase: the parsed cards (graph) and their titles, no index."""
-
-    graph: LinkGraph
-    titles: TitleIndex
-
-
-def _read_only(args: argparse.Namespace, reason: IndexLockedError) -> ReadOnly:
-    """Say (one line) that the answer is read-only, and read the cards for it."""
+def _read_only(args: argparse.Namespace, reason: IndexLockedError) -> LinkGraph:
+    """Say (one line) that the answer is read-only, and read the cards for it: what the CLI
+    answers from while another process holds the index, like the server's read-only phase."""
     print(f"zettel-lsp: read-only answer from titles and plain text: {reason}", file=sys.stderr)
-    graph = LinkGraph.build(_load_cards(args)[0])
-    return ReadOnly(graph, title_index(graph))
+    return LinkGraph.build(_load_cards(args)[0])
 
 
 def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
-    legs = tuple(x.strip() for x in args.legs.split(",") if x.strip())
-    unknown = [x for x in legs if x not in ALL_LEGS]
-    if unknown or not legs:
-        raise CliError(f"unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
-    weights = parse_weights(getattr(args, "weights", None))
     return SearchOptions(
         limit=limit,
-        legs=legs,
+        legs=tuple(parse_legs(args.legs, ALL_LEGS)),
         graph=not args.no_graph,
-        weights=weights,
+        weights=parse_weights(getattr(args, "weights", None)),
         fusion=getattr(args, "fusion", DEFAULT_FUSION),
         exact_title_first=not getattr(args, "no_exact_title", False),
         known_item=_known_item(getattr(args, "known_item", DEFAULT_KNOWN_ITEM)),
@@ -645,11 +652,22 @@ def _known_item(value: float) -> float:
     return value
 
 
-def parse_weights(text: str | None) -> dict[str, float]:
-    """``--weights dense=2,bm25=1``: the default fusion weights with the named legs changed.
-    Raises :class:`CliError` (a usage error) with the reason for an unknown leg, a repeated
-    leg or a bad number."""
-    weights = dict(DEFAULT_WEIGHTS)
+def parse_legs(text: str, known: Sequence[str]) -> list[str]:
+    """``--legs dense,bm25``: the legs named, each one of ``known``."""
+    legs = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in legs if x not in known]
+    if unknown or not legs:
+        raise CliError(f"unknown leg(s) {unknown}; choose from {', '.join(known)}")
+    return legs
+
+
+def parse_weights(
+    text: str | None, defaults: Mapping[str, float] = DEFAULT_WEIGHTS
+) -> dict[str, float]:
+    """``--weights dense=2,bm25=1``: the ``defaults`` (the search fusion's weights) with the
+    named legs changed. Raises :class:`CliError` (a usage error) with the reason for an unknown
+    leg, a repeated leg or a bad number."""
+    weights = dict(defaults)
     if text is None:
         return weights
     seen: set[str] = set()
@@ -657,9 +675,9 @@ def parse_weights(text: str | None) -> dict[str, float]:
         if not item:
             continue
         leg, eq, value = (x.strip() for x in item.partition("="))
-        if not eq or leg not in ALL_LEGS:
+        if not eq or leg not in defaults:
             raise CliError(
-                f"--weights expects LEG=W,... with LEG one of {', '.join(ALL_LEGS)}; got {item!r}"
+                f"--weights expects LEG=W,... with LEG one of {', '.join(defaults)}; got {item!r}"
             )
         if leg in seen:
             raise CliError(f"--weights names {leg} twice")
@@ -670,7 +688,7 @@ def parse_weights(text: str | None) -> dict[str, float]:
         if not math.isfinite(w) or w < 0:
             raise CliError(
                 f"--weights {leg}={value!r} is not a number >= 0 "
-                "(0 keeps the leg in the output but gives it no say in the fusion)"
+                "(0 gives the leg no say in the fusion)"
             )
         seen.add(leg)
         weights[leg] = w
@@ -687,8 +705,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     try:
         vault = _open_vault(args)
     except IndexLockedError as exc:
-        ro = _read_only(args, exc)
-        results = scan_search(ro.graph.cards.values(), ro.titles, query, opts.limit)
+        graph = _read_only(args, exc)
+        results = scan_search(graph.cards.values(), title_index(graph), query, opts.limit)
         return _print_results(args, [result_dict(r, query.terms) for r in results])
     with vault:
         _multilingual_for(vault, [query.text])
@@ -803,7 +821,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         vault = _open_vault(args)
         graph = vault.graph
     except IndexLockedError as exc:
-        graph = _read_only(args, exc).graph
+        graph = _read_only(args, exc)
     read_only = vault is None
     with vault if vault is not None else contextlib.nullcontext():
         if rel is None:  # not a file: a title, alias or file name, as [[links]] name cards
@@ -892,20 +910,7 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     ``--rrf-k`` and ``--depth`` changed, and only ``--legs`` (minus the graph legs with
     ``--no-graph``)."""
     fusion = DEFAULT_SUGGEST_FUSION
-    weights = dict(fusion.weights)
-    for item in filter(None, (args.weights or "").split(",")):
-        leg, _, value = item.partition("=")
-        leg = leg.strip()
-        try:
-            w = float(value)
-        except ValueError:
-            w = -1.0
-        if leg not in SUGGEST_LEGS or not math.isfinite(w) or w < 0:
-            raise CliError(
-                f"--weights expects LEG=W,... with LEG one of {', '.join(SUGGEST_LEGS)} and W "
-                f">= 0; got {item!r}"
-            )
-        weights[leg] = w
+    weights = parse_weights(args.weights, fusion.weights)
     fusion = replace(
         fusion,
         weights=weights,
@@ -915,13 +920,8 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     if fusion.k < 0 or fusion.depth < 1:
         raise CliError("--rrf-k must be >= 0 and --depth >= 1")
     if args.legs is not None:
-        legs = [leg.strip() for leg in args.legs.split(",") if leg.strip()]
-        unknown = [leg for leg in legs if leg not in SUGGEST_LEGS]
-        if unknown or not legs:
-            raise CliError(
-                f"--legs expects names from {', '.join(SUGGEST_LEGS)}; got {args.legs!r}"
-            )
         # a leg asked for by name takes part even when its default weight is 0
+        legs = parse_legs(args.legs, SUGGEST_LEGS)
         fusion = replace(fusion, weights={leg: weights[leg] or 1.0 for leg in legs})
     if args.no_graph:
         fusion = fusion.without(GRAPH_LEGS)
