@@ -120,18 +120,20 @@ def build_parser() -> argparse.ArgumentParser:
 def _command(
     sub: Subcommands[argparse.ArgumentParser],
     name: str,
+    run: Callable[[argparse.Namespace], int],
     help: str,
     json_help: str = "print one JSON object",
 ) -> argparse.ArgumentParser:
-    """A command that takes the notes folder and ``--json``."""
+    """A command that takes the notes folder and ``--json``; ``run`` carries it out."""
     p = sub.add_parser(name, help=help)
+    p.set_defaults(run=run)
     p.add_argument("vault", type=Path, help="the notes folder")
     p.add_argument("--json", action="store_true", help=json_help)
     return p
 
 
 def _add_graph(sub: Subcommands[argparse.ArgumentParser]) -> None:
-    graph = _command(sub, "graph", "summarise a vault's link graph")
+    graph = _command(sub, "graph", cmd_graph, "summarise a vault's link graph")
     graph.add_argument("--top", type=int, default=10, help="how many cards to list per section")
     graph.add_argument(
         "--card",
@@ -145,6 +147,7 @@ def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
     index = _command(
         sub,
         "index",
+        cmd_index,
         "build or update the search index of a vault",
         json_help="print the summary as one JSON object",
     )
@@ -188,7 +191,7 @@ def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
 
 
 def _add_search_and_ask(sub: Subcommands[argparse.ArgumentParser]) -> None:
-    search = _command(sub, "search", "search a vault (builds or updates its index)")
+    search = _command(sub, "search", cmd_search, "search a vault (builds or updates its index)")
     search.add_argument("query", nargs="?", default="")
     search.add_argument("--limit", type=int, default=10)
     _add_llm_options(search)
@@ -197,6 +200,7 @@ def _add_search_and_ask(sub: Subcommands[argparse.ArgumentParser]) -> None:
     ask = _command(
         sub,
         "ask",
+        cmd_ask,
         "answer a question from the notes with a local Ollama model, with sources",
         json_help="print one JSON object at the end",
     )
@@ -216,7 +220,7 @@ def _add_search_and_ask(sub: Subcommands[argparse.ArgumentParser]) -> None:
 
 
 def _add_suggest(sub: Subcommands[argparse.ArgumentParser]) -> None:
-    sg = _command(sub, "suggest", "link suggestions for one card")
+    sg = _command(sub, "suggest", cmd_suggest, "link suggestions for one card")
     sg.add_argument("card", help="the card's path inside the vault, e.g. 'method/Atomic notes.md'")
     sg.add_argument("--limit", type=int, default=10)
     _add_self_tune_option(sg)
@@ -227,6 +231,7 @@ def _add_evals(sub: Subcommands[argparse.ArgumentParser]) -> None:
     el = _command(
         sub,
         "eval-links",
+        cmd_eval_links,
         "hold out links, un-link them in a temporary copy, and score link suggestions; "
         "--index-dir (optional) must be new, empty or made by eval-links",
     )
@@ -276,7 +281,7 @@ def _add_evals(sub: Subcommands[argparse.ArgumentParser]) -> None:
     _add_index_options(el)
     _add_vault_options(el)
 
-    ev = _command(sub, "eval", "score search on judged queries (nDCG, MRR, Hit, Recall)")
+    ev = _command(sub, "eval", cmd_eval, "score search on judged queries (nDCG, MRR, Hit, Recall)")
     ev.add_argument("golden", type=Path, help="judged queries (obsidian-help.golden.json format)")
     ev.add_argument("--k", type=int, default=10)
     _add_search_options(ev)
@@ -289,6 +294,7 @@ def _add_evals(sub: Subcommands[argparse.ArgumentParser]) -> None:
         "collection", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv"
     )
     eb.add_argument("--json", action="store_true", help="print one JSON object")
+    eb.set_defaults(run=cmd_eval_beir)
     eb.add_argument(
         "--work-dir",
         type=Path,
@@ -437,18 +443,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="zettel-lsp: %(message)s",
         stream=sys.stderr,
     )
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
-        "graph": cmd_graph,
-        "index": cmd_index,
-        "search": cmd_search,
-        "ask": cmd_ask,
-        "eval": cmd_eval,
-        "suggest": cmd_suggest,
-        "eval-links": cmd_eval_links,
-        "eval-beir": cmd_eval_beir,
-    }
+    run: Callable[[argparse.Namespace], int] = args.run
     try:
-        return handlers[args.command](args)
+        return run(args)
     except CliError as exc:
         print(f"zettel-lsp: {exc.message}", file=sys.stderr)
         return exc.code
