@@ -72,6 +72,7 @@ from zettel_lsp.search.suggest import (
     DEFAULT_SUGGEST_FUSION,
     GRAPH_LEGS,
     SUGGEST_LEGS,
+    RelatedSuggestion,
     SuggestFusion,
     mention_fields,
     ranked_mentions,
@@ -801,8 +802,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if streamed:
         print("\n")
     if result.sources:
-        label = "Sources" if result.answer else "Retrieved cards (no answer)"
-        print(f"{label} ({result.model}):" if result.answer else f"{label}:")
+        print(f"Sources ({result.model}):" if result.answer else "Retrieved cards (no answer):")
     for i, src in enumerate(result.sources, start=1):
         lines = f"{src['line_start'] + 1}-{src['line_end'] + 1}"
         print(f"{i:>2}. {src['title']}  ({src['path']}:{lines})  score {src['score']:.4f}")
@@ -833,14 +833,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         card = graph.cards.get(rel)
         if card is None:
             raise CliError(f"{rel} could not be read (see -v)", EXIT_FAILED)
+        targets = ranked_mentions(graph, card)
+        related: list[RelatedSuggestion] = []
         if vault is not None:
             _self_tune(vault, args)
-        targets = ranked_mentions(graph, card)
-        related = (
-            related_suggestions(vault.engine, card, args.limit, unmentioned=True)
-            if vault is not None
-            else []
-        )
+            related = related_suggestions(vault.engine, card, args.limit, unmentioned=True)
     out = {
         "card": rel,
         # as the server's zettel.suggestLinks: each mentioned card's mentions together, most
@@ -970,38 +967,35 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     # the copy goes to a new temporary folder (removed afterwards); --index-dir, when given, must
     # be new, empty or made by eval-links, and apart from the vault (issue #12)
-    try:
-        with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
-            changed = hc.changed
-            args.vault, args.index_dir = hc.vault, hc.index_dir
-            vault = _open_vault(args)
-            t_index = time.perf_counter() - t0
-            progress = TerminalProgress()
-            with vault:
-                # as a server on the copy would: the weights chosen on the links it still has,
-                # from the fusion asked for (its legs only)
-                calibration = None
-                if not args.no_self_tune:
-                    calibration = calibrate(
-                        vault.engine,
-                        title_source=vault.settings.title_source,
-                        start=fusion,
-                        progress=lambda d, t: progress(Progress("self-tune", d, t)),
-                    )
-                    progress.finish()
-                chosen = fusion if calibration is None else calibration.fusion
-                report = evaluate_links(
-                    vault,
-                    held,
-                    fusion=chosen,
-                    ablate=args.ablate,
-                    dump=dump,
-                    progress=lambda d, t: progress(Progress("suggest", d, t)),
-                    extra={} if calibration is None else {"ours-fixed": fusion},
+    with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
+        changed = hc.changed
+        args.vault, args.index_dir = hc.vault, hc.index_dir
+        vault = _open_vault(args)
+        t_index = time.perf_counter() - t0
+        progress = TerminalProgress()
+        with vault:
+            # as a server on the copy would: the weights chosen on the links it still has,
+            # from the fusion asked for (its legs only)
+            calibration = None
+            if not args.no_self_tune:
+                calibration = calibrate(
+                    vault.engine,
+                    title_source=vault.settings.title_source,
+                    start=fusion,
+                    progress=lambda d, t: progress(Progress("self-tune", d, t)),
                 )
-            progress.finish()
-    except WorkDirError as exc:
-        raise CliError(str(exc)) from exc
+                progress.finish()
+            chosen = fusion if calibration is None else calibration.fusion
+            report = evaluate_links(
+                vault,
+                held,
+                fusion=chosen,
+                ablate=args.ablate,
+                dump=dump,
+                progress=lambda d, t: progress(Progress("suggest", d, t)),
+                extra={} if calibration is None else {"ours-fixed": fusion},
+            )
+        progress.finish()
     out = {
         "variant": args.variant,
         "pairs": report.pairs,
