@@ -107,11 +107,6 @@ def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
     )
 
 
-def test_index_refuses_a_missing_vault(tmp_path: Path) -> None:
-    out = run("index", str(tmp_path / "nope"), "--index-dir", str(tmp_path / "idx"))
-    assert out.returncode == 2 and "does not exist" in out.stderr
-
-
 def test_search_json_finds_the_card_about_the_query(indexed_vault: Path, tmp_path: Path) -> None:
     example_vault = indexed_vault
     args = ["search", str(example_vault), "letting flour and water rest before mixing", "--json"]

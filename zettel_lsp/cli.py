@@ -18,8 +18,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from zettel_lsp.eval.links import SeedIndex, evaluate_links, holdout_copy, load_
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.stats import GraphStats, describe_card, graph_stats
 from zettel_lsp.index.embedders import DEFAULT_MODEL, EmbedderError, make_embedder
-from zettel_lsp.index.status import Progress, ProgressFn, SyncReport
+from zettel_lsp.index.status import Progress, SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.index.sync import (
     MULTILINGUAL_MODES,
@@ -44,9 +44,11 @@ from zettel_lsp.index.sync import (
     IndexSettings,
     chunker_id,
     default_cache_dir,
+    index_folder,
 )
 from zettel_lsp.llm.settings import DEFAULT_CHAT_MODEL, LLMSettings
 from zettel_lsp.notes.language import is_english
+from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
@@ -70,12 +72,12 @@ from zettel_lsp.search.suggest import (
     DEFAULT_SUGGEST_FUSION,
     GRAPH_LEGS,
     SUGGEST_LEGS,
+    RelatedSuggestion,
     SuggestFusion,
     mention_fields,
     ranked_mentions,
     related_suggestions,
 )
-from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
 
@@ -98,6 +100,9 @@ class CliError(Exception):
         self.code = code
 
 
+Subcommands = argparse._SubParsersAction  # what add_subparsers returns
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zettel-lsp",
@@ -107,12 +112,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"zettel-lsp {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every skipped file")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
     sub.add_parser("serve", help="serve LSP over stdio (the default)")
+    for add in (_add_graph, _add_index, _add_search_and_ask, _add_suggest, _add_evals):
+        add(sub)
+    return parser
 
-    graph = sub.add_parser("graph", help="summarise a vault's link graph")
-    graph.add_argument("vault", type=Path, help="the notes folder")
-    graph.add_argument("--json", action="store_true", help="print one JSON object")
+
+def _command(
+    sub: Subcommands[argparse.ArgumentParser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    help: str,
+    json_help: str = "print one JSON object",
+) -> argparse.ArgumentParser:
+    """A command that takes the notes folder and ``--json``; ``run`` carries it out."""
+    p = sub.add_parser(name, help=help)
+    p.set_defaults(run=run)
+    p.add_argument("vault", type=Path, help="the notes folder")
+    p.add_argument("--json", action="store_true", help=json_help)
+    return p
+
+
+def _add_graph(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    graph = _command(sub, "graph", cmd_graph, "summarise a vault's link graph")
     graph.add_argument("--top", type=int, default=10, help="how many cards to list per section")
     graph.add_argument(
         "--card",
@@ -121,9 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_vault_options(graph)
 
-    index = sub.add_parser("index", help="build or update the search index of a vault")
-    index.add_argument("vault", type=Path, help="the notes folder")
-    index.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    index = _command(
+        sub,
+        "index",
+        cmd_index,
+        "build or update the search index of a vault",
+        json_help="print the summary as one JSON object",
+    )
     index.add_argument(
         "--watch", action="store_true", help="keep running and index changes as they are saved"
     )
@@ -162,23 +190,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_options(index)
     _add_vault_options(index)
 
-    search = sub.add_parser("search", help="search a vault (builds or updates its index)")
-    search.add_argument("vault", type=Path)
+
+def _add_search_and_ask(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    search = _command(sub, "search", cmd_search, "search a vault (builds or updates its index)")
     search.add_argument("query", nargs="?", default="")
     search.add_argument("--limit", type=int, default=10)
-    search.add_argument("--json", action="store_true")
     _add_llm_options(search)
     _add_search_options(search)
 
-    ask = sub.add_parser(
-        "ask", help="answer a question from the notes with a local Ollama model, with sources"
+    ask = _command(
+        sub,
+        "ask",
+        cmd_ask,
+        "answer a question from the notes with a local Ollama model, with sources",
+        json_help="print one JSON object at the end",
     )
-    ask.add_argument("vault", type=Path)
     ask.add_argument("question")
     ask.add_argument(
         "--limit", type=int, default=10, help="cards to retrieve before choosing the context"
     )
-    ask.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ask.add_argument(
         "--max-context-chunks",
         type=int,
@@ -189,23 +219,25 @@ def build_parser() -> argparse.ArgumentParser:
     _add_llm_options(ask)
     _add_search_options(ask)
 
-    sg = sub.add_parser("suggest", help="link suggestions for one card")
-    sg.add_argument("vault", type=Path)
+
+def _add_suggest(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    sg = _command(sub, "suggest", cmd_suggest, "link suggestions for one card")
     sg.add_argument("card", help="the card's path inside the vault, e.g. 'method/Atomic notes.md'")
     sg.add_argument("--limit", type=int, default=10)
-    sg.add_argument("--json", action="store_true")
     _add_self_tune_option(sg)
     _add_search_options(sg)
 
-    el = sub.add_parser(
+
+def _add_evals(sub: Subcommands[argparse.ArgumentParser]) -> None:
+    el = _command(
+        sub,
         "eval-links",
-        help="hold out links, un-link them in a temporary copy, and score link suggestions; "
+        cmd_eval_links,
+        "hold out links, un-link them in a temporary copy, and score link suggestions; "
         "--index-dir (optional) must be new, empty or made by eval-links",
     )
-    el.add_argument("vault", type=Path)
     el.add_argument("holdout", type=Path, help="TSV with src and dst columns")
     el.add_argument("--variant", choices=["mention", "removed"], default="mention")
-    el.add_argument("--json", action="store_true")
     el.add_argument(
         "--legs",
         default=None,
@@ -250,11 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_index_options(el)
     _add_vault_options(el)
 
-    ev = sub.add_parser("eval", help="score search on judged queries (nDCG, MRR, Hit, Recall)")
-    ev.add_argument("vault", type=Path)
+    ev = _command(sub, "eval", cmd_eval, "score search on judged queries (nDCG, MRR, Hit, Recall)")
     ev.add_argument("golden", type=Path, help="judged queries (obsidian-help.golden.json format)")
     ev.add_argument("--k", type=int, default=10)
-    ev.add_argument("--json", action="store_true")
     _add_search_options(ev)
 
     eb = sub.add_parser(
@@ -265,6 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
         "collection", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv"
     )
     eb.add_argument("--json", action="store_true", help="print one JSON object")
+    eb.set_defaults(run=cmd_eval_beir)
     eb.add_argument(
         "--work-dir",
         type=Path,
@@ -275,7 +306,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit-queries", type=int, metavar="N", help="score only the first N judged queries"
     )
     _add_search_options(eb)
-    return parser
 
 
 def _add_self_tune_option(p: argparse.ArgumentParser) -> None:
@@ -414,22 +444,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="zettel-lsp: %(message)s",
         stream=sys.stderr,
     )
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
-        "graph": cmd_graph,
-        "index": cmd_index,
-        "search": cmd_search,
-        "ask": cmd_ask,
-        "eval": cmd_eval,
-        "suggest": cmd_suggest,
-        "eval-links": cmd_eval_links,
-        "eval-beir": cmd_eval_beir,
-    }
+    run: Callable[[argparse.Namespace], int] = args.run
     try:
-        return handlers[args.command](args)
+        return run(args)
     except CliError as exc:
         print(f"zettel-lsp: {exc.message}", file=sys.stderr)
         return exc.code
-    except WorkDirError as exc:  # a work or index folder given that must be new or empty
+    except (WorkDirError, BeirError) as exc:  # a refused folder, a garbled collection
         print(f"zettel-lsp: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except (IndexLockedError, StoreError, EmbedderError) as exc:
@@ -452,14 +473,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     _check_vault(args.vault)
     t0 = time.perf_counter()
     scan = ScanReport()
-    cards, problems = load_vault(
-        args.vault,
-        args.ignore,
-        args.max_file_bytes,
-        report=scan,
-        title_source=args.title_source,
-        follow_external_symlinks=args.follow_external_symlinks,
-    )
+    cards, problems = _load_cards(args, scan)
     t1 = time.perf_counter()
     graph = LinkGraph.build(cards)
     t2 = time.perf_counter()
@@ -484,6 +498,20 @@ def cmd_graph(args: argparse.Namespace) -> int:
         if card is not None:
             print(format_card(card))
     return EXIT_OK
+
+
+def _load_cards(
+    args: argparse.Namespace, scan: ScanReport | None = None
+) -> tuple[list[Card], list[str]]:
+    """The vault's cards and problems, read with the vault options."""
+    return load_vault(
+        args.vault,
+        args.ignore,
+        args.max_file_bytes,
+        report=scan,
+        title_source=args.title_source,
+        follow_external_symlinks=args.follow_external_symlinks,
+    )
 
 
 def format_card(c: dict[str, Any]) -> str:
@@ -597,40 +625,19 @@ def no_notes_warning(vault: Path, skipped: int) -> str:
     )
 
 
-@dataclass(slots=True)
-class ReadOnly:
-    """What the CLI answers from while another process holds the index, like the server's
-    read-only phase: the parsed cards (graph) and their titles, no index."""
-
-    graph: LinkGraph
-    titles: TitleIndex
-
-
-def _read_only(args: argparse.Namespace, reason: IndexLockedError) -> ReadOnly:
-    """Say (one line) that the answer is read-only, and read the cards for it."""
+def _read_only(args: argparse.Namespace, reason: IndexLockedError) -> LinkGraph:
+    """Say (one line) that the answer is read-only, and read the cards for it: what the CLI
+    answers from while another process holds the index, like the server's read-only phase."""
     print(f"zettel-lsp: read-only answer from titles and plain text: {reason}", file=sys.stderr)
-    cards, _ = load_vault(
-        args.vault,
-        args.ignore,
-        args.max_file_bytes,
-        title_source=args.title_source,
-        follow_external_symlinks=args.follow_external_symlinks,
-    )
-    graph = LinkGraph.build(cards)
-    return ReadOnly(graph, title_index(graph))
+    return LinkGraph.build(_load_cards(args)[0])
 
 
 def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
-    legs = tuple(x.strip() for x in args.legs.split(",") if x.strip())
-    unknown = [x for x in legs if x not in ALL_LEGS]
-    if unknown or not legs:
-        raise CliError(f"unknown leg(s) {unknown}; choose from {', '.join(ALL_LEGS)}")
-    weights = parse_weights(getattr(args, "weights", None))
     return SearchOptions(
         limit=limit,
-        legs=legs,
+        legs=tuple(parse_legs(args.legs, ALL_LEGS)),
         graph=not args.no_graph,
-        weights=weights,
+        weights=parse_weights(getattr(args, "weights", None)),
         fusion=getattr(args, "fusion", DEFAULT_FUSION),
         exact_title_first=not getattr(args, "no_exact_title", False),
         known_item=_known_item(getattr(args, "known_item", DEFAULT_KNOWN_ITEM)),
@@ -643,11 +650,22 @@ def _known_item(value: float) -> float:
     return value
 
 
-def parse_weights(text: str | None) -> dict[str, float]:
-    """``--weights dense=2,bm25=1``: the default fusion weights with the named legs changed.
-    Raises :class:`CliError` (a usage error) with the reason for an unknown leg, a repeated
-    leg or a bad number."""
-    weights = dict(DEFAULT_WEIGHTS)
+def parse_legs(text: str, known: Sequence[str]) -> list[str]:
+    """``--legs dense,bm25``: the legs named, each one of ``known``."""
+    legs = [x.strip() for x in text.split(",") if x.strip()]
+    unknown = [x for x in legs if x not in known]
+    if unknown or not legs:
+        raise CliError(f"unknown leg(s) {unknown}; choose from {', '.join(known)}")
+    return legs
+
+
+def parse_weights(
+    text: str | None, defaults: Mapping[str, float] = DEFAULT_WEIGHTS
+) -> dict[str, float]:
+    """``--weights dense=2,bm25=1``: the ``defaults`` (the search fusion's weights) with the
+    named legs changed. Raises :class:`CliError` (a usage error) with the reason for an unknown
+    leg, a repeated leg or a bad number."""
+    weights = dict(defaults)
     if text is None:
         return weights
     seen: set[str] = set()
@@ -655,9 +673,9 @@ def parse_weights(text: str | None) -> dict[str, float]:
         if not item:
             continue
         leg, eq, value = (x.strip() for x in item.partition("="))
-        if not eq or leg not in ALL_LEGS:
+        if not eq or leg not in defaults:
             raise CliError(
-                f"--weights expects LEG=W,... with LEG one of {', '.join(ALL_LEGS)}; got {item!r}"
+                f"--weights expects LEG=W,... with LEG one of {', '.join(defaults)}; got {item!r}"
             )
         if leg in seen:
             raise CliError(f"--weights names {leg} twice")
@@ -668,7 +686,7 @@ def parse_weights(text: str | None) -> dict[str, float]:
         if not math.isfinite(w) or w < 0:
             raise CliError(
                 f"--weights {leg}={value!r} is not a number >= 0 "
-                "(0 keeps the leg in the output but gives it no say in the fusion)"
+                "(0 gives the leg no say in the fusion)"
             )
         seen.add(leg)
         weights[leg] = w
@@ -685,8 +703,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     try:
         vault = _open_vault(args)
     except IndexLockedError as exc:
-        ro = _read_only(args, exc)
-        results = scan_search(ro.graph.cards.values(), ro.titles, query, opts.limit)
+        graph = _read_only(args, exc)
+        results = scan_search(graph.cards.values(), title_index(graph), query, opts.limit)
         return _print_results(args, [result_dict(r, query.terms) for r in results])
     with vault:
         _multilingual_for(vault, [query.text])
@@ -784,8 +802,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if streamed:
         print("\n")
     if result.sources:
-        label = "Sources" if result.answer else "Retrieved cards (no answer)"
-        print(f"{label} ({result.model}):" if result.answer else f"{label}:")
+        print(f"Sources ({result.model}):" if result.answer else "Retrieved cards (no answer):")
     for i, src in enumerate(result.sources, start=1):
         lines = f"{src['line_start'] + 1}-{src['line_end'] + 1}"
         print(f"{i:>2}. {src['title']}  ({src['path']}:{lines})  score {src['score']:.4f}")
@@ -801,7 +818,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         vault = _open_vault(args)
         graph = vault.graph
     except IndexLockedError as exc:
-        graph = _read_only(args, exc).graph
+        graph = _read_only(args, exc)
     read_only = vault is None
     with vault if vault is not None else contextlib.nullcontext():
         if rel is None:  # not a file: a title, alias or file name, as [[links]] name cards
@@ -816,14 +833,11 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         card = graph.cards.get(rel)
         if card is None:
             raise CliError(f"{rel} could not be read (see -v)", EXIT_FAILED)
+        targets = ranked_mentions(graph, card)
+        related: list[RelatedSuggestion] = []
         if vault is not None:
             _self_tune(vault, args)
-        targets = ranked_mentions(graph, card)
-        related = (
-            related_suggestions(vault.engine, card, args.limit, unmentioned=True)
-            if vault is not None
-            else []
-        )
+            related = related_suggestions(vault.engine, card, args.limit, unmentioned=True)
     out = {
         "card": rel,
         # as the server's zettel.suggestLinks: each mentioned card's mentions together, most
@@ -890,20 +904,7 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     ``--rrf-k`` and ``--depth`` changed, and only ``--legs`` (minus the graph legs with
     ``--no-graph``)."""
     fusion = DEFAULT_SUGGEST_FUSION
-    weights = dict(fusion.weights)
-    for item in filter(None, (args.weights or "").split(",")):
-        leg, _, value = item.partition("=")
-        leg = leg.strip()
-        try:
-            w = float(value)
-        except ValueError:
-            w = -1.0
-        if leg not in SUGGEST_LEGS or not math.isfinite(w) or w < 0:
-            raise CliError(
-                f"--weights expects LEG=W,... with LEG one of {', '.join(SUGGEST_LEGS)} and W "
-                f">= 0; got {item!r}"
-            )
-        weights[leg] = w
+    weights = parse_weights(args.weights, fusion.weights)
     fusion = replace(
         fusion,
         weights=weights,
@@ -913,13 +914,8 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     if fusion.k < 0 or fusion.depth < 1:
         raise CliError("--rrf-k must be >= 0 and --depth >= 1")
     if args.legs is not None:
-        legs = [leg.strip() for leg in args.legs.split(",") if leg.strip()]
-        unknown = [leg for leg in legs if leg not in SUGGEST_LEGS]
-        if unknown or not legs:
-            raise CliError(
-                f"--legs expects names from {', '.join(SUGGEST_LEGS)}; got {args.legs!r}"
-            )
         # a leg asked for by name takes part even when its default weight is 0
+        legs = parse_legs(args.legs, SUGGEST_LEGS)
         fusion = replace(fusion, weights={leg: weights[leg] or 1.0 for leg in legs})
     if args.no_graph:
         fusion = fusion.without(GRAPH_LEGS)
@@ -971,38 +967,35 @@ def cmd_eval_links(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     # the copy goes to a new temporary folder (removed afterwards); --index-dir, when given, must
     # be new, empty or made by eval-links, and apart from the vault (issue #12)
-    try:
-        with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
-            changed = hc.changed
-            args.vault, args.index_dir = hc.vault, hc.index_dir
-            vault = _open_vault(args)
-            t_index = time.perf_counter() - t0
-            progress = TerminalProgress()
-            with vault:
-                # as a server on the copy would: the weights chosen on the links it still has,
-                # from the fusion asked for (its legs only)
-                calibration = None
-                if not args.no_self_tune:
-                    calibration = calibrate(
-                        vault.engine,
-                        title_source=vault.settings.title_source,
-                        start=fusion,
-                        progress=lambda d, t: progress(Progress("self-tune", d, t)),
-                    )
-                    progress.finish()
-                chosen = fusion if calibration is None else calibration.fusion
-                report = evaluate_links(
-                    vault,
-                    held,
-                    fusion=chosen,
-                    ablate=args.ablate,
-                    dump=dump,
-                    progress=lambda d, t: progress(Progress("suggest", d, t)),
-                    extra={} if calibration is None else {"ours-fixed": fusion},
+    with holdout_copy(args.vault, held, args.variant, args.index_dir, seed=seed) as hc:
+        changed = hc.changed
+        args.vault, args.index_dir = hc.vault, hc.index_dir
+        vault = _open_vault(args)
+        t_index = time.perf_counter() - t0
+        progress = TerminalProgress()
+        with vault:
+            # as a server on the copy would: the weights chosen on the links it still has,
+            # from the fusion asked for (its legs only)
+            calibration = None
+            if not args.no_self_tune:
+                calibration = calibrate(
+                    vault.engine,
+                    title_source=vault.settings.title_source,
+                    start=fusion,
+                    progress=lambda d, t: progress(Progress("self-tune", d, t)),
                 )
-            progress.finish()
-    except WorkDirError as exc:
-        raise CliError(str(exc)) from exc
+                progress.finish()
+            chosen = fusion if calibration is None else calibration.fusion
+            report = evaluate_links(
+                vault,
+                held,
+                fusion=chosen,
+                ablate=args.ablate,
+                dump=dump,
+                progress=lambda d, t: progress(Progress("suggest", d, t)),
+                extra={} if calibration is None else {"ours-fixed": fusion},
+            )
+        progress.finish()
     out = {
         "variant": args.variant,
         "pairs": report.pairs,
@@ -1063,15 +1056,10 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
         raise CliError("--limit-queries must be at least 1")
     opts = _search_options(args, BEIR_DEPTH)
     t0 = time.perf_counter()
-    try:
-        collection = load_beir(args.collection)
-    except BeirError as exc:
-        raise CliError(str(exc)) from exc
+    collection = load_beir(args.collection)
     work = args.work_dir or default_work_dir(collection.root, args.cache_dir)
     try:
         wd = prepare_work_dir(collection, work, args.index_dir)
-    except WorkDirError as exc:
-        raise CliError(str(exc)) from exc
     except OSError as exc:
         raise CliError(f"cannot write the vault copy in {work}: {exc}", EXIT_FAILED) from exc
     golden = judged_queries(collection, wd.paths)
@@ -1162,32 +1150,22 @@ def _print_eval(report: EvalReport, keys: Sequence[str] | None = None) -> None:
         print(f"  {q['id']} {q['query']!r}: expected {shown}, got {q['top'][:3]}")
 
 
-def _open_indexer(args: argparse.Namespace, progress: ProgressFn | None) -> Indexer:
-    settings = _index_settings(args)
-    return Indexer(
-        args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
-    )
+@contextlib.contextmanager
+def _stop_on_ctrl_c() -> Iterator[threading.Event]:
+    """While active, the first Ctrl-C (SIGINT) only sets the event (the embedding loop finishes
+    the model batch in hand, saves, and returns); a second Ctrl-C interrupts at once."""
+    requested = threading.Event()
 
-
-class _StopOnCtrlC:
-    """While active, the first Ctrl-C (SIGINT) only asks to stop: the embedding loop finishes
-    the model batch in hand, saves, and returns. A second Ctrl-C interrupts at once."""
-
-    def __init__(self) -> None:
-        self.requested = False
-        self._previous: Any = None
-
-    def _handle(self, signum: int, frame: object) -> None:
-        if self.requested:
+    def handle(signum: int, frame: object) -> None:
+        if requested.is_set():
             raise KeyboardInterrupt
-        self.requested = True
+        requested.set()
 
-    def __enter__(self) -> _StopOnCtrlC:
-        self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGINT, self._previous)
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield requested
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -1198,27 +1176,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise CliError("--export-to copies the index once; run it without --watch")
     progress = TerminalProgress()
     t0 = time.perf_counter()
-    indexer = _open_indexer(args, progress)
-    interrupted = False
-    before_dense: dict[str, Any] | None = None
-    with indexer:
-        try:
-            report = indexer.sync()
-            lexical_s = time.perf_counter() - t0
-            lexical_at = time.time()
-            with _StopOnCtrlC() as ctrl_c:
-                before_dense = _compact_before_embedding(indexer, progress)
-                t_dense = time.perf_counter()
-                embedded = indexer.embed_pending(should_stop=lambda: ctrl_c.requested)
-                dense_s = time.perf_counter() - t_dense
-                t_ml = time.perf_counter()
-                embedded_ml = indexer.embed_multilingual(should_stop=lambda: ctrl_c.requested)
-                ml_s = time.perf_counter() - t_ml
-            interrupted = ctrl_c.requested
-        except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
-            interrupted = True
-        progress.finish()
-        if interrupted:
+    settings = _index_settings(args)
+    with Indexer(
+        args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
+    ) as indexer:
+        summary = _index_now(indexer, progress, t0)
+        if summary is None:
             # leaving the with-block flushes the store and saves the state: what is done stays
             done = indexer.state.dense_done
             print(
@@ -1226,38 +1189,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED
-        if report.cards == 0:
-            print(no_notes_warning(indexer.vault, len(report.skipped)), file=sys.stderr)
-        summary: dict[str, Any] = {
-            "vault": str(indexer.vault),
-            "index_dir": str(indexer.index_dir),
-            "model": indexer.embedder.model_id,
-            "cards": report.cards,
-            "chunks": report.chunks,
-            "indexed": report.indexed,
-            "new": report.new,
-            "changed": report.changed,
-            "unchanged": report.unchanged,
-            "embedded": embedded,
-            "embedded_multilingual": embedded_ml,
-            "languages": indexer.languages(),
-            "reused_vectors": report.reused_vectors,
-            "deleted": report.deleted,
-            "renamed": report.renamed,
-            "skipped": report.skipped,
-            "model_tokens": indexer.embedder.tokens_processed,
-            "seconds": {
-                "lexical_ready": round(lexical_s, 3),
-                "dense": round(dense_s, 3),
-                "multilingual": round(ml_s, 3),
-                "model": round(indexer.embedding.embed_seconds, 3),
-                "multilingual_model": round(indexer.embedding.ml_embed_seconds, 3),
-                "total": round(time.perf_counter() - t0, 3),
-            },
-            "lexical_ready_at": lexical_at,
-        }
-        if before_dense is not None:
-            summary["compacted_before_embedding"] = before_dense
+        if summary["cards"] == 0:
+            print(no_notes_warning(indexer.vault, len(summary["skipped"])), file=sys.stderr)
         verified = None
         if args.verify:
             from zettel_lsp.index.verify import verify
@@ -1270,21 +1203,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summary, ensure_ascii=False, indent=2))
         else:
-            print(
-                f"Indexed {report.cards:,} cards ({report.chunks:,} chunks) of {indexer.vault}\n"
-                f"  new {report.new:,}, changed {report.changed:,}, renamed {report.renamed:,}, "
-                f"deleted {report.deleted:,}, unchanged {report.unchanged:,}, skipped "
-                f"{len(report.skipped):,}\n"
-                f"  embedded {embedded:,} chunks ({report.reused_vectors:,} vectors reused) with "
-                f"{summary['model']}\n"
-                f"  lexical search ready after {lexical_s:.1f} s; done after "
-                f"{time.perf_counter() - t0:.1f} s\n"
-                f"  index: {indexer.index_dir}"
-            )
-            if summary.get("compacted"):
-                print(f"  compacted the index in {summary['compacted']['seconds']:.1f} s")
-            for path, reason in sorted(report.skipped.items())[:20]:
-                print(f"  skipped {path}: {reason}")
+            _print_index(summary, time.perf_counter() - t0)
             if verified is not None:
                 print(verified.format())
         sys.stdout.flush()
@@ -1298,14 +1217,85 @@ def cmd_index(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _index_now(indexer: Indexer, progress: TerminalProgress, t0: float) -> dict[str, Any] | None:
+    """Index and embed what changed; the summary ``index --json`` prints, or None when Ctrl-C
+    stopped it."""
+    try:
+        report = indexer.sync()
+        lexical_s = time.perf_counter() - t0
+        lexical_at = time.time()
+        with _stop_on_ctrl_c() as stop:
+            before_dense = _compact_before_embedding(indexer, progress)
+            t_dense = time.perf_counter()
+            embedded = indexer.embed_pending(should_stop=stop.is_set)
+            t_ml = time.perf_counter()
+            embedded_ml = indexer.embed_multilingual(should_stop=stop.is_set)
+            t_end = time.perf_counter()
+        interrupted = stop.is_set()
+    except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
+        interrupted = True
+    progress.finish()
+    if interrupted:
+        return None
+    summary: dict[str, Any] = {
+        "vault": str(indexer.vault),
+        "index_dir": str(indexer.index_dir),
+        "model": indexer.embedder.model_id,
+        "cards": report.cards,
+        "chunks": report.chunks,
+        "indexed": report.indexed,
+        "new": report.new,
+        "changed": report.changed,
+        "unchanged": report.unchanged,
+        "embedded": embedded,
+        "embedded_multilingual": embedded_ml,
+        "languages": indexer.languages(),
+        "reused_vectors": report.reused_vectors,
+        "deleted": report.deleted,
+        "renamed": report.renamed,
+        "skipped": report.skipped,
+        "model_tokens": indexer.embedder.tokens_processed,
+        "seconds": {
+            "lexical_ready": round(lexical_s, 3),
+            "dense": round(t_ml - t_dense, 3),
+            "multilingual": round(t_end - t_ml, 3),
+            "model": round(indexer.embedding.embed_seconds, 3),
+            "multilingual_model": round(indexer.embedding.ml_embed_seconds, 3),
+            "total": round(time.perf_counter() - t0, 3),
+        },
+        "lexical_ready_at": lexical_at,
+    }
+    if before_dense is not None:
+        summary["compacted_before_embedding"] = before_dense
+    return summary
+
+
+def _print_index(s: dict[str, Any], seconds: float) -> None:
+    """The summary of ``index`` without ``--json``."""
+    print(
+        f"Indexed {s['cards']:,} cards ({s['chunks']:,} chunks) of {s['vault']}\n"
+        f"  new {s['new']:,}, changed {s['changed']:,}, renamed {s['renamed']:,}, "
+        f"deleted {s['deleted']:,}, unchanged {s['unchanged']:,}, skipped "
+        f"{len(s['skipped']):,}\n"
+        f"  embedded {s['embedded']:,} chunks ({s['reused_vectors']:,} vectors reused) with "
+        f"{s['model']}\n"
+        f"  lexical search ready after {s['seconds']['lexical_ready']:.1f} s; done after "
+        f"{seconds:.1f} s\n"
+        f"  index: {s['index_dir']}"
+    )
+    if s.get("compacted"):
+        print(f"  compacted the index in {s['compacted']['seconds']:.1f} s")
+    for path, reason in sorted(s["skipped"].items())[:20]:
+        print(f"  skipped {path}: {reason}")
+
+
 def _compact_before_embedding(
     indexer: Indexer, progress: TerminalProgress
 ) -> dict[str, Any] | None:
     """Compact the shard between the lexical and the dense phase when both are large
-    (``CompactionPolicy.due_before_embedding``): an index stopped while embedding (Ctrl-C, a
-    closed terminal, a kill) then opens from indexed segments, and Edge rebuilds in memory
-    only what was embedded since; never compacted, its open rebuilt the BM25
-    index of every point (0.7 s of a 1.1 s first answer at 100k cards). None when not done."""
+    (``CompactionPolicy.due_before_embedding``), so that an index stopped while embedding opens
+    from indexed segments instead of rebuilding the BM25 index of every point. None when not
+    done."""
     points = indexer.compaction_before_embedding()
     if not points:
         return None
@@ -1416,7 +1406,6 @@ def _export_index(
 
 def _verify_only(args: argparse.Namespace) -> int:
     """``index --verify-only``: the verifier on the index as it is (no sync first)."""
-    from zettel_lsp.index.sync import default_cache_dir, index_folder
     from zettel_lsp.index.verify import verify_folder
 
     index_dir = index_folder(args.vault, args.index_dir, args.cache_dir)
@@ -1445,16 +1434,13 @@ def _watch_forever(indexer: Indexer, progress: TerminalProgress) -> None:
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
     if previous is not signal.SIG_IGN:  # a background job ignores Ctrl-C: keep it so
-        # Installed before the watcher starts and before "Ctrl-C to stop" is shown, so a Ctrl-C
-        # at any moment after that message stops cleanly (it once landed between the message
-        # and the wait loop and ended with "interrupted", exit 130).
+        # before "Ctrl-C to stop" is shown: a Ctrl-C any time after it stops cleanly
         signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
     try:
         watcher.start()
         progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
-        # Short waits: Ctrl-C's SIGINT may be delivered to another thread (the watcher's, the
-        # model's); Python runs its handler in the main thread only when that thread next runs,
-        # so one long wait kept `index --watch` alive after Ctrl-C.
+        # short waits: Python runs the SIGINT handler in the main thread only when that thread
+        # next runs, also when the signal was delivered to another thread
         while not stop.wait(0.2):
             pass
         progress.finish()

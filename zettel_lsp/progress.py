@@ -21,16 +21,16 @@ _LABELS = {
     "suggest": "cards evaluated",
 }
 MIN_RATE_SECONDS = 1.0
+MIN_INTERVAL = 0.2  # seconds between two redraws of a phase's line
 
 
 class TerminalProgress:
     """Callable as a :data:`~zettel_lsp.index.sync.ProgressFn`; safe to call from several
     threads (the watcher's sync and its embedder report at the same time)."""
 
-    def __init__(self, stream: TextIO | None = None, min_interval: float = 0.2) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
-        self.min_interval = min_interval
         self._phase = ""
         self._phase_start = 0.0
         self._last = 0.0
@@ -45,7 +45,7 @@ class TerminalProgress:
             if p.phase != self._phase:
                 self._end_line()
                 self._phase, self._phase_start, self._width = p.phase, now, 0
-            elif now - self._last < self.min_interval and p.done < p.total:
+            elif now - self._last < MIN_INTERVAL and p.done < p.total:
                 return
             self._last = now
             self._write("\r" + line(p, now - self._phase_start))
@@ -81,18 +81,10 @@ def line(p: Progress, elapsed: float) -> str:
     out = f"  {_LABELS.get(p.phase, p.phase)}: {p.done:,}/{p.total:,} ({pct:5.1f}%)"
     if elapsed >= MIN_RATE_SECONDS and p.done > 0:
         rate = p.done / elapsed
-        out += f"  {_rate(rate)}"
+        out += f"  {rate:,.0f}/s" if rate >= 10 else f"  {rate:,.1f}/s"
         if p.total > p.done:
-            out += f"  ETA {_fmt((p.total - p.done) / rate)}"
+            eta = round((p.total - p.done) / rate)
+            out += f"  ETA {eta // 60}:{eta % 60:02d}"
     if p.detail:
         out += f"  {p.detail}"
     return out
-
-
-def _rate(per_second: float) -> str:
-    return f"{per_second:,.0f}/s" if per_second >= 10 else f"{per_second:,.1f}/s"
-
-
-def _fmt(seconds: float) -> str:
-    whole = round(seconds)
-    return f"{whole // 60}:{whole % 60:02d}"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_workdir import tree
 from zettel_lsp.eval.links import HeldOut, holdout_copy, unlink_copy
 from zettel_lsp.workdir import MARKER, WorkDirError
 
@@ -25,14 +26,6 @@ def make(tmp_path: Path) -> Path:
     (vault / "RRF.md").write_text("# RRF\n")
     (vault / "Other.md").write_text("# Other\n")
     return vault
-
-
-def tree(root: Path) -> dict[str, bytes | None]:
-    """Every path under root with its bytes (None for a folder)."""
-    return {
-        str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
-        for p in sorted(root.rglob("*"))
-    }
 
 
 def test_mention_variant_keeps_the_visible_text(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.make_holdout import hold_out
+from tests.test_workdir import tree
 from zettel_lsp.cli import CliError, build_parser, eval_links_fusion, main, seed_index_of
 from zettel_lsp.eval.links import HeldOut, SeedIndex, evaluate_links, holdout_copy
 from zettel_lsp.index.state import read_state
@@ -27,13 +28,6 @@ CARDS = {
     "Hub.md": "# Hub\n\n- [[Src]]\n- [[Dutch oven]]\n- [[Levain]]\n",
 }
 HELD = [HeldOut("Src.md", "Dutch oven.md")]
-
-
-def tree(root: Path) -> dict[str, bytes | None]:
-    return {
-        str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
-        for p in sorted(root.rglob("*"))
-    }
 
 
 @pytest.fixture(scope="module")

@@ -59,14 +59,3 @@ def test_query_metrics_with_a_recall_cutoff() -> None:
     assert (m["recall@10"], m["recall@100"]) == (0.0, 0.5)
     assert m["mrr"] == pytest.approx(1 / 51)
     assert "recall@100" not in query_metrics(ranked, {"a"}, k=10)  # existing keys unchanged
-
-
-def test_as_seen_keeps_the_top_k_a_user_sees_and_continues_for_recall() -> None:
-    from zettel_lsp.eval.evaluate import as_seen
-
-    def search(limit: int) -> list[str]:
-        # a deeper search reorders its top (legs fetch more): a, b, c at 3; b, x, a, d ... at 6
-        return ["a", "b", "c"][:limit] if limit <= 3 else ["b", "x", "a", "d", "c", "e"][:limit]
-
-    assert as_seen(search, 3, 6) == ["a", "b", "c", "x", "d", "e"]
-    assert as_seen(search, 3, 3) == ["a", "b", "c"]

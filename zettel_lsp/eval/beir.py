@@ -26,6 +26,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +67,6 @@ class BeirError(Exception):
     def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
         self.path = path
         self.line = line
-        self.problem = problem
         where = f"{path}:{line}" if line is not None else str(path)
         super().__init__(f"{where}: {problem}")
 
@@ -273,10 +273,7 @@ def card_stems(docs: Sequence[BeirDoc]) -> dict[str, str]:
     other document names its card; every other card gets ``<safe title> (<id tag>)``.
     Deterministic: depends only on the documents and their order."""
     bases = {d.id: safe_stem(d.title) for d in docs}
-    counts: dict[str, int] = {}
-    for b in bases.values():
-        if b:
-            counts[_key(b)] = counts.get(_key(b), 0) + 1
+    counts = Counter(_key(b) for b in bases.values() if b)
     stems: dict[str, str] = {}
     taken: set[str] = set()
     for d in docs:

@@ -23,18 +23,16 @@ class GoldenQuery:
 def load_golden(path: Path) -> list[GoldenQuery]:
     data = json.loads(path.read_text(encoding="utf-8"))
     items = data["queries"] if isinstance(data, dict) else data
-    out = []
-    for i, q in enumerate(items):
-        out.append(
-            GoldenQuery(
-                id=str(q.get("id", f"q{i + 1:03d}")),
-                query=str(q["query"]),
-                relevant=frozenset(q.get("relevant_paths", [])),
-                partial=frozenset(q.get("partial_paths", [])),
-                category=str(q.get("category", "all")),
-            )
+    return [
+        GoldenQuery(
+            id=str(q.get("id", f"q{i + 1:03d}")),
+            query=str(q["query"]),
+            relevant=frozenset(q.get("relevant_paths", [])),
+            partial=frozenset(q.get("partial_paths", [])),
+            category=str(q.get("category", "all")),
         )
-    return out
+        for i, q in enumerate(items)
+    ]
 
 
 @dataclass(slots=True)
@@ -47,18 +45,6 @@ class EvalReport:
     def misses(self) -> list[dict[str, Any]]:
         """Queries whose first relevant card is not at rank 1."""
         return [q for q in self.queries if q["metrics"]["hit@1"] < 1.0]
-
-
-def as_seen(search: Callable[[int], Sequence[str]], k: int, deep: int) -> list[str]:
-    """The ranking a user sees for the first ``k`` results (``search(k)``), continued to ``deep``
-    results from ``search(deep)`` for recall: for a search whose top may depend on the limit.
-    The engine's own ranking does not (search/engine.py: ``search(deep)[:k] == search(k)``),
-    so for it this is ``search(deep)``."""
-    top = list(search(k))
-    if deep <= k:
-        return top
-    seen = set(top)
-    return top + [p for p in search(deep) if p not in seen]
 
 
 def evaluate(

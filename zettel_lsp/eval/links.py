@@ -102,11 +102,8 @@ def unlink_copy(vault: Path, copy: Path, held: Sequence[HeldOut], variant: str) 
     shutil.copytree(vault, copy, symlinks=True)
     cards, _ = load_vault(vault)
     graph = LinkGraph.build(cards)
-    by_src: dict[str, set[str]] = {}
-    for h in held:
-        by_src.setdefault(h.src, set()).add(h.dst)
     changed = 0
-    for src, dsts in by_src.items():
+    for src, dsts in _by_src(held).items():
         if src not in graph.cards:
             continue
         text, n = unlinked_text(graph, src, dsts, variant)
