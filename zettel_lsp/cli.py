@@ -72,12 +72,12 @@ from zettel_lsp.search.suggest import (
     DEFAULT_SUGGEST_FUSION,
     GRAPH_LEGS,
     SUGGEST_LEGS,
-    RelatedSuggestion,
     SuggestFusion,
     mention_fields,
     ranked_mentions,
     related_suggestions,
 )
+from zettel_lsp.search.suggest.reasons import RelatedSuggestion
 from zettel_lsp.vault import Vault
 from zettel_lsp.workdir import WorkDirError
 
