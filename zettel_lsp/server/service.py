@@ -485,8 +485,8 @@ class VaultService:
         embed: compact the shard before embedding, as ``zettel-lsp index`` does, so that a
         server stopped while embedding (an editor closed or killed during a first index) opens
         from indexed segments next time; never compacted, its open rebuilds the BM25 index of
-        every point (issue #18). The optimizer runs in a child process (it holds the
-        interpreter lock for tens of seconds at 100k cards); the index is detached meanwhile and
+        every point. The optimizer runs in a child process (it holds the interpreter lock
+        while it works); the index is detached meanwhile and
         requests are answered from the graph: titles and a scan of the text, as when another
         process holds the index. False when the vault was closed meanwhile."""
         ix = vault.indexer
@@ -532,8 +532,7 @@ class VaultService:
     def _warm_up(self) -> None:
         """The server's warm-ups, once, before "ready" (so that the first completion and the
         first diagnostics after it do not build them). They run after the resync, not beside
-        it: both are Python work, and at 100k cards the resync (0.7-0.9 s alone) took
-        5.5-8.8 s while the warm-ups ran on another thread (they take 3.1-3.2 s here)."""
+        it: both are Python work, and beside each other each waits for the other."""
         if self._warm_up_fn is None or self._warmed_up:
             return
         self._warmed_up = True
@@ -605,7 +604,7 @@ class VaultService:
         yields to the editor: a card at a time, once no request came for
         :data:`SELF_TUNE_QUIET` seconds, the vault lock held only for its graph and index
         reads.
-        Suggestions use the default weights until it is done (13k cards: about 40 s of work)."""
+        Suggestions use the stored or default weights until it is done."""
         threading.Thread(
             target=self._calibrate, name=f"zettel-self-tune-{self.root.name}", daemon=True
         ).start()
@@ -682,9 +681,7 @@ class VaultService:
         """Once per session, after the model loaded and before "ready" (in the model's
         thread, while the start-up thread syncs and builds the graph): read the stored vectors
         a slice at a time (:meth:`Vault.warm_store`), so that the first searches after "ready"
-        answer as fast as the later ones (at 100k cards the first dense search of each query
-        took 32 ms median and 103 ms p95 before, 8 ms after; reading all of them takes
-        1.2 s alone). Done after "ready" instead, it made the first symbol searches wait."""
+        answer as fast as the later ones, and no search after "ready" waits for it."""
         if self._store_warmed:
             return
         self._store_warmed = True
@@ -784,8 +781,7 @@ class VaultService:
         """An index update (from the watcher or a reindex): bring the graph in step."""
         vault = self.vault
         if vault is None or not (report.cards_changed or report.paths_removed):
-            # nothing for the graph: no write lock, which would wait for whoever reads (the
-            # start-up's resync, when the warm-ups ran beside it, waited 4-5 s at 100k cards)
+            # nothing for the graph: no write lock, which would wait for whoever reads
             return
 
         def update() -> bool:
