@@ -18,10 +18,11 @@ exactly, so the card keeps showing its name.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import unquote
@@ -36,8 +37,9 @@ from zettel_lsp.graph.resolver import (
     strip_md,
     tie_break_key,
 )
-from zettel_lsp.notes.anchors import heading_key
+from zettel_lsp.notes.anchors import heading_for, heading_key
 from zettel_lsp.notes.frontmatter import scalar_text
+from zettel_lsp.notes.markdown_links import markdown_links
 from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.model import Card, Heading, Link, LinkKind
 from zettel_lsp.notes.positions import LineIndex
@@ -65,7 +67,8 @@ class RenamePlan:
     move: tuple[str, str] | None = None
 
     def add(self, path: str, edit: TextEdit) -> None:
-        self.edits.setdefault(path, []).append(edit)
+        """Add ``edit``, keeping each card's edits in text order."""
+        bisect.insort(self.edits.setdefault(path, []), edit, key=lambda e: e.start)
 
     @property
     def edit_count(self) -> int:
@@ -199,6 +202,18 @@ def wiki_sides(link: Link) -> tuple[int, str, int, str | None] | None:
     return inner_at, tp, inner_at + bar + 1, inner[bar + 1 :]
 
 
+def wiki_name(link: Link, swapped: bool) -> tuple[Part, Part | None] | None:
+    """In a wikilink as written, the parts that name the card and its subpath: the label side
+    when the link resolved through it (``swapped``, Dendron's order). None for other links."""
+    sides = wiki_sides(link) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
+    if sides is None:
+        return None
+    tp_at, tp, label_at, label = sides
+    if swapped and label is not None:
+        return name_part(label_at, label, link)
+    return name_part(tp_at, tp, link)
+
+
 def name_part(side_at: int, side: str, link: Link) -> tuple[Part, Part | None]:
     """In one side of a wikilink (``target#sub``): the target and the subpath parts."""
     hash_at = side.find("#")
@@ -219,8 +234,6 @@ def name_part(side_at: int, side: str, link: Link) -> tuple[Part, Part | None]:
 def _markdown_dest(link: Link) -> tuple[Part, bool] | None:
     """A Markdown link's destination path part (before ``#``) as written, and whether it is in
     ``<angle brackets>``."""
-    from zettel_lsp.notes.markdown_links import markdown_links
-
     found = markdown_links(link.raw)
     if not found or found[0].start != 0:
         return None
@@ -278,9 +291,7 @@ def plan_file_rename(
     at such another card (a rename the editor does anyway, ``willRenameFiles``, is not strict).
     """
     overrides = overrides or {}
-    card = overrides.get(old_path) or graph.cards.get(old_path)
-    if card is None:
-        raise RenameError(f"{old_path} is not a card of this vault")
+    card = _card_to_rename(graph, old_path, overrides)
     new_stem = _stem(new_path)
     check_file_name(new_stem)
     if not new_path.lower().endswith(".md"):
@@ -300,26 +311,37 @@ def plan_file_rename(
     def stem_wins(src: str) -> bool:
         return _bare_name_picks(graph, old_path, new_path, src, others)
 
-    for src in sorted(set(graph.backlinks(old_path)) | set(overrides) | {old_path}):
-        src_card = overrides.get(src) or graph.cards.get(src)
-        if src_card is None:
-            continue
+    for src, link, res in _links_near(graph, old_path, overrides):
         src_new = new_path if src == old_path else src
-        for link in src_card.links:
-            res = graph.resolve_link(link, src)
-            if res.target == old_path and link.target:
-                edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
-            elif src == old_path and _folder(old_path) != _folder(new_path):
-                edit = _relative_from_moved(link, res, old_path, new_path)
-            else:
-                edit = None
-            if edit is not None:
-                plan.add(src, edit)
+        if res.target == old_path and link.target:
+            edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
+        elif src == old_path and _folder(old_path) != _folder(new_path):
+            edit = _relative_from_moved(link, res, old_path, new_path)
+        else:
+            edit = None
+        if edit is not None:
+            plan.add(src, edit)
     for edit in _title_edits(card, old_stem, new_stem):
         plan.add(old_path, edit)
-    for path in plan.edits:
-        plan.edits[path].sort(key=lambda e: e.start)
     return plan
+
+
+def _card_to_rename(graph: LinkGraph, path: str, overrides: Mapping[str, Card]) -> Card:
+    card = overrides.get(path) or graph.cards.get(path)
+    if card is None:
+        raise RenameError(f"{path} is not a card of this vault")
+    return card
+
+
+def _links_near(
+    graph: LinkGraph, path: str, overrides: Mapping[str, Card]
+) -> Iterator[tuple[str, Link, Resolution]]:
+    """Every link, resolved, of the cards that may link to ``path`` (its backlinks, the open
+    cards ``overrides`` as the editor has them, and itself), by card path."""
+    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
+        card = overrides.get(src) or graph.cards.get(src)
+        for link in card.links if card is not None else ():
+            yield src, link, graph.resolve_link(link, src)
 
 
 def _bare_name_picks(
@@ -380,14 +402,10 @@ def _retarget(
     if res.stage not in (Stage.PATH, Stage.SUFFIX, Stage.STEM):
         return None  # named by title, alias or id: those do not change with the file name
     if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-        sides = wiki_sides(link)
-        if sides is None:
+        parts = wiki_name(link, res.swapped)
+        if parts is None:
             return None
-        tp_at, tp, label_at, label = sides
-        if res.swapped and label is not None:
-            part, _ = name_part(label_at, label, link)
-        else:
-            part, _ = name_part(tp_at, tp, link)
+        part = parts[0]
         new = _wiki_target(part.text, old_path, new_path, stem_wins(src))
     else:
         found = _markdown_dest(link)
@@ -552,9 +570,7 @@ def plan_title_rename(
     """Change the frontmatter title or opening H1 that gives ``path``'s title, and every link
     that names the card by that title."""
     overrides = overrides or {}
-    card = overrides.get(path) or graph.cards.get(path)
-    if card is None:
-        raise RenameError(f"{path} is not a card of this vault")
+    card = _card_to_rename(graph, path, overrides)
     source = name_source(card)
     if source is NameSource.FILE:
         return plan_file_rename(graph, path, new_path_for(path, new_title), overrides=overrides)
@@ -574,28 +590,14 @@ def plan_title_rename(
         raise RenameError("cannot find where this card's title is written")
     value = new_title if source is NameSource.H1 else yaml_scalar(card.text, place, new_title)
     plan.add(path, TextEdit(place.start, place.end, value))
-    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
-        src_card = overrides.get(src) or graph.cards.get(src)
-        if src_card is None:
+    for src, link, res in _links_near(graph, path, overrides):
+        parts = wiki_name(link, res.swapped)
+        if res.target != path or res.stage is not Stage.TITLE or parts is None:
             continue
-        for link in src_card.links:
-            res = graph.resolve_link(link, src)
-            if res.target != path or res.stage is not Stage.TITLE:
-                continue
-            sides = wiki_sides(link) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
-            if sides is None:
-                continue
-            tp_at, tp, label_at, label = sides
-            part, _ = (
-                name_part(label_at, label, link)
-                if res.swapped and label is not None
-                else name_part(tp_at, tp, link)
-            )
-            new = case_like(part.text, card.title, new_title)
-            if new != part.text:
-                plan.add(src, TextEdit(part.start, part.end, new))
-    for p in plan.edits:
-        plan.edits[p].sort(key=lambda e: e.start)
+        part = parts[0]
+        new = case_like(part.text, card.title, new_title)
+        if new != part.text:
+            plan.add(src, TextEdit(part.start, part.end, new))
     return plan
 
 
@@ -618,12 +620,8 @@ def plan_heading_rename(
 ) -> RenamePlan:
     """Rename a heading of the card at ``path`` and every ``[[Card#Heading]]`` (and Markdown
     ``(Card.md#Heading)``) that points at it."""
-    from zettel_lsp.notes.anchors import heading_for
-
     overrides = overrides or {}
-    card = overrides.get(path) or graph.cards.get(path)
-    if card is None:
-        raise RenameError(f"{path} is not a card of this vault")
+    card = _card_to_rename(graph, path, overrides)
     if not new_text.strip() or _BAD_TITLE.search(new_text) or new_text != new_text.strip():
         raise RenameError("a heading cannot be empty, hold | # ^ [ ] or a line break")
     key = heading_key(new_text)
@@ -634,33 +632,21 @@ def plan_heading_rename(
         raise RenameError("cannot find this heading's text")
     plan = RenamePlan()
     plan.add(path, TextEdit(place.start, place.end, new_text))
-    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
-        src_card = overrides.get(src) or graph.cards.get(src)
-        if src_card is None:
+    for src, link, res in _links_near(graph, path, overrides):
+        if not link.heading or res.target != path:
             continue
-        for link in src_card.links:
-            if not link.heading:
-                continue
-            if graph.resolve_link(link, src).target != path:
-                continue
-            h = heading_for(card, link.heading)
-            if h is None or h.line != heading.line:
-                continue
-            edit = _heading_link_edit(link, heading.text, new_text)
-            if edit is not None:
-                plan.add(src, edit)
-    for p in plan.edits:
-        plan.edits[p].sort(key=lambda e: e.start)
+        h = heading_for(card, link.heading)
+        if h is None or h.line != heading.line:
+            continue
+        edit = _heading_link_edit(link, heading.text, new_text)
+        if edit is not None:
+            plan.add(src, edit)
     return plan
 
 
 def _heading_link_edit(link: Link, old: str, new: str) -> TextEdit | None:
     if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-        sides = wiki_sides(link)
-        if sides is None:
-            return None
-        tp_at, tp, _, _ = sides
-        _, sub = name_part(tp_at, tp, link)
+        sub = parts[1] if (parts := wiki_name(link, swapped=False)) else None
         if sub is None:
             return None
         # Obsidian's heading path A#B names its last heading
@@ -679,19 +665,3 @@ def _heading_link_edit(link: Link, old: str, new: str) -> TextEdit | None:
     else:
         new_written = _encode_like(part.text, case_like(decoded, old, new), angle)
     return TextEdit(part.start, part.end, new_written)
-
-
-# ------------------------------------------------------------------ applying
-
-
-def apply_edits(text: str, edits: list[TextEdit]) -> str:
-    """``text`` with non-overlapping ``edits`` applied (used by tests and the benchmark)."""
-    out: list[str] = []
-    done = 0
-    for e in sorted(edits, key=lambda e: e.start):
-        if e.start < done:
-            raise ValueError("overlapping edits")
-        out += [text[done : e.start], e.new_text]
-        done = e.end
-    out.append(text[done:])
-    return "".join(out)

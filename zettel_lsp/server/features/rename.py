@@ -33,14 +33,13 @@ from zettel_lsp.graph.rename import (
     TextEdit,
     frontmatter_title,
     heading_text,
-    name_part,
     name_source,
     new_path_for,
     opening_h1,
     plan_file_rename,
     plan_heading_rename,
     plan_title_rename,
-    wiki_sides,
+    wiki_name,
 )
 from zettel_lsp.graph.resolver import Stage
 from zettel_lsp.notes.anchors import heading_for
@@ -100,15 +99,10 @@ def target_at(doc: Doc, offset: int, graph: LinkGraph) -> Target | None:
         if target_card is None:
             raise RenameError("this link does not point at a card")
         if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-            sides = wiki_sides(link)
-            if sides is None:
+            parts = wiki_name(link, res.swapped)
+            if parts is None:
                 return None
-            tp_at, tp, label_at, label = sides
-            name, sub = (
-                name_part(label_at, label, link)
-                if res.swapped and label is not None
-                else name_part(tp_at, tp, link)
-            )
+            name, sub = parts
             if sub is not None and link.heading and sub.start <= offset <= sub.end:
                 h = heading_for(target_card, link.heading)
                 if h is None:
