@@ -113,14 +113,21 @@ def name_key(target: str) -> str:
     return norm(strip_md(target.rsplit("/", 1)[-1]))
 
 
+def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
+    """The names ``card`` is filed under in the name table, per stage (normalised as ``norm``)."""
+    names = [
+        (Stage.STEM, {norm(card.stem)}),
+        (Stage.TITLE, {norm(card.title)}),
+        (Stage.ALIAS, {norm(a) for a in card.aliases}),
+    ]
+    if card.card_id:
+        names.append((Stage.ID, {norm(card.card_id)}))
+    return names
+
+
 def card_keys(card: Card) -> set[str]:
     """Every name under which ``card`` can be linked (see :func:`name_key`)."""
-    keys = {norm(card.stem), norm(card.title)}
-    keys.update(norm(a) for a in card.aliases)
-    if card.card_id:
-        keys.add(norm(card.card_id))
-    keys.discard("")
-    return keys
+    return {name for _, names in stage_names(card) for name in names} - {""}
 
 
 def without_scheme(target: str) -> str:
