@@ -38,6 +38,7 @@ from zettel_lsp.search.suggest import (
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
 from zettel_lsp.server.features.diagnostics import problems_of
+from zettel_lsp.server.features.shared import answer_doc
 from zettel_lsp.server.server import ZettelLanguageServer
 
 ADD_RELATED = "zettel.addRelated"
@@ -323,10 +324,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
 async def on_code_action(
     ls: ZettelLanguageServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    def run() -> list[types.CodeAction]:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return []
+    def answer(doc: Doc) -> list[types.CodeAction]:
         codec = ls.workspace.position_codec
         changes = ls.supports("workspace", "workspace_edit", "document_changes")
         operations = ls.client_capabilities.workspace
@@ -363,7 +361,7 @@ async def on_code_action(
                 actions.append(action)
         return actions
 
-    return await ls.off_loop(run, [])
+    return await answer_doc(ls, params.text_document.uri, answer, [])
 
 
 async def on_code_action_resolve(
@@ -396,13 +394,8 @@ async def cmd_suggest_links(ls: ZettelLanguageServer, *args: Any) -> dict[str, A
     uri = str(arg(args, "uri", 0, "") or "")
     limit = limit_arg(arg(args, "limit", 1), ls.settings.related_limit)
 
-    def run() -> dict[str, Any] | None:
-        doc = ls.doc(uri)
-        if doc is None:
-            return None
-        return suggest_json(doc, limit, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, None)
+    codec = ls.workspace.position_codec
+    return await answer_doc(ls, uri, lambda doc: suggest_json(doc, limit, codec), None)
 
 
 CODE_ACTION_OPTIONS = types.CodeActionOptions(

@@ -32,6 +32,7 @@ from pygls.workspace.position_codec import PositionCodec
 from zettel_lsp.graph.diagnostics import CardProblem, Kind, card_problems, expect_near_misses
 from zettel_lsp.notes.model import Card
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import card_location
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 from zettel_lsp.server.settings import ServerSettings
@@ -79,20 +80,13 @@ def to_diagnostic(
     codec: Codec,
     severity: types.DiagnosticSeverity,
 ) -> types.Diagnostic:
-    related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(uri=card_uri(service.root, path), range=_top()),
-            message=_related_message(problem, path),
-        )
-        for path in problem.related[:20]
-    ]
+    places = [(path, _related_message(problem, path)) for path in problem.related[:20]]
     if problem.target is not None:
-        related.append(
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=card_uri(service.root, problem.target), range=_top()),
-                message="the card the link goes to",
-            )
-        )
+        places.append((problem.target, "the card the link goes to"))
+    related = [
+        types.DiagnosticRelatedInformation(location=card_location(service.root, p), message=m)
+        for p, m in places
+    ]
     data: dict[str, object] = {"kind": problem.kind.value}
     if problem.suggestions:
         data["suggestions"] = [
@@ -107,11 +101,6 @@ def to_diagnostic(
         related_information=related or None,
         data=data,
     )
-
-
-def _top() -> types.Range:
-    p = types.Position(line=0, character=0)
-    return types.Range(start=p, end=p)
 
 
 def _related_message(problem: CardProblem, path: str) -> str:
@@ -282,9 +271,7 @@ def document_report(
 ) -> types.DocumentDiagnosticReport:
     pusher(ls)
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return types.RelatedFullDocumentDiagnosticReport(items=[])
-    if not doc.service.graph_ready.is_set():
+    if doc is None or not doc.service.graph_ready.is_set():
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     result_id = _result_id(doc.service, ls.settings, doc.text)
     if params.previous_result_id == result_id:

@@ -26,6 +26,7 @@ from zettel_lsp.search.results import excerpt, result_dict
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.arguments import arg, limit_arg, position_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import answer_doc
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -170,19 +171,12 @@ def related_json(
 
 
 async def on_hover(ls: ZettelLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    def run() -> types.Hover | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
-        return hover(
-            doc,
-            params.position,
-            ls.workspace.position_codec,
-            ls.settings.hover_limit,
-            ls.search_options(ls.settings.hover_limit),
-        )
+    limit, codec = ls.settings.hover_limit, ls.workspace.position_codec
 
-    return await ls.off_loop(run, None)
+    def answer(doc: Doc) -> types.Hover | None:
+        return hover(doc, params.position, codec, limit, ls.search_options(limit))
+
+    return await answer_doc(ls, params.text_document.uri, answer, None)
 
 
 async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, Any]]:
@@ -191,13 +185,10 @@ async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, An
     pos = position_arg(arg(args, "position", 1))
     limit = limit_arg(arg(args, "limit", 2), ls.settings.hover_limit)
 
-    def run() -> list[dict[str, Any]]:
-        doc = ls.doc(uri)
-        if doc is None:
-            return []
+    def answer(doc: Doc) -> list[dict[str, Any]]:
         return related_json(doc, pos, ls.workspace.position_codec, limit, ls.search_options(limit))
 
-    return await ls.off_loop(run, [])
+    return await answer_doc(ls, uri, answer, [])
 
 
 def register(server: ZettelLanguageServer) -> None:

@@ -9,15 +9,16 @@ matcher over this one card): no request scans the vault. See docs/lsp-outline.md
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.notes.outline import OutlineNode, folding_ranges, heading_tree, title_line
 from zettel_lsp.search.suggest import ranked_mentions
-from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json
 from zettel_lsp.server.features.navigation import link_target, references
+from zettel_lsp.server.features.shared import answer_doc
 from zettel_lsp.server.server import ZettelLanguageServer
 
 # The backlinks lens's command: run by the client, never sent to the server. Arguments are those
@@ -124,7 +125,11 @@ def backlinks_lens(doc: Doc, codec: PositionCodec, rng: types.Range) -> types.Co
         command=types.Command(
             title=plural(len(sources), "backlink"),
             command=SHOW_REFERENCES,
-            arguments=[doc.uri, _json_position(rng.start), [_json_location(x) for x in locations]],
+            arguments=[
+                doc.uri,
+                range_json(rng)["start"],
+                [{"uri": loc.uri, "range": range_json(loc.range)} for loc in locations],
+            ],
         ),
     )
 
@@ -155,20 +160,6 @@ def resolve_lens(lens: types.CodeLens, doc: Doc | None) -> types.CodeLens:
     return lens
 
 
-def _json_position(p: types.Position) -> dict[str, int]:
-    return {"line": p.line, "character": p.character}
-
-
-def _json_location(loc: types.Location) -> dict[str, Any]:
-    return {
-        "uri": loc.uri,
-        "range": {
-            "start": _json_position(loc.range.start),
-            "end": _json_position(loc.range.end),
-        },
-    }
-
-
 # ------------------------------------------------------------------ foldingRange
 
 FOLD_KINDS = {
@@ -191,34 +182,25 @@ def folds(doc: Doc) -> list[types.FoldingRange]:
 async def on_document_symbol(
     ls: ZettelLanguageServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol]:
-    def run() -> list[types.DocumentSymbol]:
-        doc = ls.doc(params.text_document.uri)
-        return [] if doc is None else document_symbols(doc, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, [])
+    codec = ls.workspace.position_codec
+    return await answer_doc(
+        ls, params.text_document.uri, partial(document_symbols, codec=codec), []
+    )
 
 
 async def on_document_link(
     ls: ZettelLanguageServer, params: types.DocumentLinkParams
 ) -> list[types.DocumentLink]:
-    def run() -> list[types.DocumentLink]:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return []
-        tips = ls.supports("text_document", "document_link", "tooltip_support")
-        return document_links(doc, ls.workspace.position_codec, tips)
-
-    return await ls.off_loop(run, [])
+    tips = ls.supports("text_document", "document_link", "tooltip_support")
+    links = partial(document_links, codec=ls.workspace.position_codec, tooltips=tips)
+    return await answer_doc(ls, params.text_document.uri, links, [])
 
 
 async def on_code_lens(
     ls: ZettelLanguageServer, params: types.CodeLensParams
 ) -> list[types.CodeLens]:
-    def run() -> list[types.CodeLens]:
-        doc = ls.doc(params.text_document.uri)
-        return [] if doc is None else code_lenses(doc, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, [])
+    codec = ls.workspace.position_codec
+    return await answer_doc(ls, params.text_document.uri, partial(code_lenses, codec=codec), [])
 
 
 async def on_code_lens_resolve(ls: ZettelLanguageServer, lens: types.CodeLens) -> types.CodeLens:
@@ -232,11 +214,7 @@ async def on_code_lens_resolve(ls: ZettelLanguageServer, lens: types.CodeLens) -
 async def on_folding_range(
     ls: ZettelLanguageServer, params: types.FoldingRangeParams
 ) -> list[types.FoldingRange]:
-    def run() -> list[types.FoldingRange]:
-        doc = ls.doc(params.text_document.uri)
-        return [] if doc is None else folds(doc)
-
-    return await ls.off_loop(run, [])
+    return await answer_doc(ls, params.text_document.uri, folds, [])
 
 
 def register(server: ZettelLanguageServer) -> None:

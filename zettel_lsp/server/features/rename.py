@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -46,6 +47,7 @@ from zettel_lsp.notes.anchors import heading_for
 from zettel_lsp.notes.model import Card, Heading, LinkKind
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import answer_doc, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -239,12 +241,20 @@ def open_docs(
     return out
 
 
-def _refusing(fn: Callable[[], T]) -> Callable[[], T]:
+def _text_of(graph: LinkGraph, docs: dict[str, Doc], path: str) -> str | None:
+    """The text of the card at ``path``: the editor's when it is open, else the graph's."""
+    if path in docs:
+        return docs[path].text
+    card = graph.cards.get(path)
+    return card.text if card is not None else None
+
+
+def _refusing(fn: Callable[[Doc], T]) -> Callable[[Doc], T]:
     """``fn``, with a refused rename raised as the error the client shows."""
 
-    def run() -> T:
+    def run(doc: Doc) -> T:
         try:
-            return fn()
+            return fn(doc)
         except RenameError as exc:
             raise RenameRefused(str(exc)) from None
 
@@ -254,10 +264,7 @@ def _refusing(fn: Callable[[], T]) -> Callable[[], T]:
 async def on_prepare_rename(
     ls: ZettelLanguageServer, params: types.PrepareRenameParams
 ) -> types.PrepareRenamePlaceholder | None:
-    def run() -> types.PrepareRenamePlaceholder | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
+    def run(doc: Doc) -> types.PrepareRenamePlaceholder | None:
         codec = Codec(ls.workspace.position_codec, doc.lines)
         offset = doc.index.offset(codec.from_client(params.position))
         target = doc.service.read(lambda: target_at(doc, offset, doc.service.graph))
@@ -268,19 +275,15 @@ async def on_prepare_rename(
         rng = codec.range(doc.index.position(target.start), doc.index.position(target.end))
         return types.PrepareRenamePlaceholder(range=rng, placeholder=target.placeholder)
 
-    return await ls.off_loop(_refusing(run), None)
+    return await answer_doc(ls, params.text_document.uri, _refusing(run), None)
 
 
 async def on_rename(
     ls: ZettelLanguageServer, params: types.RenameParams
 ) -> types.WorkspaceEdit | None:
-    def run() -> types.WorkspaceEdit | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
+    def run(doc: Doc) -> types.WorkspaceEdit | None:
         service = doc.service
-        codec = Codec(ls.workspace.position_codec, doc.lines)
-        offset = doc.index.offset(codec.from_client(params.position))
+        offset = offset_at(doc, params.position, ls.workspace.position_codec)
 
         def compute() -> types.WorkspaceEdit | None:
             graph = service.graph
@@ -296,17 +299,10 @@ async def on_rename(
                     "(workspace.workspaceEdit.resourceOperations lacks 'rename'); "
                     "rename the file in the editor's file tree instead"
                 )
-
-            def text_of(path: str) -> str | None:
-                if path in docs:
-                    return docs[path].text
-                card = graph.cards.get(path)
-                return card.text if card is not None else None
-
             edit = workspace_edit(
                 service.root,
                 plan,
-                text_of,
+                partial(_text_of, graph, docs),
                 ls.workspace.position_codec,
                 lambda p: docs[p].version if p in docs else None,
                 document_changes=can_move
@@ -318,7 +314,7 @@ async def on_rename(
 
         return service.read(compute)
 
-    return await ls.off_loop(_refusing(run), None)
+    return await answer_doc(ls, params.text_document.uri, _refusing(run), None)
 
 
 # The moves of this server's own rename answers. Applying one, the editor announces the move
@@ -373,7 +369,7 @@ async def on_will_rename_files(
 
             def compute(
                 old: str = old, new: str = new, service: VaultService = service
-            ) -> dict[str, list[types.TextEdit]]:
+            ) -> Mapping[str, Sequence[types.TextEdit]]:
                 graph = service.graph
                 if old not in graph.cards or not new.lower().endswith(".md"):
                     return {}
@@ -389,17 +385,11 @@ async def on_will_rename_files(
                 except RenameError as exc:
                     log.info("not updating links for %s -> %s: %s", old, new, exc)
                     return {}
-                result: dict[str, list[types.TextEdit]] = {}
-                for path, edits in plan.edits.items():
-                    text = docs[path].text if path in docs else None
-                    card = graph.cards.get(path)
-                    if text is None and card is not None:
-                        text = card.text
-                    if text is not None:
-                        result[card_uri(service.root, path)] = to_lsp_edits(
-                            text, edits, ls.workspace.position_codec
-                        )
-                return result
+                plan.move = None  # the editor moves the file
+                texts = partial(_text_of, graph, docs)
+                codec = ls.workspace.position_codec
+                edit = workspace_edit(service.root, plan, texts, codec, document_changes=False)
+                return edit.changes or {}
 
             for uri, edits in service.read(compute).items():
                 changes.setdefault(uri, []).extend(edits)
