@@ -38,7 +38,7 @@ from zettel_lsp.search.suggest import (
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
 from zettel_lsp.server.features.diagnostics import problems_of
-from zettel_lsp.server.features.shared import answer_doc
+from zettel_lsp.server.features.shared import answer_doc, capability
 from zettel_lsp.server.server import ZettelLanguageServer
 
 ADD_RELATED = "zettel.addRelated"
@@ -327,14 +327,8 @@ async def on_code_action(
     def answer(doc: Doc) -> list[types.CodeAction]:
         codec = ls.workspace.position_codec
         changes = ls.supports("workspace", "workspace_edit", "document_changes")
-        operations = ls.client_capabilities.workspace
-        create = bool(
-            changes
-            and operations is not None
-            and operations.workspace_edit is not None
-            and types.ResourceOperationKind.Create
-            in (operations.workspace_edit.resource_operations or ())
-        )
+        operations = capability(ls, "workspace", "workspace_edit", "resource_operations") or ()
+        create = changes and types.ResourceOperationKind.Create in operations
         actions = link_fixes(
             doc,
             params.range,
@@ -348,10 +342,8 @@ async def on_code_action(
         if doc.service.engine is None:
             return actions
         heading = ls.settings.related_heading
-        resolve = ls.supports("text_document", "code_action", "resolve_support")
-        if resolve and "edit" in (
-            ls.client_capabilities.text_document.code_action.resolve_support.properties  # type: ignore[union-attr]
-        ):
+        resolve = capability(ls, "text_document", "code_action", "resolve_support", "properties")
+        if "edit" in (resolve or ()):
             actions.append(related_action_stub(doc, heading))
         else:
             action = related_action(

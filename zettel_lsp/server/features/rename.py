@@ -47,7 +47,7 @@ from zettel_lsp.notes.anchors import heading_for
 from zettel_lsp.notes.model import Card, Heading, LinkKind
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.server.documents import Codec, Doc, card_uri
-from zettel_lsp.server.features.shared import answer_doc, offset_at
+from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -223,10 +223,8 @@ def to_lsp_edits(
 
 
 def _can_move(ls: ZettelLanguageServer) -> bool:
-    ops = ls.supports("workspace", "workspace_edit", "resource_operations") and (
-        ls.client_capabilities.workspace.workspace_edit.resource_operations  # type: ignore[union-attr]
-    )
-    return bool(ops) and any(str(getattr(o, "value", o)) == "rename" for o in ops or [])
+    ops = capability(ls, "workspace", "workspace_edit", "resource_operations") or ()
+    return any(str(getattr(o, "value", o)) == "rename" for o in ops)
 
 
 def open_docs(

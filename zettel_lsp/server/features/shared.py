@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
@@ -25,6 +25,14 @@ async def answer_doc(ls: ZettelLanguageServer, uri: str, answer: Callable[[Doc],
         return empty if doc is None else answer(doc)
 
     return await ls.off_loop(run, empty)
+
+
+def capability(ls: ZettelLanguageServer, *path: str) -> Any:
+    """The client capability at ``path`` (``("workspace", "workspace_edit")``), None if unset."""
+    node: Any = ls.client_capabilities
+    for part in path:
+        node = getattr(node, part, None)
+    return node
 
 
 def offset_at(doc: Doc, pos: types.Position, codec: PositionCodec) -> int:
