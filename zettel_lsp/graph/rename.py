@@ -143,10 +143,6 @@ def _stem(path: str) -> str:
     return strip_md(path.rsplit("/", 1)[-1])
 
 
-def _folder(path: str) -> str:
-    return path.rsplit("/", 1)[0] if "/" in path else ""
-
-
 def _cap_words(s: str) -> str:
     return " ".join(w[:1].upper() + w[1:] for w in s.split(" "))
 
@@ -163,7 +159,7 @@ def case_like(written: str, old: str, new: str) -> str:
 
 
 def _encode_like(written: str, name: str, angle: bool) -> str:
-    """``name`` as a Markdown destination component written like ``written``."""
+    """``name`` (a path, or a component) as a Markdown destination written like ``written``."""
     if angle:
         return name
     out = "".join(_ENCODE.get(ch, ch) for ch in name)
@@ -186,49 +182,27 @@ class Part:
     text: str  # as written
 
 
-def wiki_sides(link: Link) -> tuple[int, str, int, str | None] | None:
-    """For ``[[tp|label]]``: (offset of ``tp`` in raw, ``tp``, offset of the label, label)."""
-    m = _WIKI_INNER.match(link.raw)
+def wiki_name(link: Link, swapped: bool) -> tuple[Part, Part | None] | None:
+    """In a wikilink ``[[target#sub|label]]`` as written, the parts that name the card and its
+    subpath: on the label side when the link resolved through it (``swapped``, Dendron's
+    order). None for other links."""
+    m = _WIKI_INNER.match(link.raw) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
     if m is None:
         return None
-    inner_at = len(m.group(1)) + 2
-    inner = m.group(2)
-    bar = inner.find("|")
-    if bar == -1:
-        return inner_at, inner, -1, None
-    tp = inner[:bar]
-    if tp.endswith("\\"):
-        tp = tp[:-1]
-    return inner_at, tp, inner_at + bar + 1, inner[bar + 1 :]
+    at, side = link.span.start + m.start(2), m.group(2)
+    bar = side.find("|")
+    if bar != -1 and swapped:
+        at, side = at + bar + 1, side[bar + 1 :]
+    elif bar != -1:
+        side = side[:bar].removesuffix("\\")  # [[a\|b]] in a table
+    name, hash_sign, sub = side.partition("#")
+    return _trimmed(at, name), (_trimmed(at + len(name) + 1, sub) if hash_sign else None)
 
 
-def wiki_name(link: Link, swapped: bool) -> tuple[Part, Part | None] | None:
-    """In a wikilink as written, the parts that name the card and its subpath: the label side
-    when the link resolved through it (``swapped``, Dendron's order). None for other links."""
-    sides = wiki_sides(link) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
-    if sides is None:
-        return None
-    tp_at, tp, label_at, label = sides
-    if swapped and label is not None:
-        return name_part(label_at, label, link)
-    return name_part(tp_at, tp, link)
-
-
-def name_part(side_at: int, side: str, link: Link) -> tuple[Part, Part | None]:
-    """In one side of a wikilink (``target#sub``): the target and the subpath parts."""
-    hash_at = side.find("#")
-    head = side if hash_at == -1 else side[:hash_at]
-    lead = len(head) - len(head.lstrip())
-    name = head.strip()
-    base = link.span.start + side_at
-    target = Part(base + lead, base + lead + len(name), name)
-    sub: Part | None = None
-    if hash_at != -1:
-        rest = side[hash_at + 1 :]
-        slead = len(rest) - len(rest.lstrip())
-        s = rest.strip()
-        sub = Part(base + hash_at + 1 + slead, base + hash_at + 1 + slead + len(s), s)
-    return target, sub
+def _trimmed(at: int, text: str) -> Part:
+    """``text``, found at offset ``at``, without its surrounding white space."""
+    lead = len(text) - len(text.lstrip())
+    return Part(at + lead, at + lead + len(text.strip()), text.strip())
 
 
 def _markdown_dest(link: Link) -> tuple[Part, bool] | None:
@@ -315,7 +289,7 @@ def plan_file_rename(
         src_new = new_path if src == old_path else src
         if res.target == old_path and link.target:
             edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
-        elif src == old_path and _folder(old_path) != _folder(new_path):
+        elif src == old_path and posixpath.dirname(old_path) != posixpath.dirname(new_path):
             edit = _relative_from_moved(link, res, old_path, new_path)
         else:
             edit = None
@@ -352,7 +326,10 @@ def _bare_name_picks(
     folder, then the file name with its tie-break) with the card moved."""
     name = norm(_stem(new_path))
     mine = norm(strip_md(new_path))
-    for cand in (name, norm(posixpath.join(_folder(src), name)) if _folder(src) else name):
+    for cand in (
+        name,
+        norm(posixpath.join(posixpath.dirname(src), name)) if posixpath.dirname(src) else name,
+    ):
         if cand == mine:
             return True
         hit = graph.names.at_path(cand)
@@ -433,7 +410,7 @@ def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) ->
     folder, slash, last = bare.rpartition("/")
     if norm(last) != norm(old_stem):
         return None  # does not spell the file name (a path we cannot map): leave it
-    if slash and _folder(old_path) == _folder(new_path):
+    if slash and posixpath.dirname(old_path) == posixpath.dirname(new_path):
         return prefix + folder + slash + case_like(last, old_stem, new_stem) + md
     if not slash and stem_wins:
         return prefix + case_like(last, old_stem, new_stem) + md
@@ -450,9 +427,9 @@ def _markdown_target(
     has_md = last.lower().endswith(".md")
     if norm(strip_md(last)) != norm(old_stem):
         return None
-    src_folder = _folder(src)
-    same_place = _folder(old_path) == _folder(new_path) and _folder(src) == _folder(src_new)
-    if same_place:
+    src_folder = posixpath.dirname(src)
+    same_folder = posixpath.dirname(old_path) == posixpath.dirname(new_path)
+    if same_folder and src_folder == posixpath.dirname(src_new):
         base = case_like(strip_md(last), old_stem, new_stem)
         name = base + (last[len(strip_md(last)) :] if has_md else "")
         return head + slash + _encode_like(last_raw, name, angle)
@@ -465,12 +442,10 @@ def _markdown_target(
     if decoded.startswith("/"):
         path = "/" + target
     elif relative:
-        path = posixpath.relpath(target, _folder(src_new) or ".")
+        path = posixpath.relpath(target, posixpath.dirname(src_new) or ".")
     else:  # written from the vault root
         path = target
-    return "/".join(
-        c if c in ("..", ".", "") else _encode_like(written, c, angle) for c in path.split("/")
-    )
+    return _encode_like(written, path, angle)
 
 
 def _relative_from_moved(
@@ -486,15 +461,13 @@ def _relative_from_moved(
         return None
     part, angle = found
     decoded = unquote(part.text.replace("\\", ""))
-    joined = posixpath.normpath(posixpath.join(_folder(old_path), decoded))
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(old_path), decoded))
     if norm(strip_md(joined)) != norm(strip_md(res.target)):
         return None  # written from the vault root: still right after the move
     has_md = decoded.lower().endswith(".md")
     target = res.target if has_md else strip_md(res.target)
-    path = posixpath.relpath(target, _folder(new_path) or ".")
-    new = "/".join(
-        _encode_like(part.text, c, angle) if c not in ("..", ".") else c for c in path.split("/")
-    )
+    path = posixpath.relpath(target, posixpath.dirname(new_path) or ".")
+    new = _encode_like(part.text, path, angle)
     return None if new == part.text else TextEdit(part.start, part.end, new)
 
 
@@ -651,10 +624,8 @@ def _heading_link_edit(link: Link, old: str, new: str) -> TextEdit | None:
             return None
         # Obsidian's heading path A#B names its last heading
         last_at = sub.text.rfind("#") + 1
-        written = sub.text[last_at:].strip()
-        lead = len(sub.text[last_at:]) - len(sub.text[last_at:].lstrip())
-        start = sub.start + last_at + lead
-        return TextEdit(start, start + len(written), case_like(written, old, new))
+        last = _trimmed(sub.start + last_at, sub.text[last_at:])
+        return TextEdit(last.start, last.end, case_like(last.text, old, new))
     found = _markdown_fragment(link)
     if found is None:
         return None
