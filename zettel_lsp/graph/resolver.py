@@ -35,45 +35,13 @@ from zettel_lsp.notes.model import Card, Link, LinkKind
 if TYPE_CHECKING:
     from zettel_lsp.graph.names import NameTable  # which reads this module's rules
 
+# the file suffixes of attachments: a link to such a file is no card's
 ATTACHMENT_SUFFIXES = frozenset(
-    {
-        "png",
-        "jpg",
-        "jpeg",
-        "gif",
-        "bmp",
-        "svg",
-        "webp",
-        "avif",
-        "heic",
-        "tif",
-        "tiff",
-        "pdf",
-        "mp3",
-        "wav",
-        "ogg",
-        "flac",
-        "m4a",
-        "webm",
-        "mp4",
-        "mov",
-        "mkv",
-        "ogv",
-        "3gp",
-        "canvas",
-        "base",
-        "excalidraw",
-        "zip",
-        "csv",
-        "json",
-        "txt",
-        "html",
-        "htm",
-        "docx",
-        "xlsx",
-        "pptx",
-        "epub",
-    }
+    (
+        "png jpg jpeg gif bmp svg webp avif heic tif tiff pdf "  # images, PDF
+        "mp3 wav ogg flac m4a webm mp4 mov mkv ogv 3gp "  # audio, video
+        "canvas base excalidraw zip csv json txt html htm docx xlsx pptx epub"
+    ).split()
 )
 
 
