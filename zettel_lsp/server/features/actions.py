@@ -57,29 +57,27 @@ def mention_actions(
     start = doc.index.offset(c.from_client(rng.start))
     end = doc.index.offset(c.from_client(rng.end))
     targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
-    out: list[types.CodeAction] = []
+
+    def linking(
+        title: str, kind: types.CodeActionKind, mentions: Sequence[MentionSuggestion]
+    ) -> types.CodeAction:
+        edits = [
+            types.TextEdit(range=c.range(m.start_pos, m.end_pos), new_text=m.replacement)
+            for m in mentions
+        ]
+        return types.CodeAction(
+            title=title, kind=kind, edit=workspace_edit(doc, edits, document_changes)
+        )
+
+    out = []
     for t in targets:
         here = [m for m in t.mentions if not (m.end < start or m.start > end)]
-        if not here:
-            continue
-        out.append(
-            types.CodeAction(
-                title=fix_title(here),
-                kind=types.CodeActionKind.QuickFix,
-                edit=workspace_edit(doc, [_mention_edit(c, m) for m in here], document_changes),
-            )
-        )
+        if here:
+            out.append(linking(fix_title(here), types.CodeActionKind.QuickFix, here))
     confident = confident_mentions(targets)
     if confident:
-        out.append(
-            types.CodeAction(
-                title=link_confident_title(len(confident)),
-                kind=types.CodeActionKind.RefactorRewrite,
-                edit=workspace_edit(
-                    doc, [_mention_edit(c, m) for m in confident], document_changes
-                ),
-            )
-        )
+        title = link_confident_title(len(confident))
+        out.append(linking(title, types.CodeActionKind.RefactorRewrite, confident))
     return out
 
 
@@ -210,30 +208,15 @@ def confident_mentions(targets: Sequence[MentionTarget]) -> list[MentionSuggesti
     )
 
 
-def _mention_edit(c: Codec, m: MentionSuggestion) -> types.TextEdit:
-    return types.TextEdit(range=c.range(m.start_pos, m.end_pos), new_text=m.replacement)
-
-
-def related_action_stub(doc: Doc, heading: str) -> types.CodeAction:
-    """ "Add related links", to be filled in by ``codeAction/resolve``."""
-    return types.CodeAction(
-        title=f"Add related links under '{heading}'",
-        kind=types.CodeActionKind.RefactorRewrite,
-        data={"action": ADD_RELATED, "uri": doc.uri, "version": doc.version},
-    )
-
-
 def related_action(
-    doc: Doc, heading: str, limit: int, codec: PositionCodec, *, document_changes: bool
-) -> types.CodeAction | None:
-    """ "Add related links" with its edit, or None when there is nothing to add."""
-    edit = related_links_edit(doc, heading, limit, codec)
-    if edit is None:
-        return None
+    doc: Doc, heading: str, edit: types.WorkspaceEdit | None = None
+) -> types.CodeAction:
+    """ "Add related links" with its ``edit``, or without: filled in by ``codeAction/resolve``."""
     return types.CodeAction(
         title=f"Add related links under '{heading}'",
         kind=types.CodeActionKind.RefactorRewrite,
-        edit=workspace_edit(doc, [edit], document_changes),
+        edit=edit,
+        data=None if edit else {"action": ADD_RELATED, "uri": doc.uri, "version": doc.version},
     )
 
 
@@ -272,13 +255,15 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
         lambda: {r.path: f"[[{link_name(service.graph, r.path, doc.rel)}]]" for r in related}
     )
     confident = confident_mentions(targets)
+
+    def place(m: MentionSuggestion) -> dict[str, Any]:
+        return range_json(c.range(m.start_pos, m.end_pos))
+
     return {
         "uri": doc.uri,
         "card": doc.rel,
         "unlinked_mentions": [
-            mention_fields(t, m) | {"range": range_json(c.range(m.start_pos, m.end_pos))}
-            for t in targets
-            for m in t.mentions
+            mention_fields(t, m) | {"range": place(m)} for t in targets for m in t.mentions
         ],
         "mention_targets": [
             {
@@ -292,17 +277,14 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
                 "linked_by": t.linked_by,
                 "named_by": t.named_by,
                 "already_linked": t.already_linked,
-                "ranges": [range_json(c.range(m.start_pos, m.end_pos)) for m in t.mentions],
+                "ranges": [place(m) for m in t.mentions],
             }
             for t in targets
         ],
         "link_confident": {
             "title": link_confident_title(len(confident)),
             "count": len(confident),
-            "edits": [
-                {"range": range_json(c.range(m.start_pos, m.end_pos)), "newText": m.replacement}
-                for m in confident
-            ],
+            "edits": [{"range": place(m), "newText": m.replacement} for m in confident],
         },
         "related": [
             {
@@ -344,13 +326,9 @@ async def on_code_action(
         heading = ls.settings.related_heading
         resolve = capability(ls, "text_document", "code_action", "resolve_support", "properties")
         if "edit" in (resolve or ()):
-            actions.append(related_action_stub(doc, heading))
-        else:
-            action = related_action(
-                doc, heading, ls.settings.related_limit, codec, document_changes=changes
-            )
-            if action is not None:
-                actions.append(action)
+            actions.append(related_action(doc, heading))
+        elif edit := related_links_edit(doc, heading, ls.settings.related_limit, codec):
+            actions.append(related_action(doc, heading, workspace_edit(doc, [edit], changes)))
         return actions
 
     return await answer_doc(ls, params.text_document.uri, answer, [])
