@@ -27,7 +27,6 @@ from collections.abc import Iterable
 from functools import partial
 
 from lsprotocol import types
-from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.graph.diagnostics import CardProblem, Kind, card_problems, expect_near_misses
 from zettel_lsp.notes.model import Card
@@ -109,26 +108,15 @@ def _related_message(problem: CardProblem, path: str) -> str:
     return "the same name"
 
 
-def card_diagnostics(
-    service: VaultService,
-    card: Card,
-    lines: list[str],
-    settings: ServerSettings,
-    codec: PositionCodec,
-) -> list[types.Diagnostic]:
-    """Every diagnostic of ``card`` (whose text is ``lines``). Takes the read lock."""
-    sev = severities(settings)
+def doc_diagnostics(ls: ZettelLanguageServer, doc: Doc) -> list[types.Diagnostic]:
+    """Every diagnostic of ``doc`` as the editor has it. Takes the read lock."""
+    sev = severities(ls.settings)
     if not sev:
         return []
-    problems = service.read(lambda: problems_of(service, card, sev))
-    c = Codec(codec, lines)
+    service = doc.service
+    problems = service.read(lambda: problems_of(service, doc.card, sev))
+    c = Codec(ls.workspace.position_codec, doc.lines)
     return [to_diagnostic(service, p, c, sev[p.kind]) for p in problems]
-
-
-def doc_diagnostics(ls: ZettelLanguageServer, doc: Doc) -> list[types.Diagnostic]:
-    return card_diagnostics(
-        doc.service, doc.card, doc.lines, ls.settings, ls.workspace.position_codec
-    )
 
 
 # ------------------------------------------------------------------ push
@@ -301,11 +289,9 @@ def workspace_report(
             found = service.read(partial(_batch, service, batch, sev))
             for path, card, problems in found:
                 uri = card_uri(service.root, path)
-                if ls.is_open(uri):
+                if ls.is_open(uri) or (not problems and uri not in previous):
                     continue
                 result_id = _result_id(service, ls.settings, card.text)
-                if not problems and uri not in previous:
-                    continue
                 if previous.get(uri) == result_id:
                     items.append(
                         types.WorkspaceUnchangedDocumentDiagnosticReport(
