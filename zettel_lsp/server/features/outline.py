@@ -50,17 +50,13 @@ def document_symbols(doc: Doc, codec: PositionCodec) -> list[types.DocumentSymbo
 # ------------------------------------------------------------------ documentLink
 
 
-def fragment(line: int | None) -> str:
-    """A ``#L<n>`` fragment (1-based line), as VS Code's opener reads file URIs."""
-    return f"#L{line + 1}" if line is not None else ""
-
-
 def document_links(
     doc: Doc, codec: PositionCodec, tooltips: bool = True
 ) -> list[types.DocumentLink]:
-    """Links that point somewhere: a card (with ``#L<line>`` for a heading or a block that
-    exists), or an attachment file. Unresolved links get no entry (diagnostics report them).
-    ``tooltips``: the client shows them (the target's title)."""
+    """Links that point somewhere: a card (with ``#L<line>``, 1-based as VS Code's opener reads
+    file URIs, for a heading or a block that exists), or an attachment file. Unresolved links
+    get no entry (diagnostics report them). ``tooltips``: the client shows them (the target's
+    title)."""
     c = Codec(codec, doc.lines)
     service = doc.service
 
@@ -73,12 +69,14 @@ def document_links(
             target, line = found
             card = service.graph.cards.get(target)
             tip = card.title if card is not None else target
-            if line is not None and link.subpath:
-                tip += f" › {link.subpath}"
+            uri = card_uri(service.root, target)
+            if line is not None:
+                uri += f"#L{line + 1}"
+                tip += f" › {link.subpath}" if link.subpath else ""
             out.append(
                 types.DocumentLink(
                     range=c.range(link.span.start_pos, link.span.end_pos),
-                    target=card_uri(service.root, target) + fragment(line),
+                    target=uri,
                     tooltip=tip if tooltips else None,
                 )
             )
@@ -94,20 +92,6 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def mention_count(doc: Doc) -> int:
-    """How many unlinked mentions ``zettel.suggestLinks`` lists for the card's current text
-    (``unlinked_mentions``: every mention of every suggested card)."""
-    return doc.service.read(
-        lambda: sum(t.count for t in ranked_mentions(doc.service.graph, doc.card))
-    )
-
-
-def backlink_locations(doc: Doc, codec: PositionCodec) -> list[types.Location]:
-    """Each link to this card, at its range (what references on the title line answers)."""
-    pos = types.Position(line=title_line(doc.card), character=0)
-    return references(doc, pos, codec, include_declaration=False)
-
-
 def title_range(doc: Doc, codec: PositionCodec) -> types.Range:
     line = min(title_line(doc.card), doc.index.line_count - 1)
     end = doc.index.line_start(line) + len(doc.index.line_text(line).rstrip("\r"))
@@ -118,7 +102,9 @@ def title_range(doc: Doc, codec: PositionCodec) -> types.Range:
 
 
 def backlinks_lens(doc: Doc, codec: PositionCodec, rng: types.Range) -> types.CodeLens:
-    locations = backlink_locations(doc, codec)
+    """Each link to this card, at its range (what references on the title line answers)."""
+    pos = types.Position(line=title_line(doc.card), character=0)
+    locations = references(doc, pos, codec, include_declaration=False)
     sources = {loc.uri for loc in locations}
     return types.CodeLens(
         range=rng,
@@ -134,14 +120,6 @@ def backlinks_lens(doc: Doc, codec: PositionCodec, rng: types.Range) -> types.Co
     )
 
 
-def mentions_command(doc: Doc) -> types.Command:
-    return types.Command(
-        title=plural(mention_count(doc), "unlinked mention"),
-        command=SUGGEST_LINKS,
-        arguments=[{"uri": doc.uri}],
-    )
-
-
 def code_lenses(doc: Doc, codec: PositionCodec) -> list[types.CodeLens]:
     """Two lenses on the title line: backlinks (shows them as references) and unlinked mentions
     (runs ``zettel.suggestLinks``; its count is computed in ``codeLens/resolve``)."""
@@ -153,10 +131,16 @@ def code_lenses(doc: Doc, codec: PositionCodec) -> list[types.CodeLens]:
 
 
 def resolve_lens(lens: types.CodeLens, doc: Doc | None) -> types.CodeLens:
-    """Fill in the unlinked-mentions lens's command (its count)."""
+    """Fill in the unlinked-mentions lens's command: its count is how many unlinked mentions
+    ``zettel.suggestLinks`` lists for the card's current text (every mention of every
+    suggested card)."""
     data = lens.data if isinstance(lens.data, dict) else {}
     if lens.command is None and doc is not None and data.get("lens") == MENTIONS_LENS:
-        lens.command = mentions_command(doc)
+        service = doc.service
+        n = service.read(lambda: sum(t.count for t in ranked_mentions(service.graph, doc.card)))
+        lens.command = types.Command(
+            title=plural(n, "unlinked mention"), command=SUGGEST_LINKS, arguments=[{"uri": doc.uri}]
+        )
     return lens
 
 
