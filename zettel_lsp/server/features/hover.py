@@ -46,11 +46,7 @@ def hover(
     if found is not None:
         link, target = found
         md = service.read(lambda: _link_hover(doc, link, target, limit))
-        span = link.span
-        rng = Codec(codec, doc.lines).range(span.start_pos, span.end_pos)
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=md), range=rng
-        )
+        return _hover(md, Codec(codec, doc.lines).range(link.span.start_pos, link.span.end_pos))
     para = paragraph_at(doc.card, cpos.line)
     if para is None:
         return None
@@ -71,13 +67,14 @@ def hover(
             out.append(_related_line(service, r.path, r.title, r.chunk, rel))
         return out
 
+    end_pos = Position(end, len(doc.index.line_text(end)))
+    rng = Codec(codec, doc.lines).range(Position(start, 0), end_pos)
+    return _hover("\n".join(service.read(lines)), rng)
+
+
+def _hover(markdown: str, rng: types.Range) -> types.Hover:
     return types.Hover(
-        contents=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value="\n".join(service.read(lines))
-        ),
-        range=Codec(codec, doc.lines).range(
-            Position(start, 0), Position(end, len(doc.index.line_text(end)))
-        ),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown), range=rng
     )
 
 
