@@ -348,10 +348,9 @@ class LinkGraph:
 
     def unresolved_links(self) -> Iterator[ResolvedLink]:
         for path, resolutions in self._links.items():
-            if any(r.target is None and not r.attachment for r in resolutions):
-                for rl in self.links_of(path):
-                    if rl.target is None and not rl.resolution.attachment:
-                        yield rl
+            for link, res in zip(self.cards[path].links, resolutions, strict=True):
+                if res.target is None and not res.attachment:
+                    yield ResolvedLink(path, link, res)
 
     def backlink_counts(self, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> dict[str, int]:
         """``len(self.backlinks(p, kinds))`` for every card ``p``: its in-degree over edges of

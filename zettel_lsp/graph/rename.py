@@ -22,7 +22,7 @@ import bisect
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import unquote
@@ -285,7 +285,7 @@ def plan_file_rename(
     def stem_wins(src: str) -> bool:
         return _bare_name_picks(graph, old_path, new_path, src, others)
 
-    for src, link, res in _links_near(graph, old_path, overrides):
+    for src, link, res in _links_of(graph, {*graph.backlinks(old_path), old_path}, overrides):
         src_new = new_path if src == old_path else src
         if res.target == old_path and link.target:
             edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
@@ -307,12 +307,12 @@ def _card_to_rename(graph: LinkGraph, path: str, overrides: Mapping[str, Card]) 
     return card
 
 
-def _links_near(
-    graph: LinkGraph, path: str, overrides: Mapping[str, Card]
+def _links_of(
+    graph: LinkGraph, sources: Iterable[str], overrides: Mapping[str, Card]
 ) -> Iterator[tuple[str, Link, Resolution]]:
-    """Every link, resolved, of the cards that may link to ``path`` (its backlinks, the open
-    cards ``overrides`` as the editor has them, and itself), by card path."""
-    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
+    """Every link, resolved, of the cards at ``sources`` and the open cards (``overrides``, as
+    the editor has them), by card path."""
+    for src in sorted({*sources, *overrides}):
         card = overrides.get(src) or graph.cards.get(src)
         for link in card.links if card is not None else ():
             yield src, link, graph.resolve_link(link, src)
@@ -326,10 +326,7 @@ def _bare_name_picks(
     folder, then the file name with its tie-break) with the card moved."""
     name = norm(_stem(new_path))
     mine = norm(strip_md(new_path))
-    for cand in (
-        name,
-        norm(posixpath.join(posixpath.dirname(src), name)) if posixpath.dirname(src) else name,
-    ):
+    for cand in (name, norm(posixpath.join(posixpath.dirname(src), name))):
         if cand == mine:
             return True
         hit = graph.names.at_path(cand)
@@ -349,22 +346,16 @@ def _refuse_hijack(
     """Refuse a new name that would take over links now pointing at another card
     (``[[New]]`` that picks this card after the rename)."""
     key = name_key(_stem(new_path))
-    holders = set(graph._by_key.get(key, ())) | set(overrides)
-    for src in sorted(holders):
-        card = overrides.get(src) or graph.cards.get(src)
-        if card is None:
+    for src, link, res in _links_of(graph, graph._by_key.get(key, ()), overrides):
+        if not link.target or "/" in link.target or name_key(link.target) != key:
             continue
-        for link in card.links:
-            if not link.target or "/" in link.target or name_key(link.target) != key:
-                continue
-            res = graph.resolve_link(link, src)
-            if res.target in (None, old_path) or res.stage not in (Stage.PATH, Stage.STEM):
-                continue
-            if _bare_name_picks(graph, old_path, new_path, src, others):
-                raise RenameError(
-                    f"{link.raw} in {src} points at {res.target} and would point at this card "
-                    f"after the rename; pick another name"
-                )
+        if res.target in (None, old_path) or res.stage not in (Stage.PATH, Stage.STEM):
+            continue
+        if _bare_name_picks(graph, old_path, new_path, src, others):
+            raise RenameError(
+                f"{link.raw} in {src} points at {res.target} and would point at this card "
+                f"after the rename; pick another name"
+            )
 
 
 def _retarget(
@@ -563,7 +554,7 @@ def plan_title_rename(
         raise RenameError("cannot find where this card's title is written")
     value = new_title if source is NameSource.H1 else yaml_scalar(card.text, place, new_title)
     plan.add(path, TextEdit(place.start, place.end, value))
-    for src, link, res in _links_near(graph, path, overrides):
+    for src, link, res in _links_of(graph, {*graph.backlinks(path), path}, overrides):
         parts = wiki_name(link, res.swapped)
         if res.target != path or res.stage is not Stage.TITLE or parts is None:
             continue
@@ -605,7 +596,7 @@ def plan_heading_rename(
         raise RenameError("cannot find this heading's text")
     plan = RenamePlan()
     plan.add(path, TextEdit(place.start, place.end, new_text))
-    for src, link, res in _links_near(graph, path, overrides):
+    for src, link, res in _links_of(graph, {*graph.backlinks(path), path}, overrides):
         if not link.heading or res.target != path:
             continue
         h = heading_for(card, link.heading)
