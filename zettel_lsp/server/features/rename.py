@@ -168,8 +168,8 @@ def workspace_edit(
     document_changes: bool = True,
 ) -> types.WorkspaceEdit:
     """``plan`` as a ``WorkspaceEdit``: text edits (client units, against each card's current
-    text from ``texts``) then the file move. Without ``document_changes`` only a plan without a
-    move can be expressed (as ``changes``)."""
+    text from ``texts``) then the file move. Without ``document_changes`` (``changes`` only) the
+    plan must have no move: the callers refuse such a rename first."""
     per_file: list[tuple[str, list[types.TextEdit]]] = []
     for path in sorted(plan.edits):
         text = texts(path)
@@ -177,11 +177,7 @@ def workspace_edit(
             continue
         per_file.append((path, to_lsp_edits(text, plan.edits[path], codec)))
     if not document_changes:
-        if plan.move is not None:
-            raise RenameRefused(
-                "this editor cannot rename files through the language server "
-                "(workspaceEdit.resourceOperations lacks 'rename')"
-            )
+        assert plan.move is None, "a file move needs documentChanges"
         return types.WorkspaceEdit(changes={card_uri(root, p): e for p, e in per_file})
     changes: list[
         types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
