@@ -19,14 +19,15 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.graph.diagnostics import (
-    CardProblem,
     Kind,
     closest,
     new_card_path,
     new_card_text,
     retarget,
 )
+from zettel_lsp.graph.names import Suggestion
 from zettel_lsp.notes.editing import insert_related, unlinked_names
+from zettel_lsp.notes.model import Link
 from zettel_lsp.search.suggest import (
     MentionSuggestion,
     MentionTarget,
@@ -102,13 +103,12 @@ def link_fixes(
     start = doc.index.offset(c.from_client(rng.start))
     end = doc.index.offset(c.from_client(rng.end))
     service = doc.service
-    named = {
-        doc.index.offset(c.from_client(d.range.start))
-        for d in diagnostics
-        if d.code == Kind.UNRESOLVED.value
-    }
+    named: dict[int, list[types.Diagnostic]] = {}  # the client's, by where their link starts
+    for d in diagnostics:
+        if d.code == Kind.UNRESOLVED.value:
+            named.setdefault(doc.index.offset(c.from_client(d.range.start)), []).append(d)
 
-    def find() -> list[tuple[CardProblem, str | None]]:
+    def find() -> list[tuple[Link, Suggestion | None, str | None]]:
         out = []
         for p in problems_of(service, doc.card, {Kind.UNRESOLVED}):
             link = p.link
@@ -119,20 +119,12 @@ def link_fixes(
                 continue
             best = closest(p)
             name = link_name(service.graph, best.path, doc.rel) if best is not None else None
-            out.append((p, name))
+            out.append((link, best, name))
         return out
 
     actions: list[types.CodeAction] = []
-    for problem, name in service.read(find):
-        link = problem.link
-        assert link is not None
-        fixed = [
-            d
-            for d in diagnostics
-            if d.code == Kind.UNRESOLVED.value
-            and doc.index.offset(c.from_client(d.range.start)) == link.span.start
-        ] or None
-        best = closest(problem)
+    for link, best, name in service.read(find):
+        fixed = named.get(link.span.start)
         if best is not None and name is not None:
             edit = retarget(link, name, doc.rel, best.path)
             if edit is not None:
