@@ -94,9 +94,7 @@ def target_at(doc: Doc, offset: int, graph: LinkGraph) -> Target | None:
         if not link.span.start <= offset <= link.span.end:
             continue
         res = graph.resolve_link(link, doc.rel)
-        target = res.target
-        if target is None:
-            raise RenameError("this link does not point at a card")
+        target = res.target or ""  # "": unresolved, no card's path
         target_card = card if target == doc.rel else graph.cards.get(target)  # unsaved text
         if target_card is None:
             raise RenameError("this link does not point at a card")
