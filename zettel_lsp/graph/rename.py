@@ -123,11 +123,8 @@ def opening_h1(card: Card) -> Heading | None:
     if not card.headings or card.headings[0].level != 1:
         return None
     h = card.headings[0]
-    lines = card.text.split("\n")
-    for i in range(card.body_start_line, min(h.line, len(lines))):
-        if lines[i].strip():
-            return None
-    return h
+    before = card.text.split("\n")[card.body_start_line : h.line]
+    return None if any(line.strip() for line in before) else h
 
 
 def new_path_for(old_path: str, new_stem: str) -> str:
