@@ -63,16 +63,11 @@ class RenameRefused(JsonRpcException):
     CODE = REQUEST_FAILED
 
 
-class _QuietRefusals(logging.Filter):
+def _not_refused(record: logging.LogRecord) -> bool:
     """pygls logs every error answer with its traceback; a refused rename is an answer, not a
     fault (the client shows its message), so it is not logged."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, RenameRefused)
-
-
-_QUIET = _QuietRefusals()
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, RenameRefused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,7 +388,7 @@ async def on_will_rename_files(
 
 
 def register(server: ZettelLanguageServer) -> None:
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QUIET)  # once: a set of filters
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_refused)  # added once
     server.feature(
         types.TEXT_DOCUMENT_PREPARE_RENAME,
         types.RenameOptions(prepare_provider=True),
