@@ -62,7 +62,6 @@ def test_unlinked_mentions_use_titles_and_aliases_and_skip_links() -> None:
     ]
     assert g.mentions_of("Hub.md") == []  # everything there is inside links
     assert g.mentioned_by("BM25.md") == ["Dense retrieval.md", "Inverted index.md"]
-    assert g.mention_sources("BM25.md") == {"Dense retrieval.md": 1, "Inverted index.md": 1}
     assert not g.graph.has_edge("Inverted index.md", "BM25.md")  # mentions are no edges
     assert g.neighbours("BM25.md", kinds=(EdgeKind.MENTION,)) == {
         "Dense retrieval.md",
@@ -140,7 +139,7 @@ def snapshot(g: LinkGraph) -> dict[str, Any]:
         "mentions": {
             p: [(m.target, m.start, m.end) for m in g.mentions_of(p)] for p in sorted(g.cards)
         },
-        "named_by": {p: dict(g.mention_sources(p)) for p in sorted(g.cards)},
+        "named_by": {p: (g.mentioned_by(p), g.link_counts(p)) for p in sorted(g.cards)},
         "degree": {p: g.degree(p) for p in sorted(g.cards)},
     }
 

@@ -11,7 +11,7 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.rename import (
     RenameError,
     RenamePlan,
-    apply_edits,
+    TextEdit,
     new_path_for,
     plan_file_rename,
     plan_heading_rename,
@@ -22,6 +22,15 @@ from zettel_lsp.notes.parser import parse_card
 
 def build(spec: dict[str, str]) -> LinkGraph:
     return LinkGraph.build(parse_card(p, t) for p, t in spec.items())
+
+
+def apply_edits(text: str, edits: list[TextEdit]) -> str:
+    """``text`` with ``edits`` (a plan's: in text order) applied; they must not overlap."""
+    done = len(text)
+    for e in reversed(edits):
+        assert e.end <= done, "overlapping edits"
+        text, done = text[: e.start] + e.new_text + text[e.end :], e.start
+    return text
 
 
 def applied(spec: dict[str, str], plan: RenamePlan) -> dict[str, str]:

@@ -149,36 +149,20 @@ def link_problem(
         return CardProblem(Kind.UNRESOLVED, start, end, message, link, suggestions)
     target = card if res.target == card.path else graph.cards.get(res.target)
     if target is not None:
+        missing: tuple[Kind, str] | None = None
         if link.heading and Kind.MISSING_HEADING in kinds and not has_heading(target, link.heading):
-            return CardProblem(
-                Kind.MISSING_HEADING,
-                start,
-                end,
-                f"«{target.title}» has no heading «{link.heading}»",
-                link,
-                target=target.path,
-            )
-        if link.block_id and Kind.MISSING_BLOCK in kinds and not has_block(target, link.block_id):
-            return CardProblem(
-                Kind.MISSING_BLOCK,
-                start,
-                end,
-                f"«{target.title}» has no block ^{link.block_id}",
-                link,
-                target=target.path,
-            )
+            missing = Kind.MISSING_HEADING, f"no heading «{link.heading}»"
+        elif link.block_id and Kind.MISSING_BLOCK in kinds and not has_block(target, link.block_id):
+            missing = Kind.MISSING_BLOCK, f"no block ^{link.block_id}"
+        if missing is not None:
+            kind, what = missing
+            message = f"«{target.title}» has {what}"
+            return CardProblem(kind, start, end, message, link, target=target.path)
     if res.ambiguous and Kind.AMBIGUOUS in kinds:
         tied = ties(graph, link, res)
-        shown = link.target or link.raw
-        listed = ", ".join(tied[:5]) + (f" and {len(tied) - 5} more" if len(tied) > 5 else "")
-        return CardProblem(
-            Kind.AMBIGUOUS,
-            start,
-            end,
-            f"«{shown}» matches {len(tied)} cards ({listed}); it links to {res.target}",
-            link,
-            related=tuple(tied),
-        )
+        message = f"«{link.target or link.raw}» matches {len(tied)} cards ({_listed(tied)})"
+        message += f"; it links to {res.target}"
+        return CardProblem(Kind.AMBIGUOUS, start, end, message, link, related=tuple(tied))
     return None
 
 
@@ -221,17 +205,14 @@ def _duplicates(graph: LinkGraph, card: Card) -> list[CardProblem]:
     for shown, others in same_names(graph, card).items():
         start, end = _name_position(card, shown)
         what = "title" if shown == card.title else "alias"
-        listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-        out.append(
-            CardProblem(
-                Kind.DUPLICATE_TITLE,
-                start,
-                end,
-                f"The {what} «{shown}» is also the title or an alias of {listed}",
-                related=tuple(others),
-            )
-        )
+        message = f"The {what} «{shown}» is also the title or an alias of {_listed(others)}"
+        out.append(CardProblem(Kind.DUPLICATE_TITLE, start, end, message, related=tuple(others)))
     return out
+
+
+def _listed(paths: list[str]) -> str:
+    """The first five of ``paths``, and how many more."""
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
 def _name_position(card: Card, name: str) -> tuple[Position, Position]:
@@ -312,7 +293,3 @@ def closest(problem: CardProblem, threshold: float = NEAR_MISS) -> Suggestion | 
         return None
     best = problem.suggestions[0]
     return best if best.score >= threshold else None
-
-
-def count_kinds(problems: Sequence[CardProblem]) -> Counter[str]:
-    return Counter(p.kind.value for p in problems)

@@ -8,13 +8,11 @@ neighbourhoods, degrees) are networkx's. Updating, adding, deleting or renaming 
 only the cards whose links or mentions can change; nothing is rebuilt.
 
 **Mentions are not graph edges** (issue #18): a card's title or alias in another's prose,
-without a link. Their number grows faster than the vault: each card names more titles when there
-are more titles to name (measured on generated vaults: 0.73 M mentions at 25k cards, 4.0 M at
-100k). As networkx edges and one object each they took 2.7 GB at 100k cards. Each card's
-mentions are two compact arrays (spans and target numbers), and each target keeps who names it
-and how often; :meth:`LinkGraph.mentions_of` builds the :class:`UnlinkedMention` objects when
-asked. ``mention`` is a virtual edge kind: a query asked for it (``kinds``) follows a card's
-mentions, either direction, as if they were edges.
+without a link. Their number grows faster than the vault (each card names more titles when there
+are more titles to name), so each card's mentions are two compact arrays (spans and targets),
+each target keeps who names it, and :meth:`LinkGraph.mentions_of` builds the
+:class:`UnlinkedMention` objects when asked. ``mention`` is a virtual edge kind: a query
+asked for it (``kinds``) follows a card's mentions, either direction, as if they were edges.
 """
 
 from __future__ import annotations
@@ -76,8 +74,7 @@ class UnlinkedMention:
     text: str  # as written in the source
 
 
-# bump when what the mention pass finds changes (2: the longest of overlapping matches wins,
-# not the leftmost)
+# bump when what the mention pass finds changes
 MENTION_FORMAT = "mentions-2"
 # a card's mentions: start/end pairs, and the card each one names
 Mentions = tuple["array[int]", tuple[str, ...]]
@@ -146,17 +143,13 @@ class LinkGraph:
         self.graph: nx.DiGraph[str] = nx.DiGraph()
         self.names = NameTable(self.cards)  # every card's names: what links resolve against
         # card -> the resolution of each of its links, in the card's order (cards with links
-        # only); ResolvedLink objects are made when asked (links_of): one per link took 17 MB
-        # at 100k generated cards
+        # only); ResolvedLink objects are made when asked (links_of)
         self._links: dict[str, tuple[Resolution, ...]] = {}
         # card -> its mentions: (start, end, start, end, ...), and each one's target
         self._mentions: dict[str, Mentions] = {}
-        # target -> the cards that mention it (each once; how often: self._mentions). A list,
-        # not a {source: count} dict: 3.2M pairs at 100k generated cards took 100 MB as dicts,
-        # 30 MB as lists
+        # target -> the cards that mention it, each once (lists: a third of dicts' memory)
         self._named_by: dict[str, list[str]] = {}
-        # link name key -> the cards holding such a link, each once (lists, not sets: a set of
-        # one took 216 bytes, 25 MB for 68k keys at 100k generated cards)
+        # link name key -> the cards holding such a link, each once (lists: smaller than sets)
         self._by_key: dict[str, list[str]] = {}
         self._mention_min_length = mention_min_length
         self._matcher: MentionMatcher | None = None
@@ -164,10 +157,9 @@ class LinkGraph:
         # was set to 0
         self.mentions_found = 0
         self._digests: dict[str, str] = {}  # card -> text digest, as build() read it
-        # counts the changes that can move a link's target or label, or a card's names
-        # (a card came or went, or one's links, title, aliases or id changed): what is derived
-        # from those alone (the link labels and short names of search/suggest.py: 0.46 s at
-        # 100k cards) is kept over the saves that change prose only
+        # counts the changes that can move a link's target or label, or a card's names (a
+        # card came or went, or one's links, title, aliases or id changed): what is derived
+        # from those alone (search/suggest.py) is kept over the saves that change prose only
         self.link_generation = 0
 
     @property
@@ -329,14 +321,6 @@ class LinkGraph:
         """The cards the card at ``path`` mentions (without building the mentions)."""
         return set(self._mentions.get(path, _NO_MENTIONS)[1])
 
-    def mention_sources(self, path: str) -> dict[str, int]:
-        """Cards that mention ``path``'s title or an alias, with how many times (linking to it
-        or not)."""
-        return {
-            src: self._mentions.get(src, _NO_MENTIONS)[1].count(path)
-            for src in self._named_by.get(path, ())
-        }
-
     def link_counts(self, path: str) -> tuple[int, int]:
         """``len(backlinks(path))`` and ``len(mentioned_by(path))`` without sorting: a common
         word is named by hundreds of cards, and this runs per mentioned card."""
@@ -364,10 +348,9 @@ class LinkGraph:
 
     def unresolved_links(self) -> Iterator[ResolvedLink]:
         for path, resolutions in self._links.items():
-            if any(r.target is None and not r.attachment for r in resolutions):
-                for rl in self.links_of(path):
-                    if rl.target is None and not rl.resolution.attachment:
-                        yield rl
+            for link, res in zip(self.cards[path].links, resolutions, strict=True):
+                if res.target is None and not res.attachment:
+                    yield ResolvedLink(path, link, res)
 
     def backlink_counts(self, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> dict[str, int]:
         """``len(self.backlinks(p, kinds))`` for every card ``p``: its in-degree over edges of
@@ -498,8 +481,17 @@ class LinkGraph:
 
     def _scan_mentions(self, card: Card) -> list[UnlinkedMention]:
         text = card.text  # once: a graph's card may read it from a file
-        found = self._matcher_now().find(text, unlinkable(card, text))
-        return self._to_mentions(card.path, text, found)
+        return [
+            UnlinkedMention(card.path, target, m.start, m.end, text[m.start : m.end])
+            for m, target in self._named(card, text)
+        ]
+
+    def _named(self, card: Card, text: str) -> Iterator[tuple[Mention, str]]:
+        """The mentions in ``text`` (of ``card``) that name another card, with that card."""
+        for m in self._matcher_now().find(text, unlinkable(card, text)):
+            target = self._mention_target(card.path, m.keys)
+            if target is not None:
+                yield m, target
 
     # ------------------------------------------------------------------ internals
 
@@ -603,12 +595,9 @@ class LinkGraph:
         self._drop_mentions(path)
         spans = array("i")
         targets: list[str] = []
-        for m in self._matcher_now().find(text, unlinkable(card, text)):
-            target = self._mention_target(path, m.keys)
-            if target is not None:
-                spans.append(m.start)
-                spans.append(m.end)
-                targets.append(target)
+        for m, target in self._named(card, text):
+            spans.extend((m.start, m.end))
+            targets.append(target)
         if targets:
             self._store_mentions(path, ("", spans, tuple(targets)))
 
@@ -624,14 +613,6 @@ class LinkGraph:
         for dst in self.mention_targets(path):
             _unfile(self._named_by, dst, path)
         self._mentions.pop(path, None)
-
-    def _to_mentions(self, path: str, text: str, found: list[Mention]) -> list[UnlinkedMention]:
-        out: list[UnlinkedMention] = []
-        for m in found:
-            target = self._mention_target(path, m.keys)
-            if target is not None:
-                out.append(UnlinkedMention(path, target, m.start, m.end, text[m.start : m.end]))
-        return out
 
     def _mention_target(self, path: str, keys: tuple[str, ...]) -> str | None:
         """The card a name owned by ``keys`` names in the card at ``path``: None for the card's

@@ -11,11 +11,12 @@ import difflib
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from zettel_lsp.graph.resolver import Stage, norm, strip_md
+from zettel_lsp.graph.resolver import Stage, norm, stage_names, strip_md
 from zettel_lsp.notes.model import Card
 
 SUGGESTIONS = 3  # "did you mean" names per unresolved link
@@ -25,6 +26,7 @@ CUTOFF = 0.7
 CACHED = 50_000  # near() answers kept (each until a name change could alter it)
 _BATCH = 256  # names compared at once by near_many (a matrix of _BATCH x every name)
 _NEAR_STAGES = (Stage.TITLE, Stage.ALIAS, Stage.STEM)  # the names near() offers, as written
+_filed_as = attrgetter("path", "title", "aliases", "card_id")  # what a card is filed under
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,22 +39,9 @@ class Suggestion:
     score: float  # difflib's ratio, 0..1
 
 
-def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
-    """The names ``card`` is filed under, per stage (normalised as ``norm``)."""
-    names = [
-        (Stage.STEM, {norm(card.stem)}),
-        (Stage.TITLE, {norm(card.title)}),
-        (Stage.ALIAS, {norm(a) for a in card.aliases}),
-    ]
-    if card.card_id:
-        names.append((Stage.ID, {norm(card.card_id)}))
-    return names
-
-
 def add_owner(table: dict[str, tuple[str, ...]], name: str, path: str) -> None:
-    """File ``path`` under ``name``. Owners are sorted tuples, not sets: nearly every name has one
-    owner, and a set of one costs 216 bytes against 48; equal names share one string (a file
-    name is usually the title too)."""
+    """File ``path`` under ``name``. Owners are sorted tuples (nearly every name has one owner:
+    far smaller than sets); equal names share one string (a file name is usually the title)."""
     owners = table.get(name)
     if owners is None:
         table[sys.intern(name)] = (path,)
@@ -78,7 +67,7 @@ class NameTable:
     def __init__(self, cards: Mapping[str, Card]) -> None:
         self._cards = cards
         self._paths: dict[str, str] = {}  # norm(path without .md) -> path
-        # name -> the cards filed under it (add_owner: ~35 MB less than sets at 100k cards)
+        # name -> the cards filed under it (add_owner)
         self._tables: dict[Stage, dict[str, tuple[str, ...]]] = {
             Stage.STEM: {},
             Stage.TITLE: {},
@@ -110,12 +99,7 @@ class NameTable:
         """File ``new`` instead of ``old`` (the card at its path before, if any); a card whose
         names are the same (an edit of its text) changes nothing."""
         if old is not None:
-            if (old.path, old.title, old.aliases, old.card_id) == (
-                new.path,
-                new.title,
-                new.aliases,
-                new.card_id,
-            ):
+            if _filed_as(old) == _filed_as(new):
                 return
             self.remove(old)
         self.add(new)
@@ -177,18 +161,15 @@ class NameTable:
                 at = np.flatnonzero(row)
                 at = at[np.argsort(-row[at], kind="stable")]
                 # a whole number, maybe rounded down: one more bounds the ratio from above
-                self._keep((key, n), [(names[j], float(row[j]) + 1) for j in at])
+                hits = [(names[j], float(row[j]) + 1) for j in at]
+                if len(self._cache) >= CACHED:
+                    self._cache.clear()
+                self._cache[key, n] = self._rank(key, hits, n) if key else ()
 
     def _names(self) -> list[str]:
         if self._choices is None:
             self._choices = list(dict.fromkeys(k for s in _NEAR_STAGES for k in self._tables[s]))
         return self._choices
-
-    def _keep(self, key: tuple[str, int], hits: list[tuple[str, float]]) -> tuple[Suggestion, ...]:
-        if len(self._cache) >= CACHED:
-            self._cache.clear()
-        found = self._cache[key] = self._rank(key[0], hits, key[1]) if key[0] else ()
-        return found
 
     def _rank(self, key: str, hits: list[tuple[str, float]], n: int) -> tuple[Suggestion, ...]:
         """The answer from ``hits`` (names with rapidfuzz's ratio, highest first). difflib's

@@ -18,10 +18,11 @@ exactly, so the card keeps showing its name.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from urllib.parse import unquote
@@ -36,8 +37,9 @@ from zettel_lsp.graph.resolver import (
     strip_md,
     tie_break_key,
 )
-from zettel_lsp.notes.anchors import heading_key
+from zettel_lsp.notes.anchors import heading_for, heading_key
 from zettel_lsp.notes.frontmatter import scalar_text
+from zettel_lsp.notes.markdown_links import markdown_links
 from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.model import Card, Heading, Link, LinkKind
 from zettel_lsp.notes.positions import LineIndex
@@ -65,7 +67,8 @@ class RenamePlan:
     move: tuple[str, str] | None = None
 
     def add(self, path: str, edit: TextEdit) -> None:
-        self.edits.setdefault(path, []).append(edit)
+        """Add ``edit``, keeping each card's edits in text order."""
+        bisect.insort(self.edits.setdefault(path, []), edit, key=lambda e: e.start)
 
     @property
     def edit_count(self) -> int:
@@ -120,11 +123,8 @@ def opening_h1(card: Card) -> Heading | None:
     if not card.headings or card.headings[0].level != 1:
         return None
     h = card.headings[0]
-    lines = card.text.split("\n")
-    for i in range(card.body_start_line, min(h.line, len(lines))):
-        if lines[i].strip():
-            return None
-    return h
+    before = card.text.split("\n")[card.body_start_line : h.line]
+    return None if any(line.strip() for line in before) else h
 
 
 def new_path_for(old_path: str, new_stem: str) -> str:
@@ -138,10 +138,6 @@ def new_path_for(old_path: str, new_stem: str) -> str:
 
 def _stem(path: str) -> str:
     return strip_md(path.rsplit("/", 1)[-1])
-
-
-def _folder(path: str) -> str:
-    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 def _cap_words(s: str) -> str:
@@ -160,7 +156,7 @@ def case_like(written: str, old: str, new: str) -> str:
 
 
 def _encode_like(written: str, name: str, angle: bool) -> str:
-    """``name`` as a Markdown destination component written like ``written``."""
+    """``name`` (a path, or a component) as a Markdown destination written like ``written``."""
     if angle:
         return name
     out = "".join(_ENCODE.get(ch, ch) for ch in name)
@@ -183,44 +179,32 @@ class Part:
     text: str  # as written
 
 
-def wiki_sides(link: Link) -> tuple[int, str, int, str | None] | None:
-    """For ``[[tp|label]]``: (offset of ``tp`` in raw, ``tp``, offset of the label, label)."""
-    m = _WIKI_INNER.match(link.raw)
+def wiki_name(link: Link, swapped: bool) -> tuple[Part, Part | None] | None:
+    """In a wikilink ``[[target#sub|label]]`` as written, the parts that name the card and its
+    subpath: on the label side when the link resolved through it (``swapped``, Dendron's
+    order). None for other links."""
+    m = _WIKI_INNER.match(link.raw) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
     if m is None:
         return None
-    inner_at = len(m.group(1)) + 2
-    inner = m.group(2)
-    bar = inner.find("|")
-    if bar == -1:
-        return inner_at, inner, -1, None
-    tp = inner[:bar]
-    if tp.endswith("\\"):
-        tp = tp[:-1]
-    return inner_at, tp, inner_at + bar + 1, inner[bar + 1 :]
+    at, side = link.span.start + m.start(2), m.group(2)
+    bar = side.find("|")
+    if bar != -1 and swapped:
+        at, side = at + bar + 1, side[bar + 1 :]
+    elif bar != -1:
+        side = side[:bar].removesuffix("\\")  # [[a\|b]] in a table
+    name, hash_sign, sub = side.partition("#")
+    return _trimmed(at, name), (_trimmed(at + len(name) + 1, sub) if hash_sign else None)
 
 
-def name_part(side_at: int, side: str, link: Link) -> tuple[Part, Part | None]:
-    """In one side of a wikilink (``target#sub``): the target and the subpath parts."""
-    hash_at = side.find("#")
-    head = side if hash_at == -1 else side[:hash_at]
-    lead = len(head) - len(head.lstrip())
-    name = head.strip()
-    base = link.span.start + side_at
-    target = Part(base + lead, base + lead + len(name), name)
-    sub: Part | None = None
-    if hash_at != -1:
-        rest = side[hash_at + 1 :]
-        slead = len(rest) - len(rest.lstrip())
-        s = rest.strip()
-        sub = Part(base + hash_at + 1 + slead, base + hash_at + 1 + slead + len(s), s)
-    return target, sub
+def _trimmed(at: int, text: str) -> Part:
+    """``text``, found at offset ``at``, without its surrounding white space."""
+    lead = len(text) - len(text.lstrip())
+    return Part(at + lead, at + lead + len(text.strip()), text.strip())
 
 
 def _markdown_dest(link: Link) -> tuple[Part, bool] | None:
     """A Markdown link's destination path part (before ``#``) as written, and whether it is in
     ``<angle brackets>``."""
-    from zettel_lsp.notes.markdown_links import markdown_links
-
     found = markdown_links(link.raw)
     if not found or found[0].start != 0:
         return None
@@ -278,9 +262,7 @@ def plan_file_rename(
     at such another card (a rename the editor does anyway, ``willRenameFiles``, is not strict).
     """
     overrides = overrides or {}
-    card = overrides.get(old_path) or graph.cards.get(old_path)
-    if card is None:
-        raise RenameError(f"{old_path} is not a card of this vault")
+    card = _card_to_rename(graph, old_path, overrides)
     new_stem = _stem(new_path)
     check_file_name(new_stem)
     if not new_path.lower().endswith(".md"):
@@ -300,26 +282,37 @@ def plan_file_rename(
     def stem_wins(src: str) -> bool:
         return _bare_name_picks(graph, old_path, new_path, src, others)
 
-    for src in sorted(set(graph.backlinks(old_path)) | set(overrides) | {old_path}):
-        src_card = overrides.get(src) or graph.cards.get(src)
-        if src_card is None:
-            continue
+    for src, link, res in _links_of(graph, {*graph.backlinks(old_path), old_path}, overrides):
         src_new = new_path if src == old_path else src
-        for link in src_card.links:
-            res = graph.resolve_link(link, src)
-            if res.target == old_path and link.target:
-                edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
-            elif src == old_path and _folder(old_path) != _folder(new_path):
-                edit = _relative_from_moved(link, res, old_path, new_path)
-            else:
-                edit = None
-            if edit is not None:
-                plan.add(src, edit)
+        if res.target == old_path and link.target:
+            edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
+        elif src == old_path and posixpath.dirname(old_path) != posixpath.dirname(new_path):
+            edit = _relative_from_moved(link, res, old_path, new_path)
+        else:
+            edit = None
+        if edit is not None:
+            plan.add(src, edit)
     for edit in _title_edits(card, old_stem, new_stem):
         plan.add(old_path, edit)
-    for path in plan.edits:
-        plan.edits[path].sort(key=lambda e: e.start)
     return plan
+
+
+def _card_to_rename(graph: LinkGraph, path: str, overrides: Mapping[str, Card]) -> Card:
+    card = overrides.get(path) or graph.cards.get(path)
+    if card is None:
+        raise RenameError(f"{path} is not a card of this vault")
+    return card
+
+
+def _links_of(
+    graph: LinkGraph, sources: Iterable[str], overrides: Mapping[str, Card]
+) -> Iterator[tuple[str, Link, Resolution]]:
+    """Every link, resolved, of the cards at ``sources`` and the open cards (``overrides``, as
+    the editor has them), by card path."""
+    for src in sorted({*sources, *overrides}):
+        card = overrides.get(src) or graph.cards.get(src)
+        for link in card.links if card is not None else ():
+            yield src, link, graph.resolve_link(link, src)
 
 
 def _bare_name_picks(
@@ -330,7 +323,7 @@ def _bare_name_picks(
     folder, then the file name with its tie-break) with the card moved."""
     name = norm(_stem(new_path))
     mine = norm(strip_md(new_path))
-    for cand in (name, norm(posixpath.join(_folder(src), name)) if _folder(src) else name):
+    for cand in (name, norm(posixpath.join(posixpath.dirname(src), name))):
         if cand == mine:
             return True
         hit = graph.names.at_path(cand)
@@ -350,22 +343,16 @@ def _refuse_hijack(
     """Refuse a new name that would take over links now pointing at another card
     (``[[New]]`` that picks this card after the rename)."""
     key = name_key(_stem(new_path))
-    holders = set(graph._by_key.get(key, ())) | set(overrides)
-    for src in sorted(holders):
-        card = overrides.get(src) or graph.cards.get(src)
-        if card is None:
+    for src, link, res in _links_of(graph, graph._by_key.get(key, ()), overrides):
+        if not link.target or "/" in link.target or name_key(link.target) != key:
             continue
-        for link in card.links:
-            if not link.target or "/" in link.target or name_key(link.target) != key:
-                continue
-            res = graph.resolve_link(link, src)
-            if res.target in (None, old_path) or res.stage not in (Stage.PATH, Stage.STEM):
-                continue
-            if _bare_name_picks(graph, old_path, new_path, src, others):
-                raise RenameError(
-                    f"{link.raw} in {src} points at {res.target} and would point at this card "
-                    f"after the rename; pick another name"
-                )
+        if res.target in (None, old_path) or res.stage not in (Stage.PATH, Stage.STEM):
+            continue
+        if _bare_name_picks(graph, old_path, new_path, src, others):
+            raise RenameError(
+                f"{link.raw} in {src} points at {res.target} and would point at this card "
+                f"after the rename; pick another name"
+            )
 
 
 def _retarget(
@@ -380,14 +367,10 @@ def _retarget(
     if res.stage not in (Stage.PATH, Stage.SUFFIX, Stage.STEM):
         return None  # named by title, alias or id: those do not change with the file name
     if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-        sides = wiki_sides(link)
-        if sides is None:
+        parts = wiki_name(link, res.swapped)
+        if parts is None:
             return None
-        tp_at, tp, label_at, label = sides
-        if res.swapped and label is not None:
-            part, _ = name_part(label_at, label, link)
-        else:
-            part, _ = name_part(tp_at, tp, link)
+        part = parts[0]
         new = _wiki_target(part.text, old_path, new_path, stem_wins(src))
     else:
         found = _markdown_dest(link)
@@ -415,7 +398,7 @@ def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) ->
     folder, slash, last = bare.rpartition("/")
     if norm(last) != norm(old_stem):
         return None  # does not spell the file name (a path we cannot map): leave it
-    if slash and _folder(old_path) == _folder(new_path):
+    if slash and posixpath.dirname(old_path) == posixpath.dirname(new_path):
         return prefix + folder + slash + case_like(last, old_stem, new_stem) + md
     if not slash and stem_wins:
         return prefix + case_like(last, old_stem, new_stem) + md
@@ -432,9 +415,9 @@ def _markdown_target(
     has_md = last.lower().endswith(".md")
     if norm(strip_md(last)) != norm(old_stem):
         return None
-    src_folder = _folder(src)
-    same_place = _folder(old_path) == _folder(new_path) and _folder(src) == _folder(src_new)
-    if same_place:
+    src_folder = posixpath.dirname(src)
+    same_folder = posixpath.dirname(old_path) == posixpath.dirname(new_path)
+    if same_folder and src_folder == posixpath.dirname(src_new):
         base = case_like(strip_md(last), old_stem, new_stem)
         name = base + (last[len(strip_md(last)) :] if has_md else "")
         return head + slash + _encode_like(last_raw, name, angle)
@@ -447,12 +430,10 @@ def _markdown_target(
     if decoded.startswith("/"):
         path = "/" + target
     elif relative:
-        path = posixpath.relpath(target, _folder(src_new) or ".")
+        path = posixpath.relpath(target, posixpath.dirname(src_new) or ".")
     else:  # written from the vault root
         path = target
-    return "/".join(
-        c if c in ("..", ".", "") else _encode_like(written, c, angle) for c in path.split("/")
-    )
+    return _encode_like(written, path, angle)
 
 
 def _relative_from_moved(
@@ -468,15 +449,13 @@ def _relative_from_moved(
         return None
     part, angle = found
     decoded = unquote(part.text.replace("\\", ""))
-    joined = posixpath.normpath(posixpath.join(_folder(old_path), decoded))
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(old_path), decoded))
     if norm(strip_md(joined)) != norm(strip_md(res.target)):
         return None  # written from the vault root: still right after the move
     has_md = decoded.lower().endswith(".md")
     target = res.target if has_md else strip_md(res.target)
-    path = posixpath.relpath(target, _folder(new_path) or ".")
-    new = "/".join(
-        _encode_like(part.text, c, angle) if c not in ("..", ".") else c for c in path.split("/")
-    )
+    path = posixpath.relpath(target, posixpath.dirname(new_path) or ".")
+    new = _encode_like(part.text, path, angle)
     return None if new == part.text else TextEdit(part.start, part.end, new)
 
 
@@ -552,9 +531,7 @@ def plan_title_rename(
     """Change the frontmatter title or opening H1 that gives ``path``'s title, and every link
     that names the card by that title."""
     overrides = overrides or {}
-    card = overrides.get(path) or graph.cards.get(path)
-    if card is None:
-        raise RenameError(f"{path} is not a card of this vault")
+    card = _card_to_rename(graph, path, overrides)
     source = name_source(card)
     if source is NameSource.FILE:
         return plan_file_rename(graph, path, new_path_for(path, new_title), overrides=overrides)
@@ -574,28 +551,14 @@ def plan_title_rename(
         raise RenameError("cannot find where this card's title is written")
     value = new_title if source is NameSource.H1 else yaml_scalar(card.text, place, new_title)
     plan.add(path, TextEdit(place.start, place.end, value))
-    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
-        src_card = overrides.get(src) or graph.cards.get(src)
-        if src_card is None:
+    for src, link, res in _links_of(graph, {*graph.backlinks(path), path}, overrides):
+        parts = wiki_name(link, res.swapped)
+        if res.target != path or res.stage is not Stage.TITLE or parts is None:
             continue
-        for link in src_card.links:
-            res = graph.resolve_link(link, src)
-            if res.target != path or res.stage is not Stage.TITLE:
-                continue
-            sides = wiki_sides(link) if link.kind in (LinkKind.WIKI, LinkKind.EMBED) else None
-            if sides is None:
-                continue
-            tp_at, tp, label_at, label = sides
-            part, _ = (
-                name_part(label_at, label, link)
-                if res.swapped and label is not None
-                else name_part(tp_at, tp, link)
-            )
-            new = case_like(part.text, card.title, new_title)
-            if new != part.text:
-                plan.add(src, TextEdit(part.start, part.end, new))
-    for p in plan.edits:
-        plan.edits[p].sort(key=lambda e: e.start)
+        part = parts[0]
+        new = case_like(part.text, card.title, new_title)
+        if new != part.text:
+            plan.add(src, TextEdit(part.start, part.end, new))
     return plan
 
 
@@ -618,12 +581,8 @@ def plan_heading_rename(
 ) -> RenamePlan:
     """Rename a heading of the card at ``path`` and every ``[[Card#Heading]]`` (and Markdown
     ``(Card.md#Heading)``) that points at it."""
-    from zettel_lsp.notes.anchors import heading_for
-
     overrides = overrides or {}
-    card = overrides.get(path) or graph.cards.get(path)
-    if card is None:
-        raise RenameError(f"{path} is not a card of this vault")
+    card = _card_to_rename(graph, path, overrides)
     if not new_text.strip() or _BAD_TITLE.search(new_text) or new_text != new_text.strip():
         raise RenameError("a heading cannot be empty, hold | # ^ [ ] or a line break")
     key = heading_key(new_text)
@@ -634,41 +593,27 @@ def plan_heading_rename(
         raise RenameError("cannot find this heading's text")
     plan = RenamePlan()
     plan.add(path, TextEdit(place.start, place.end, new_text))
-    for src in sorted(set(graph.backlinks(path)) | set(overrides) | {path}):
-        src_card = overrides.get(src) or graph.cards.get(src)
-        if src_card is None:
+    for src, link, res in _links_of(graph, {*graph.backlinks(path), path}, overrides):
+        if not link.heading or res.target != path:
             continue
-        for link in src_card.links:
-            if not link.heading:
-                continue
-            if graph.resolve_link(link, src).target != path:
-                continue
-            h = heading_for(card, link.heading)
-            if h is None or h.line != heading.line:
-                continue
-            edit = _heading_link_edit(link, heading.text, new_text)
-            if edit is not None:
-                plan.add(src, edit)
-    for p in plan.edits:
-        plan.edits[p].sort(key=lambda e: e.start)
+        h = heading_for(card, link.heading)
+        if h is None or h.line != heading.line:
+            continue
+        edit = _heading_link_edit(link, heading.text, new_text)
+        if edit is not None:
+            plan.add(src, edit)
     return plan
 
 
 def _heading_link_edit(link: Link, old: str, new: str) -> TextEdit | None:
     if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-        sides = wiki_sides(link)
-        if sides is None:
-            return None
-        tp_at, tp, _, _ = sides
-        _, sub = name_part(tp_at, tp, link)
+        sub = parts[1] if (parts := wiki_name(link, swapped=False)) else None
         if sub is None:
             return None
         # Obsidian's heading path A#B names its last heading
         last_at = sub.text.rfind("#") + 1
-        written = sub.text[last_at:].strip()
-        lead = len(sub.text[last_at:]) - len(sub.text[last_at:].lstrip())
-        start = sub.start + last_at + lead
-        return TextEdit(start, start + len(written), case_like(written, old, new))
+        last = _trimmed(sub.start + last_at, sub.text[last_at:])
+        return TextEdit(last.start, last.end, case_like(last.text, old, new))
     found = _markdown_fragment(link)
     if found is None:
         return None
@@ -679,19 +624,3 @@ def _heading_link_edit(link: Link, old: str, new: str) -> TextEdit | None:
     else:
         new_written = _encode_like(part.text, case_like(decoded, old, new), angle)
     return TextEdit(part.start, part.end, new_written)
-
-
-# ------------------------------------------------------------------ applying
-
-
-def apply_edits(text: str, edits: list[TextEdit]) -> str:
-    """``text`` with non-overlapping ``edits`` applied (used by tests and the benchmark)."""
-    out: list[str] = []
-    done = 0
-    for e in sorted(edits, key=lambda e: e.start):
-        if e.start < done:
-            raise ValueError("overlapping edits")
-        out += [text[done : e.start], e.new_text]
-        done = e.end
-    out.append(text[done:])
-    return "".join(out)

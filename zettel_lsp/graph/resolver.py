@@ -35,45 +35,13 @@ from zettel_lsp.notes.model import Card, Link, LinkKind
 if TYPE_CHECKING:
     from zettel_lsp.graph.names import NameTable  # which reads this module's rules
 
+# the file suffixes of attachments: a link to such a file is no card's
 ATTACHMENT_SUFFIXES = frozenset(
-    {
-        "png",
-        "jpg",
-        "jpeg",
-        "gif",
-        "bmp",
-        "svg",
-        "webp",
-        "avif",
-        "heic",
-        "tif",
-        "tiff",
-        "pdf",
-        "mp3",
-        "wav",
-        "ogg",
-        "flac",
-        "m4a",
-        "webm",
-        "mp4",
-        "mov",
-        "mkv",
-        "ogv",
-        "3gp",
-        "canvas",
-        "base",
-        "excalidraw",
-        "zip",
-        "csv",
-        "json",
-        "txt",
-        "html",
-        "htm",
-        "docx",
-        "xlsx",
-        "pptx",
-        "epub",
-    }
+    (
+        "png jpg jpeg gif bmp svg webp avif heic tif tiff pdf "  # images, PDF
+        "mp3 wav ogg flac m4a webm mp4 mov mkv ogv 3gp "  # audio, video
+        "canvas base excalidraw zip csv json txt html htm docx xlsx pptx epub"
+    ).split()
 )
 
 
@@ -113,14 +81,21 @@ def name_key(target: str) -> str:
     return norm(strip_md(target.rsplit("/", 1)[-1]))
 
 
+def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:
+    """The names ``card`` is filed under in the name table, per stage (normalised as ``norm``)."""
+    names = [
+        (Stage.STEM, {norm(card.stem)}),
+        (Stage.TITLE, {norm(card.title)}),
+        (Stage.ALIAS, {norm(a) for a in card.aliases}),
+    ]
+    if card.card_id:
+        names.append((Stage.ID, {norm(card.card_id)}))
+    return names
+
+
 def card_keys(card: Card) -> set[str]:
     """Every name under which ``card`` can be linked (see :func:`name_key`)."""
-    keys = {norm(card.stem), norm(card.title)}
-    keys.update(norm(a) for a in card.aliases)
-    if card.card_id:
-        keys.add(norm(card.card_id))
-    keys.discard("")
-    return keys
+    return {name for _, names in stage_names(card) for name in names} - {""}
 
 
 def without_scheme(target: str) -> str:

@@ -49,12 +49,6 @@ def _span(s: Span | None) -> list[int] | None:
     return [s.start, s.end, s.start_line, s.start_character, s.end_line, s.end_character]
 
 
-def _unspan(v: list[int] | None) -> Span | None:
-    if v is None:
-        return None
-    return Span(*v)
-
-
 def _to_json(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         return {"$datetime": value.isoformat()}
@@ -98,18 +92,18 @@ def _details(card: Card) -> str | None:
     return details
 
 
-def _card(path: str, title: str, card_id: str | None, text: str, details: str) -> Card:
+def _card(path: str, title: str, card_id: str | None, text: bytes, details: str) -> Card:
     d = json.loads(details, object_hook=_from_json)
     return Card(
         path,
         title,
-        text,
+        text.decode("utf-8", "surrogatepass"),
         aliases=d["aliases"],
-        tags=[Tag(n, _unspan(s)) for n, s in d["tags"]],
+        tags=[Tag(n, Span(*s) if s else None) for n, s in d["tags"]],
         card_id=card_id,
         headings=[Heading(*h) for h in d["headings"]],
         links=[
-            Link(LinkKind(k), raw, _unspan(s), t, sub, label)  # type: ignore[arg-type]
+            Link(LinkKind(k), raw, Span(*s), t, sub, label)
             for k, raw, s, t, sub, label in d["links"]
         ],
         block_ids=[BlockId(*b) for b in d["blocks"]],
@@ -119,14 +113,6 @@ def _card(path: str, title: str, card_id: str | None, text: str, details: str) -
         problems=d["problems"],
         decoded_with_replacement=d["replaced"],
     )
-
-
-def _text(text: str) -> bytes:
-    return text.encode("utf-8", "surrogatepass")  # a decoded note may hold lone surrogates
-
-
-def _untext(stored: bytes) -> str:
-    return stored.decode("utf-8", "surrogatepass")
 
 
 def stored_cards(
@@ -149,7 +135,7 @@ def stored_cards(
             "SELECT path, sha256, parsed_as, title, card_id, text, details FROM cards"
         ):
             if want.get(path) == sha and how == tag:
-                cards[path] = _card(path, title, card_id, _untext(text), details)
+                cards[path] = _card(path, title, card_id, text, details)
             else:
                 stale.append(path)
     hits = len(cards)
@@ -190,7 +176,8 @@ def save_cards(
         if details is None:
             gone.append((card.path,))
             continue
-        rows.append((card.path, sha, tag, card.title, card.card_id, _text(card.text), details))
+        text = card.text.encode("utf-8", "surrogatepass")  # a note may hold lone surrogates
+        rows.append((card.path, sha, tag, card.title, card.card_id, text, details))
     with db.transaction() as conn:
         conn.executemany("DELETE FROM cards WHERE path = ?", gone)
         conn.executemany(

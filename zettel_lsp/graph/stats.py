@@ -48,13 +48,8 @@ def graph_stats(g: LinkGraph, *, skipped_files: int = 0, top: int = 10) -> Graph
                 if len(unresolved_sample) < top:
                     unresolved_sample.append({"source": path, "link": rl.link.raw})
     pairs = g.linked_pairs()
-    mention_count = 0
-    mention_pairs: set[tuple[str, str]] = set()
-    for path in g.cards:
-        for m in g.mentions_of(path):
-            mention_count += 1
-            if (m.source, m.target) not in pairs:
-                mention_pairs.add((m.source, m.target))
+    mention_count = sum(len(g.mentions_of(p)) for p in g.cards)
+    mention_pairs = {(p, t) for p in g.cards for t in g.mention_targets(p)} - pairs
     tags = {t for c in g.cards.values() for t in c.tag_names}
     return GraphStats(
         cards=len(g.cards),

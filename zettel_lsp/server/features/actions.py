@@ -19,14 +19,15 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.graph.diagnostics import (
-    CardProblem,
     Kind,
     closest,
     new_card_path,
     new_card_text,
     retarget,
 )
+from zettel_lsp.graph.names import Suggestion
 from zettel_lsp.notes.editing import insert_related, unlinked_names
+from zettel_lsp.notes.model import Link
 from zettel_lsp.search.suggest import (
     MentionSuggestion,
     MentionTarget,
@@ -38,6 +39,7 @@ from zettel_lsp.search.suggest import (
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
 from zettel_lsp.server.features.diagnostics import problems_of
+from zettel_lsp.server.features.shared import answer_doc, capability
 from zettel_lsp.server.server import ZettelLanguageServer
 
 ADD_RELATED = "zettel.addRelated"
@@ -56,29 +58,27 @@ def mention_actions(
     start = doc.index.offset(c.from_client(rng.start))
     end = doc.index.offset(c.from_client(rng.end))
     targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
-    out: list[types.CodeAction] = []
+
+    def linking(
+        title: str, kind: types.CodeActionKind, mentions: Sequence[MentionSuggestion]
+    ) -> types.CodeAction:
+        edits = [
+            types.TextEdit(range=c.range(m.start_pos, m.end_pos), new_text=m.replacement)
+            for m in mentions
+        ]
+        return types.CodeAction(
+            title=title, kind=kind, edit=workspace_edit(doc, edits, document_changes)
+        )
+
+    out = []
     for t in targets:
         here = [m for m in t.mentions if not (m.end < start or m.start > end)]
-        if not here:
-            continue
-        out.append(
-            types.CodeAction(
-                title=fix_title(here),
-                kind=types.CodeActionKind.QuickFix,
-                edit=workspace_edit(doc, [_mention_edit(c, m) for m in here], document_changes),
-            )
-        )
+        if here:
+            out.append(linking(fix_title(here), types.CodeActionKind.QuickFix, here))
     confident = confident_mentions(targets)
     if confident:
-        out.append(
-            types.CodeAction(
-                title=link_confident_title(len(confident)),
-                kind=types.CodeActionKind.RefactorRewrite,
-                edit=workspace_edit(
-                    doc, [_mention_edit(c, m) for m in confident], document_changes
-                ),
-            )
-        )
+        title = link_confident_title(len(confident))
+        out.append(linking(title, types.CodeActionKind.RefactorRewrite, confident))
     return out
 
 
@@ -103,13 +103,12 @@ def link_fixes(
     start = doc.index.offset(c.from_client(rng.start))
     end = doc.index.offset(c.from_client(rng.end))
     service = doc.service
-    named = {
-        doc.index.offset(c.from_client(d.range.start))
-        for d in diagnostics
-        if d.code == Kind.UNRESOLVED.value
-    }
+    named: dict[int, list[types.Diagnostic]] = {}  # the client's, by where their link starts
+    for d in diagnostics:
+        if d.code == Kind.UNRESOLVED.value:
+            named.setdefault(doc.index.offset(c.from_client(d.range.start)), []).append(d)
 
-    def find() -> list[tuple[CardProblem, str | None]]:
+    def find() -> list[tuple[Link, Suggestion | None, str | None]]:
         out = []
         for p in problems_of(service, doc.card, {Kind.UNRESOLVED}):
             link = p.link
@@ -120,20 +119,12 @@ def link_fixes(
                 continue
             best = closest(p)
             name = link_name(service.graph, best.path, doc.rel) if best is not None else None
-            out.append((p, name))
+            out.append((link, best, name))
         return out
 
     actions: list[types.CodeAction] = []
-    for problem, name in service.read(find):
-        link = problem.link
-        assert link is not None
-        fixed = [
-            d
-            for d in diagnostics
-            if d.code == Kind.UNRESOLVED.value
-            and doc.index.offset(c.from_client(d.range.start)) == link.span.start
-        ] or None
-        best = closest(problem)
+    for link, best, name in service.read(find):
+        fixed = named.get(link.span.start)
         if best is not None and name is not None:
             edit = retarget(link, name, doc.rel, best.path)
             if edit is not None:
@@ -209,30 +200,15 @@ def confident_mentions(targets: Sequence[MentionTarget]) -> list[MentionSuggesti
     )
 
 
-def _mention_edit(c: Codec, m: MentionSuggestion) -> types.TextEdit:
-    return types.TextEdit(range=c.range(m.start_pos, m.end_pos), new_text=m.replacement)
-
-
-def related_action_stub(doc: Doc, heading: str) -> types.CodeAction:
-    """ "Add related links", to be filled in by ``codeAction/resolve``."""
-    return types.CodeAction(
-        title=f"Add related links under '{heading}'",
-        kind=types.CodeActionKind.RefactorRewrite,
-        data={"action": ADD_RELATED, "uri": doc.uri, "version": doc.version},
-    )
-
-
 def related_action(
-    doc: Doc, heading: str, limit: int, codec: PositionCodec, *, document_changes: bool
-) -> types.CodeAction | None:
-    """ "Add related links" with its edit, or None when there is nothing to add."""
-    edit = related_links_edit(doc, heading, limit, codec)
-    if edit is None:
-        return None
+    doc: Doc, heading: str, edit: types.WorkspaceEdit | None = None
+) -> types.CodeAction:
+    """ "Add related links" with its ``edit``, or without: filled in by ``codeAction/resolve``."""
     return types.CodeAction(
         title=f"Add related links under '{heading}'",
         kind=types.CodeActionKind.RefactorRewrite,
-        edit=workspace_edit(doc, [edit], document_changes),
+        edit=edit,
+        data=None if edit else {"action": ADD_RELATED, "uri": doc.uri, "version": doc.version},
     )
 
 
@@ -271,13 +247,15 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
         lambda: {r.path: f"[[{link_name(service.graph, r.path, doc.rel)}]]" for r in related}
     )
     confident = confident_mentions(targets)
+
+    def place(m: MentionSuggestion) -> dict[str, Any]:
+        return range_json(c.range(m.start_pos, m.end_pos))
+
     return {
         "uri": doc.uri,
         "card": doc.rel,
         "unlinked_mentions": [
-            mention_fields(t, m) | {"range": range_json(c.range(m.start_pos, m.end_pos))}
-            for t in targets
-            for m in t.mentions
+            mention_fields(t, m) | {"range": place(m)} for t in targets for m in t.mentions
         ],
         "mention_targets": [
             {
@@ -291,17 +269,14 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
                 "linked_by": t.linked_by,
                 "named_by": t.named_by,
                 "already_linked": t.already_linked,
-                "ranges": [range_json(c.range(m.start_pos, m.end_pos)) for m in t.mentions],
+                "ranges": [place(m) for m in t.mentions],
             }
             for t in targets
         ],
         "link_confident": {
             "title": link_confident_title(len(confident)),
             "count": len(confident),
-            "edits": [
-                {"range": range_json(c.range(m.start_pos, m.end_pos)), "newText": m.replacement}
-                for m in confident
-            ],
+            "edits": [{"range": place(m), "newText": m.replacement} for m in confident],
         },
         "related": [
             {
@@ -323,20 +298,11 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
 async def on_code_action(
     ls: ZettelLanguageServer, params: types.CodeActionParams
 ) -> list[types.CodeAction]:
-    def run() -> list[types.CodeAction]:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return []
+    def answer(doc: Doc) -> list[types.CodeAction]:
         codec = ls.workspace.position_codec
         changes = ls.supports("workspace", "workspace_edit", "document_changes")
-        operations = ls.client_capabilities.workspace
-        create = bool(
-            changes
-            and operations is not None
-            and operations.workspace_edit is not None
-            and types.ResourceOperationKind.Create
-            in (operations.workspace_edit.resource_operations or ())
-        )
+        operations = capability(ls, "workspace", "workspace_edit", "resource_operations") or ()
+        create = changes and types.ResourceOperationKind.Create in operations
         actions = link_fixes(
             doc,
             params.range,
@@ -350,20 +316,14 @@ async def on_code_action(
         if doc.service.engine is None:
             return actions
         heading = ls.settings.related_heading
-        resolve = ls.supports("text_document", "code_action", "resolve_support")
-        if resolve and "edit" in (
-            ls.client_capabilities.text_document.code_action.resolve_support.properties  # type: ignore[union-attr]
-        ):
-            actions.append(related_action_stub(doc, heading))
-        else:
-            action = related_action(
-                doc, heading, ls.settings.related_limit, codec, document_changes=changes
-            )
-            if action is not None:
-                actions.append(action)
+        resolve = capability(ls, "text_document", "code_action", "resolve_support", "properties")
+        if "edit" in (resolve or ()):
+            actions.append(related_action(doc, heading))
+        elif edit := related_links_edit(doc, heading, ls.settings.related_limit, codec):
+            actions.append(related_action(doc, heading, workspace_edit(doc, [edit], changes)))
         return actions
 
-    return await ls.off_loop(run, [])
+    return await answer_doc(ls, params.text_document.uri, answer, [])
 
 
 async def on_code_action_resolve(
@@ -396,13 +356,8 @@ async def cmd_suggest_links(ls: ZettelLanguageServer, *args: Any) -> dict[str, A
     uri = str(arg(args, "uri", 0, "") or "")
     limit = limit_arg(arg(args, "limit", 1), ls.settings.related_limit)
 
-    def run() -> dict[str, Any] | None:
-        doc = ls.doc(uri)
-        if doc is None:
-            return None
-        return suggest_json(doc, limit, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, None)
+    codec = ls.workspace.position_codec
+    return await answer_doc(ls, uri, lambda doc: suggest_json(doc, limit, codec), None)
 
 
 CODE_ACTION_OPTIONS = types.CodeActionOptions(

@@ -62,21 +62,17 @@ async def cmd_ask(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
     question = str(arg(args, "question", 0, "") or "")
     token = arg(args, "token", 1)
     cancelled = ls.cancel_event()
+    empty: dict[str, Any] = {"question": question, "answer": "", "sources": []}
 
     def run() -> dict[str, Any]:
         from zettel_lsp.llm import ask
 
         service = ask_vault(ls, arg(args, "uri", 2))
         if not question.strip() or service is None:
-            return {"question": question, "answer": "", "sources": [], "fallback": None}
+            return empty | {"fallback": None}
         engine = service.engine
         if engine is None:
-            return {
-                "question": question,
-                "answer": "",
-                "sources": [],
-                "fallback": service.status_note() or "the index is not open",
-            }
+            return empty | {"fallback": service.status_note() or "the index is not open"}
 
         def delta(text: str) -> None:
             if token is not None:
@@ -99,7 +95,6 @@ async def cmd_ask(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
         out["vault"] = str(service.root)
         return out
 
-    empty: dict[str, Any] = {"question": question, "answer": "", "sources": []}
     try:
         return await ls.off_loop(run, empty)
     finally:

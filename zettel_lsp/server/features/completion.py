@@ -28,6 +28,7 @@ from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.search import complete as cx
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import capability
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -49,26 +50,21 @@ def completion(
     ctx = cx.context_at(line, cpos.character)
     offset = doc.index.offset(cpos)
     if ctx is None:
-        if line[: cpos.character].endswith("[") and not any(
-            s <= offset - 1 < e for s, e in doc.card.masked
-        ):
+        if line[: cpos.character].endswith("[") and not _masked(doc, offset - 1):
             _search_ahead(doc, cpos, options)
         return None
-    if ctx.kind == cx.TAG and any(s <= offset - 1 < e for s, e in doc.card.masked):
-        return None  # in code or a comment
-    if ctx.kind in (cx.CARD, cx.PATH) and any(
-        s <= ctx_offset(doc, cpos, ctx) < e for s, e in doc.card.masked
-    ):
+    if ctx.kind == cx.TAG and _masked(doc, offset - 1):
         return None
-    service = doc.service
-    meaning: list[str] = []
-    if ctx.kind in (cx.CARD, cx.PATH):
-        meaning = _meaning(doc, cpos, ctx, options)
-    return service.read(lambda: _answer(doc, cpos, ctx, offset, meaning, c, lazy_docs))
+    links = ctx.kind in (cx.CARD, cx.PATH)
+    if links and _masked(doc, doc.index.offset(Position(cpos.line, ctx.open_start))):
+        return None
+    meaning = _meaning(doc, cpos, ctx, options) if links else []
+    return doc.service.read(lambda: _answer(doc, cpos, ctx, offset, meaning, c, lazy_docs))
 
 
-def ctx_offset(doc: Doc, cpos: Position, ctx: cx.CompletionContext) -> int:
-    return doc.index.offset(Position(cpos.line, ctx.open_start))
+def _masked(doc: Doc, offset: int) -> bool:
+    """Whether ``offset`` is in code or a comment."""
+    return any(s <= offset < e for s, e in doc.card.masked)
 
 
 _MEANING: OrderedDict[tuple[int, str, str], tuple[float, list[str]]] = OrderedDict()
@@ -197,7 +193,8 @@ def _answer(
     found = cx.rank_cards(graph, doc.rel, linked, ctx.typed, meaning, _recency(service))
     style = cx.MARKDOWN if ctx.kind == cx.PATH else cx.vault_names(graph).style
     rels = cx.relations(graph, doc.rel, linked, [a.path for a in found.items])
-    embed = ctx.open_start > 0 and ctx_line(doc, cpos)[ctx.open_start - 1 : ctx.open_start] == "!"
+    line = doc.lines[cpos.line] if cpos.line < len(doc.lines) else ""
+    embed = ctx.open_start > 0 and line[ctx.open_start - 1 : ctx.open_start] == "!"
     items = []
     # the same two ranges for every item (a long line costs a scan per conversion)
     ranges = {
@@ -236,10 +233,6 @@ def _answer(
     return types.CompletionList(is_incomplete=found.incomplete, items=items)
 
 
-def ctx_line(doc: Doc, cpos: Position) -> str:
-    return doc.lines[cpos.line] if cpos.line < len(doc.lines) else ""
-
-
 def _documentation(card: Card, path: str, rel: str) -> types.MarkupContent:
     parts = [f"**{card.title}**", f"`{path}` · *{rel}*"]
     text = cx.first_prose_line(card)
@@ -255,32 +248,29 @@ def _anchors(
     if target is None:
         return None
     rng = c.range(Position(cpos.line, ctx.start), Position(cpos.line, ctx.end))
-    items: list[types.CompletionItem] = []
+    # (label, detail, documentation, the name inserted)
+    found: list[tuple[str, str, str | None, str]]
     if ctx.kind == cx.HEADING:
-        for i, (text, level) in enumerate(cx.headings_of(target, ctx.typed)):
-            items.append(
-                types.CompletionItem(
-                    label=text,
-                    kind=types.CompletionItemKind.Reference,
-                    detail=f"{'#' * level} {target.title}",
-                    sort_text=f"{i:05d}",
-                    filter_text=text,
-                    text_edit=types.TextEdit(range=rng, new_text=f"{text}]]"),
-                )
-            )
+        found = [
+            (text, f"{'#' * level} {target.title}", None, text)
+            for text, level in cx.headings_of(target, ctx.typed)
+        ]
     else:
-        for i, (name, line) in enumerate(cx.blocks_of(target, ctx.typed)):
-            items.append(
-                types.CompletionItem(
-                    label=f"^{name}",
-                    kind=types.CompletionItemKind.Reference,
-                    detail=line[:80],
-                    documentation=line or None,
-                    sort_text=f"{i:05d}",
-                    filter_text=name,
-                    text_edit=types.TextEdit(range=rng, new_text=f"{name}]]"),
-                )
-            )
+        found = [
+            (f"^{n}", line[:80], line or None, n) for n, line in cx.blocks_of(target, ctx.typed)
+        ]
+    items = [
+        types.CompletionItem(
+            label=label,
+            kind=types.CompletionItemKind.Reference,
+            detail=detail,
+            documentation=documentation,
+            sort_text=f"{i:05d}",
+            filter_text=name,
+            text_edit=types.TextEdit(range=rng, new_text=f"{name}]]"),
+        )
+        for i, (label, detail, documentation, name) in enumerate(found)
+    ]
     return types.CompletionList(is_incomplete=False, items=items)
 
 
@@ -308,13 +298,8 @@ def resolve(ls: ZettelLanguageServer, item: types.CompletionItem) -> types.Compl
 
 def _lazy_docs(ls: ZettelLanguageServer) -> bool:
     """Whether the client resolves ``documentation`` lazily (else it comes with the item)."""
-    props: Any = None
-    caps = ls.client_capabilities
-    try:
-        props = caps.text_document.completion.completion_item.resolve_support.properties  # type: ignore[union-attr]
-    except AttributeError:
-        return False
-    return bool(props) and "documentation" in props
+    path = ("text_document", "completion", "completion_item", "resolve_support", "properties")
+    return "documentation" in (capability(ls, *path) or ())
 
 
 async def on_completion(

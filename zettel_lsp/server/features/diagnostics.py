@@ -27,11 +27,11 @@ from collections.abc import Iterable
 from functools import partial
 
 from lsprotocol import types
-from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.graph.diagnostics import CardProblem, Kind, card_problems, expect_near_misses
 from zettel_lsp.notes.model import Card
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import card_location
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 from zettel_lsp.server.settings import ServerSettings
@@ -79,20 +79,13 @@ def to_diagnostic(
     codec: Codec,
     severity: types.DiagnosticSeverity,
 ) -> types.Diagnostic:
-    related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(uri=card_uri(service.root, path), range=_top()),
-            message=_related_message(problem, path),
-        )
-        for path in problem.related[:20]
-    ]
+    places = [(path, _related_message(problem, path)) for path in problem.related[:20]]
     if problem.target is not None:
-        related.append(
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=card_uri(service.root, problem.target), range=_top()),
-                message="the card the link goes to",
-            )
-        )
+        places.append((problem.target, "the card the link goes to"))
+    related = [
+        types.DiagnosticRelatedInformation(location=card_location(service.root, p), message=m)
+        for p, m in places
+    ]
     data: dict[str, object] = {"kind": problem.kind.value}
     if problem.suggestions:
         data["suggestions"] = [
@@ -109,37 +102,21 @@ def to_diagnostic(
     )
 
 
-def _top() -> types.Range:
-    p = types.Position(line=0, character=0)
-    return types.Range(start=p, end=p)
-
-
 def _related_message(problem: CardProblem, path: str) -> str:
     if problem.kind == Kind.AMBIGUOUS:
         return "the link goes here" if path == problem.related[0] else "also matches"
     return "the same name"
 
 
-def card_diagnostics(
-    service: VaultService,
-    card: Card,
-    lines: list[str],
-    settings: ServerSettings,
-    codec: PositionCodec,
-) -> list[types.Diagnostic]:
-    """Every diagnostic of ``card`` (whose text is ``lines``). Takes the read lock."""
-    sev = severities(settings)
+def doc_diagnostics(ls: ZettelLanguageServer, doc: Doc) -> list[types.Diagnostic]:
+    """Every diagnostic of ``doc`` as the editor has it. Takes the read lock."""
+    sev = severities(ls.settings)
     if not sev:
         return []
-    problems = service.read(lambda: problems_of(service, card, sev))
-    c = Codec(codec, lines)
+    service = doc.service
+    problems = service.read(lambda: problems_of(service, doc.card, sev))
+    c = Codec(ls.workspace.position_codec, doc.lines)
     return [to_diagnostic(service, p, c, sev[p.kind]) for p in problems]
-
-
-def doc_diagnostics(ls: ZettelLanguageServer, doc: Doc) -> list[types.Diagnostic]:
-    return card_diagnostics(
-        doc.service, doc.card, doc.lines, ls.settings, ls.workspace.position_codec
-    )
 
 
 # ------------------------------------------------------------------ push
@@ -282,9 +259,7 @@ def document_report(
 ) -> types.DocumentDiagnosticReport:
     pusher(ls)
     doc = ls.doc(params.text_document.uri)
-    if doc is None:
-        return types.RelatedFullDocumentDiagnosticReport(items=[])
-    if not doc.service.graph_ready.is_set():
+    if doc is None or not doc.service.graph_ready.is_set():
         return types.RelatedFullDocumentDiagnosticReport(items=[])
     result_id = _result_id(doc.service, ls.settings, doc.text)
     if params.previous_result_id == result_id:
@@ -314,11 +289,9 @@ def workspace_report(
             found = service.read(partial(_batch, service, batch, sev))
             for path, card, problems in found:
                 uri = card_uri(service.root, path)
-                if ls.is_open(uri):
+                if ls.is_open(uri) or (not problems and uri not in previous):
                     continue
                 result_id = _result_id(service, ls.settings, card.text)
-                if not problems and uri not in previous:
-                    continue
                 if previous.get(uri) == result_id:
                     items.append(
                         types.WorkspaceUnchangedDocumentDiagnosticReport(

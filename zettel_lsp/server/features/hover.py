@@ -26,6 +26,7 @@ from zettel_lsp.search.results import excerpt, result_dict
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.arguments import arg, limit_arg, position_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import answer_doc
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -45,11 +46,7 @@ def hover(
     if found is not None:
         link, target = found
         md = service.read(lambda: _link_hover(doc, link, target, limit))
-        span = link.span
-        rng = Codec(codec, doc.lines).range(span.start_pos, span.end_pos)
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=md), range=rng
-        )
+        return _hover(md, Codec(codec, doc.lines).range(link.span.start_pos, link.span.end_pos))
     para = paragraph_at(doc.card, cpos.line)
     if para is None:
         return None
@@ -70,13 +67,14 @@ def hover(
             out.append(_related_line(service, r.path, r.title, r.chunk, rel))
         return out
 
+    end_pos = Position(end, len(doc.index.line_text(end)))
+    rng = Codec(codec, doc.lines).range(Position(start, 0), end_pos)
+    return _hover("\n".join(service.read(lines)), rng)
+
+
+def _hover(markdown: str, rng: types.Range) -> types.Hover:
     return types.Hover(
-        contents=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value="\n".join(service.read(lines))
-        ),
-        range=Codec(codec, doc.lines).range(
-            Position(start, 0), Position(end, len(doc.index.line_text(end)))
-        ),
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown), range=rng
     )
 
 
@@ -170,19 +168,12 @@ def related_json(
 
 
 async def on_hover(ls: ZettelLanguageServer, params: types.HoverParams) -> types.Hover | None:
-    def run() -> types.Hover | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
-        return hover(
-            doc,
-            params.position,
-            ls.workspace.position_codec,
-            ls.settings.hover_limit,
-            ls.search_options(ls.settings.hover_limit),
-        )
+    limit, codec = ls.settings.hover_limit, ls.workspace.position_codec
 
-    return await ls.off_loop(run, None)
+    def answer(doc: Doc) -> types.Hover | None:
+        return hover(doc, params.position, codec, limit, ls.search_options(limit))
+
+    return await answer_doc(ls, params.text_document.uri, answer, None)
 
 
 async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, Any]]:
@@ -191,13 +182,10 @@ async def cmd_related(ls: ZettelLanguageServer, *args: Any) -> list[dict[str, An
     pos = position_arg(arg(args, "position", 1))
     limit = limit_arg(arg(args, "limit", 2), ls.settings.hover_limit)
 
-    def run() -> list[dict[str, Any]]:
-        doc = ls.doc(uri)
-        if doc is None:
-            return []
+    def answer(doc: Doc) -> list[dict[str, Any]]:
         return related_json(doc, pos, ls.workspace.position_codec, limit, ls.search_options(limit))
 
-    return await ls.off_loop(run, [])
+    return await answer_doc(ls, uri, answer, [])
 
 
 def register(server: ZettelLanguageServer) -> None:

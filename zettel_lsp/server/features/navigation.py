@@ -11,8 +11,8 @@ from zettel_lsp.notes.anchors import anchor_lines
 from zettel_lsp.notes.model import Card, Link
 from zettel_lsp.notes.tags import has_tag, tag_at, tag_matches, tag_occurrences
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import answer_doc, card_location, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
-from zettel_lsp.server.service import VaultService
 
 
 def link_at(doc: Doc, offset: int) -> Link | None:
@@ -50,26 +50,16 @@ def link_target(doc: Doc, link: Link) -> tuple[str, int | None] | None:
     return None
 
 
-def target_location(service: VaultService, target: str, link: Link) -> types.Location | None:
-    """Where a resolved link points: the card, its heading or its block."""
-    card = service.graph.cards.get(target)
-    line = 0
-    if card is not None:
-        line = (anchor_lines(card, link) or (0, 0))[0]
-    elif not (service.root / target).is_file():
-        return None
-    pos = types.Position(line=line, character=0)
-    return types.Location(uri=card_uri(service.root, target), range=types.Range(start=pos, end=pos))
-
-
 def definition(doc: Doc, pos: types.Position, codec: PositionCodec) -> types.Location | None:
-    offset = doc.index.offset(Codec(codec, doc.lines).from_client(pos))
+    """Where the link at ``pos`` points: the card (at its heading or block) or attachment."""
+    offset = offset_at(doc, pos, codec)
 
     def find() -> types.Location | None:
-        found = resolve_at(doc, offset)
-        if found is None or found[1] is None:
+        link = link_at(doc, offset)
+        found = link_target(doc, link) if link is not None else None
+        if found is None:
             return None
-        return target_location(doc.service, found[1], found[0])
+        return card_location(doc.service.root, found[0], found[1] or 0)
 
     return doc.service.read(find)
 
@@ -78,7 +68,7 @@ def references(
     doc: Doc, pos: types.Position, codec: PositionCodec, include_declaration: bool
 ) -> list[types.Location]:
     """Backlinks of the card under the cursor: the linked card on a link, else this card."""
-    offset = doc.index.offset(Codec(codec, doc.lines).from_client(pos))
+    offset = offset_at(doc, pos, codec)
     return doc.service.read(lambda: _references(doc, offset, codec, include_declaration))
 
 
@@ -114,12 +104,7 @@ def _references(
     graph = doc.service.graph
     out: list[types.Location] = []
     if include_declaration and target in graph.cards:
-        start = types.Position(line=0, character=0)
-        out.append(
-            types.Location(
-                uri=card_uri(doc.service.root, target), range=types.Range(start=start, end=start)
-            )
-        )
+        out.append(card_location(doc.service.root, target))
     for src in sorted(graph.backlinks(target)):
         card = graph.cards.get(src)
         if card is None:
@@ -138,27 +123,22 @@ def _references(
 async def on_definition(
     ls: ZettelLanguageServer, params: types.DefinitionParams
 ) -> types.Location | None:
-    def run() -> types.Location | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
-        return definition(doc, params.position, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, None)
+    codec = ls.workspace.position_codec
+    return await answer_doc(
+        ls, params.text_document.uri, lambda doc: definition(doc, params.position, codec), None
+    )
 
 
 async def on_references(
     ls: ZettelLanguageServer, params: types.ReferenceParams
 ) -> list[types.Location]:
-    def run() -> list[types.Location]:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return []
-        return references(
-            doc, params.position, ls.workspace.position_codec, params.context.include_declaration
-        )
-
-    return await ls.off_loop(run, [])
+    codec, declaration = ls.workspace.position_codec, params.context.include_declaration
+    return await answer_doc(
+        ls,
+        params.text_document.uri,
+        lambda doc: references(doc, params.position, codec, declaration),
+        [],
+    )
 
 
 def register(server: ZettelLanguageServer) -> None:

@@ -9,15 +9,16 @@ matcher over this one card): no request scans the vault. See docs/lsp-outline.md
 
 from __future__ import annotations
 
-from typing import Any
+from functools import partial
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.notes.outline import OutlineNode, folding_ranges, heading_tree, title_line
 from zettel_lsp.search.suggest import ranked_mentions
-from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json
 from zettel_lsp.server.features.navigation import link_target, references
+from zettel_lsp.server.features.shared import answer_doc
 from zettel_lsp.server.server import ZettelLanguageServer
 
 # The backlinks lens's command: run by the client, never sent to the server. Arguments are those
@@ -49,17 +50,13 @@ def document_symbols(doc: Doc, codec: PositionCodec) -> list[types.DocumentSymbo
 # ------------------------------------------------------------------ documentLink
 
 
-def fragment(line: int | None) -> str:
-    """A ``#L<n>`` fragment (1-based line), as VS Code's opener reads file URIs."""
-    return f"#L{line + 1}" if line is not None else ""
-
-
 def document_links(
     doc: Doc, codec: PositionCodec, tooltips: bool = True
 ) -> list[types.DocumentLink]:
-    """Links that point somewhere: a card (with ``#L<line>`` for a heading or a block that
-    exists), or an attachment file. Unresolved links get no entry (diagnostics report them).
-    ``tooltips``: the client shows them (the target's title)."""
+    """Links that point somewhere: a card (with ``#L<line>``, 1-based as VS Code's opener reads
+    file URIs, for a heading or a block that exists), or an attachment file. Unresolved links
+    get no entry (diagnostics report them). ``tooltips``: the client shows them (the target's
+    title)."""
     c = Codec(codec, doc.lines)
     service = doc.service
 
@@ -72,12 +69,14 @@ def document_links(
             target, line = found
             card = service.graph.cards.get(target)
             tip = card.title if card is not None else target
-            if line is not None and link.subpath:
-                tip += f" › {link.subpath}"
+            uri = card_uri(service.root, target)
+            if line is not None:
+                uri += f"#L{line + 1}"
+                tip += f" › {link.subpath}" if link.subpath else ""
             out.append(
                 types.DocumentLink(
                     range=c.range(link.span.start_pos, link.span.end_pos),
-                    target=card_uri(service.root, target) + fragment(line),
+                    target=uri,
                     tooltip=tip if tooltips else None,
                 )
             )
@@ -93,20 +92,6 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def mention_count(doc: Doc) -> int:
-    """How many unlinked mentions ``zettel.suggestLinks`` lists for the card's current text
-    (``unlinked_mentions``: every mention of every suggested card)."""
-    return doc.service.read(
-        lambda: sum(t.count for t in ranked_mentions(doc.service.graph, doc.card))
-    )
-
-
-def backlink_locations(doc: Doc, codec: PositionCodec) -> list[types.Location]:
-    """Each link to this card, at its range (what references on the title line answers)."""
-    pos = types.Position(line=title_line(doc.card), character=0)
-    return references(doc, pos, codec, include_declaration=False)
-
-
 def title_range(doc: Doc, codec: PositionCodec) -> types.Range:
     line = min(title_line(doc.card), doc.index.line_count - 1)
     end = doc.index.line_start(line) + len(doc.index.line_text(line).rstrip("\r"))
@@ -117,23 +102,21 @@ def title_range(doc: Doc, codec: PositionCodec) -> types.Range:
 
 
 def backlinks_lens(doc: Doc, codec: PositionCodec, rng: types.Range) -> types.CodeLens:
-    locations = backlink_locations(doc, codec)
+    """Each link to this card, at its range (what references on the title line answers)."""
+    pos = types.Position(line=title_line(doc.card), character=0)
+    locations = references(doc, pos, codec, include_declaration=False)
     sources = {loc.uri for loc in locations}
     return types.CodeLens(
         range=rng,
         command=types.Command(
             title=plural(len(sources), "backlink"),
             command=SHOW_REFERENCES,
-            arguments=[doc.uri, _json_position(rng.start), [_json_location(x) for x in locations]],
+            arguments=[
+                doc.uri,
+                range_json(rng)["start"],
+                [{"uri": loc.uri, "range": range_json(loc.range)} for loc in locations],
+            ],
         ),
-    )
-
-
-def mentions_command(doc: Doc) -> types.Command:
-    return types.Command(
-        title=plural(mention_count(doc), "unlinked mention"),
-        command=SUGGEST_LINKS,
-        arguments=[{"uri": doc.uri}],
     )
 
 
@@ -148,25 +131,17 @@ def code_lenses(doc: Doc, codec: PositionCodec) -> list[types.CodeLens]:
 
 
 def resolve_lens(lens: types.CodeLens, doc: Doc | None) -> types.CodeLens:
-    """Fill in the unlinked-mentions lens's command (its count)."""
+    """Fill in the unlinked-mentions lens's command: its count is how many unlinked mentions
+    ``zettel.suggestLinks`` lists for the card's current text (every mention of every
+    suggested card)."""
     data = lens.data if isinstance(lens.data, dict) else {}
     if lens.command is None and doc is not None and data.get("lens") == MENTIONS_LENS:
-        lens.command = mentions_command(doc)
+        service = doc.service
+        n = service.read(lambda: sum(t.count for t in ranked_mentions(service.graph, doc.card)))
+        lens.command = types.Command(
+            title=plural(n, "unlinked mention"), command=SUGGEST_LINKS, arguments=[{"uri": doc.uri}]
+        )
     return lens
-
-
-def _json_position(p: types.Position) -> dict[str, int]:
-    return {"line": p.line, "character": p.character}
-
-
-def _json_location(loc: types.Location) -> dict[str, Any]:
-    return {
-        "uri": loc.uri,
-        "range": {
-            "start": _json_position(loc.range.start),
-            "end": _json_position(loc.range.end),
-        },
-    }
 
 
 # ------------------------------------------------------------------ foldingRange
@@ -191,34 +166,25 @@ def folds(doc: Doc) -> list[types.FoldingRange]:
 async def on_document_symbol(
     ls: ZettelLanguageServer, params: types.DocumentSymbolParams
 ) -> list[types.DocumentSymbol]:
-    def run() -> list[types.DocumentSymbol]:
-        doc = ls.doc(params.text_document.uri)
-        return [] if doc is None else document_symbols(doc, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, [])
+    codec = ls.workspace.position_codec
+    return await answer_doc(
+        ls, params.text_document.uri, partial(document_symbols, codec=codec), []
+    )
 
 
 async def on_document_link(
     ls: ZettelLanguageServer, params: types.DocumentLinkParams
 ) -> list[types.DocumentLink]:
-    def run() -> list[types.DocumentLink]:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return []
-        tips = ls.supports("text_document", "document_link", "tooltip_support")
-        return document_links(doc, ls.workspace.position_codec, tips)
-
-    return await ls.off_loop(run, [])
+    tips = ls.supports("text_document", "document_link", "tooltip_support")
+    links = partial(document_links, codec=ls.workspace.position_codec, tooltips=tips)
+    return await answer_doc(ls, params.text_document.uri, links, [])
 
 
 async def on_code_lens(
     ls: ZettelLanguageServer, params: types.CodeLensParams
 ) -> list[types.CodeLens]:
-    def run() -> list[types.CodeLens]:
-        doc = ls.doc(params.text_document.uri)
-        return [] if doc is None else code_lenses(doc, ls.workspace.position_codec)
-
-    return await ls.off_loop(run, [])
+    codec = ls.workspace.position_codec
+    return await answer_doc(ls, params.text_document.uri, partial(code_lenses, codec=codec), [])
 
 
 async def on_code_lens_resolve(ls: ZettelLanguageServer, lens: types.CodeLens) -> types.CodeLens:
@@ -232,11 +198,7 @@ async def on_code_lens_resolve(ls: ZettelLanguageServer, lens: types.CodeLens) -
 async def on_folding_range(
     ls: ZettelLanguageServer, params: types.FoldingRangeParams
 ) -> list[types.FoldingRange]:
-    def run() -> list[types.FoldingRange]:
-        doc = ls.doc(params.text_document.uri)
-        return [] if doc is None else folds(doc)
-
-    return await ls.off_loop(run, [])
+    return await answer_doc(ls, params.text_document.uri, folds, [])
 
 
 def register(server: ZettelLanguageServer) -> None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -33,20 +34,20 @@ from zettel_lsp.graph.rename import (
     TextEdit,
     frontmatter_title,
     heading_text,
-    name_part,
     name_source,
     new_path_for,
     opening_h1,
     plan_file_rename,
     plan_heading_rename,
     plan_title_rename,
-    wiki_sides,
+    wiki_name,
 )
 from zettel_lsp.graph.resolver import Stage
 from zettel_lsp.notes.anchors import heading_for
 from zettel_lsp.notes.model import Card, Heading, LinkKind
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.server.documents import Codec, Doc, card_uri
+from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -62,16 +63,11 @@ class RenameRefused(JsonRpcException):
     CODE = REQUEST_FAILED
 
 
-class _QuietRefusals(logging.Filter):
+def _not_refused(record: logging.LogRecord) -> bool:
     """pygls logs every error answer with its traceback; a refused rename is an answer, not a
     fault (the client shows its message), so it is not logged."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, RenameRefused)
-
-
-_QUIET = _QuietRefusals()
+    exc = record.exc_info[1] if record.exc_info else None
+    return not isinstance(exc, RenameRefused)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,22 +89,15 @@ def target_at(doc: Doc, offset: int, graph: LinkGraph) -> Target | None:
         if not link.span.start <= offset <= link.span.end:
             continue
         res = graph.resolve_link(link, doc.rel)
-        target = res.target
-        if target is None:
-            raise RenameError("this link does not point at a card")
+        target = res.target or ""  # "": unresolved, no card's path
         target_card = card if target == doc.rel else graph.cards.get(target)  # unsaved text
         if target_card is None:
             raise RenameError("this link does not point at a card")
         if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-            sides = wiki_sides(link)
-            if sides is None:
+            parts = wiki_name(link, res.swapped)
+            if parts is None:
                 return None
-            tp_at, tp, label_at, label = sides
-            name, sub = (
-                name_part(label_at, label, link)
-                if res.swapped and label is not None
-                else name_part(tp_at, tp, link)
-            )
+            name, sub = parts
             if sub is not None and link.heading and sub.start <= offset <= sub.end:
                 h = heading_for(target_card, link.heading)
                 if h is None:
@@ -172,8 +161,8 @@ def workspace_edit(
     document_changes: bool = True,
 ) -> types.WorkspaceEdit:
     """``plan`` as a ``WorkspaceEdit``: text edits (client units, against each card's current
-    text from ``texts``) then the file move. Without ``document_changes`` only a plan without a
-    move can be expressed (as ``changes``)."""
+    text from ``texts``) then the file move. Without ``document_changes`` (``changes`` only) the
+    plan must have no move: the callers refuse such a rename first."""
     per_file: list[tuple[str, list[types.TextEdit]]] = []
     for path in sorted(plan.edits):
         text = texts(path)
@@ -181,11 +170,7 @@ def workspace_edit(
             continue
         per_file.append((path, to_lsp_edits(text, plan.edits[path], codec)))
     if not document_changes:
-        if plan.move is not None:
-            raise RenameRefused(
-                "this editor cannot rename files through the language server "
-                "(workspaceEdit.resourceOperations lacks 'rename')"
-            )
+        assert plan.move is None, "a file move needs documentChanges"
         return types.WorkspaceEdit(changes={card_uri(root, p): e for p, e in per_file})
     changes: list[
         types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
@@ -227,10 +212,8 @@ def to_lsp_edits(
 
 
 def _can_move(ls: ZettelLanguageServer) -> bool:
-    ops = ls.supports("workspace", "workspace_edit", "resource_operations") and (
-        ls.client_capabilities.workspace.workspace_edit.resource_operations  # type: ignore[union-attr]
-    )
-    return bool(ops) and any(str(getattr(o, "value", o)) == "rename" for o in ops or [])
+    ops = capability(ls, "workspace", "workspace_edit", "resource_operations") or ()
+    return any(str(getattr(o, "value", o)) == "rename" for o in ops)
 
 
 def open_docs(
@@ -245,12 +228,20 @@ def open_docs(
     return out
 
 
-def _refusing(fn: Callable[[], T]) -> Callable[[], T]:
+def _text_of(graph: LinkGraph, docs: dict[str, Doc], path: str) -> str | None:
+    """The text of the card at ``path``: the editor's when it is open, else the graph's."""
+    if path in docs:
+        return docs[path].text
+    card = graph.cards.get(path)
+    return card.text if card is not None else None
+
+
+def _refusing(fn: Callable[[Doc], T]) -> Callable[[Doc], T]:
     """``fn``, with a refused rename raised as the error the client shows."""
 
-    def run() -> T:
+    def run(doc: Doc) -> T:
         try:
-            return fn()
+            return fn(doc)
         except RenameError as exc:
             raise RenameRefused(str(exc)) from None
 
@@ -260,10 +251,7 @@ def _refusing(fn: Callable[[], T]) -> Callable[[], T]:
 async def on_prepare_rename(
     ls: ZettelLanguageServer, params: types.PrepareRenameParams
 ) -> types.PrepareRenamePlaceholder | None:
-    def run() -> types.PrepareRenamePlaceholder | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
+    def run(doc: Doc) -> types.PrepareRenamePlaceholder | None:
         codec = Codec(ls.workspace.position_codec, doc.lines)
         offset = doc.index.offset(codec.from_client(params.position))
         target = doc.service.read(lambda: target_at(doc, offset, doc.service.graph))
@@ -274,19 +262,15 @@ async def on_prepare_rename(
         rng = codec.range(doc.index.position(target.start), doc.index.position(target.end))
         return types.PrepareRenamePlaceholder(range=rng, placeholder=target.placeholder)
 
-    return await ls.off_loop(_refusing(run), None)
+    return await answer_doc(ls, params.text_document.uri, _refusing(run), None)
 
 
 async def on_rename(
     ls: ZettelLanguageServer, params: types.RenameParams
 ) -> types.WorkspaceEdit | None:
-    def run() -> types.WorkspaceEdit | None:
-        doc = ls.doc(params.text_document.uri)
-        if doc is None:
-            return None
+    def run(doc: Doc) -> types.WorkspaceEdit | None:
         service = doc.service
-        codec = Codec(ls.workspace.position_codec, doc.lines)
-        offset = doc.index.offset(codec.from_client(params.position))
+        offset = offset_at(doc, params.position, ls.workspace.position_codec)
 
         def compute() -> types.WorkspaceEdit | None:
             graph = service.graph
@@ -302,17 +286,10 @@ async def on_rename(
                     "(workspace.workspaceEdit.resourceOperations lacks 'rename'); "
                     "rename the file in the editor's file tree instead"
                 )
-
-            def text_of(path: str) -> str | None:
-                if path in docs:
-                    return docs[path].text
-                card = graph.cards.get(path)
-                return card.text if card is not None else None
-
             edit = workspace_edit(
                 service.root,
                 plan,
-                text_of,
+                partial(_text_of, graph, docs),
                 ls.workspace.position_codec,
                 lambda p: docs[p].version if p in docs else None,
                 document_changes=can_move
@@ -324,7 +301,7 @@ async def on_rename(
 
         return service.read(compute)
 
-    return await ls.off_loop(_refusing(run), None)
+    return await answer_doc(ls, params.text_document.uri, _refusing(run), None)
 
 
 # The moves of this server's own rename answers. Applying one, the editor announces the move
@@ -379,7 +356,7 @@ async def on_will_rename_files(
 
             def compute(
                 old: str = old, new: str = new, service: VaultService = service
-            ) -> dict[str, list[types.TextEdit]]:
+            ) -> Mapping[str, Sequence[types.TextEdit]]:
                 graph = service.graph
                 if old not in graph.cards or not new.lower().endswith(".md"):
                     return {}
@@ -395,17 +372,11 @@ async def on_will_rename_files(
                 except RenameError as exc:
                     log.info("not updating links for %s -> %s: %s", old, new, exc)
                     return {}
-                result: dict[str, list[types.TextEdit]] = {}
-                for path, edits in plan.edits.items():
-                    text = docs[path].text if path in docs else None
-                    card = graph.cards.get(path)
-                    if text is None and card is not None:
-                        text = card.text
-                    if text is not None:
-                        result[card_uri(service.root, path)] = to_lsp_edits(
-                            text, edits, ls.workspace.position_codec
-                        )
-                return result
+                plan.move = None  # the editor moves the file
+                texts = partial(_text_of, graph, docs)
+                codec = ls.workspace.position_codec
+                edit = workspace_edit(service.root, plan, texts, codec, document_changes=False)
+                return edit.changes or {}
 
             for uri, edits in service.read(compute).items():
                 changes.setdefault(uri, []).extend(edits)
@@ -417,7 +388,7 @@ async def on_will_rename_files(
 
 
 def register(server: ZettelLanguageServer) -> None:
-    logging.getLogger("pygls.protocol.json_rpc").addFilter(_QUIET)  # once: a set of filters
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_refused)  # added once
     server.feature(
         types.TEXT_DOCUMENT_PREPARE_RENAME,
         types.RenameOptions(prepare_provider=True),

@@ -5,6 +5,7 @@ cards tagged with it instead (:func:`tag_symbols`)."""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,20 +63,24 @@ def search_rows(
 
 
 def symbols(rows: Sequence[dict[str, Any]]) -> list[types.SymbolInformation]:
-    out = []
-    for row in rows:
-        folder = row["path"].rsplit("/", 1)[0] if "/" in row["path"] else ""
-        out.append(
-            types.SymbolInformation(
-                name=row["title"],
-                kind=types.SymbolKind.File,
-                location=types.Location(
-                    uri=row["uri"], range=lines_range(row["line_start"], row["line_end"])
-                ),
-                container_name=folder or Path(row["vault"]).name,
-            )
+    return [
+        _symbol(
+            row["title"],
+            row["uri"],
+            row["line_start"],
+            row["line_end"],
+            posixpath.dirname(row["path"]) or Path(row["vault"]).name,
         )
-    return out
+        for row in rows
+    ]
+
+
+def _symbol(name: str, uri: str, first: int, last: int, folder: str) -> types.SymbolInformation:
+    """A card as a symbol: its ``first`` to ``last`` lines, in ``folder``."""
+    location = types.Location(uri=uri, range=lines_range(first, last))
+    return types.SymbolInformation(
+        name=name, kind=types.SymbolKind.File, location=location, container_name=folder
+    )
 
 
 def merge_rows(per_vault: Sequence[list[dict[str, Any]]], limit: int) -> list[dict[str, Any]]:
@@ -121,16 +126,8 @@ def tag_symbols(service: VaultService, tag: str, limit: int) -> list[types.Symbo
         out = []
         for card in ranked[:limit]:
             line = first_tag_line(card, tag)
-            out.append(
-                types.SymbolInformation(
-                    name=card.title,
-                    kind=types.SymbolKind.File,
-                    location=types.Location(
-                        uri=card_uri(service.root, card.path), range=lines_range(line, line)
-                    ),
-                    container_name=card.folder or service.root.name,
-                )
-            )
+            uri = card_uri(service.root, card.path)
+            out.append(_symbol(card.title, uri, line, line, card.folder or service.root.name))
         return out
 
     return service.read(find)
