@@ -159,7 +159,7 @@ class LinkGraph:
         self._digests: dict[str, str] = {}  # card -> text digest, as build() read it
         # counts the changes that can move a link's target or label, or a card's names (a
         # card came or went, or one's links, title, aliases or id changed): what is derived
-        # from those alone (search/suggest.py) is kept over the saves that change prose only
+        # from those alone (search/suggest/names.py) is kept over the saves that change prose only
         self.link_generation = 0
 
     @property
