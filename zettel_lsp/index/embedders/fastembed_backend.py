@@ -18,17 +18,11 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from zettel_lsp.index.embedders.base import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_BATCH_TOKENS,
-    DEFAULT_MAX_LENGTH,
-    Embedder,
-    EmbedderError,
-)
+from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOptions
 from zettel_lsp.index.embedders.bundled import (
     BUNDLED_DIM,
     BUNDLED_LOCAL_NAME,
@@ -56,17 +50,9 @@ class FastembedEmbedder(Embedder):
         *,
         cache_dir: Path,
         threads: int | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        **options: Unpack[EmbedderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            cache_dir=cache_dir,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
+        super().__init__(model, cache_dir=cache_dir, **options)
         self.threads = threads
         self.is_bundled = is_bundled(model)
         self._lock = threading.Lock()

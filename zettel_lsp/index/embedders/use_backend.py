@@ -49,17 +49,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from zettel_lsp.index.embedders.base import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_BATCH_TOKENS,
-    DEFAULT_MAX_LENGTH,
-    Embedder,
-    EmbedderError,
-)
+from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOptions
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -179,17 +173,9 @@ class UseEmbedder(Embedder):
         *,
         cache_dir: Path,
         threads: int | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        **options: Unpack[EmbedderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            cache_dir=cache_dir,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
+        super().__init__(model, cache_dir=cache_dir, **options)
         self.threads = threads  # BLAS threads for documents (None: one, see the module notes)
         spec = importlib.util.find_spec(_MODULE)
         if spec is None or spec.origin is None:
