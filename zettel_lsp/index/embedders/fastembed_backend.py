@@ -5,10 +5,10 @@ loaded with ``specific_model_path``: no model hub is ever contacted. Any other f
 can be chosen by name; it downloads where a network exists and fails with a clear message
 where none does.
 
-Throughput notes (2 cores, measured): fastembed pads a batch to its longest text, so texts are
-embedded sorted by token count in small batches (at most 16 texts and 1,024 padded tokens);
-truncation is at 256 tokens, the length the model was trained at (2.3x faster than 512 on long
-texts). The ONNX session loads lazily: lexical indexing needs only the tokenizer.
+fastembed pads a batch to its longest text, so texts are embedded sorted by token count in
+small batches (at most ``batch_size`` texts and ``max_batch_tokens`` padded tokens); truncation
+is at 256 tokens, the length the model was trained at (measurements: docs/performance.md#index).
+The ONNX session loads lazily: lexical indexing needs only the tokenizer.
 """
 
 from __future__ import annotations
@@ -103,10 +103,9 @@ class FastembedEmbedder(Embedder):
             return self._model
 
     def _load_query_model(self) -> TextEmbedding:
-        """A second session with one thread for queries. Measured in the server: a query on
-        the bulk session (one ONNX thread per core) left its worker threads spinning, ~0.6 of
-        2 cores burned between requests, and pushed p95 latencies over budget under load; one
-        thread costs ~2 ms on a short query and never spins."""
+        """A second session with one thread for queries: the bulk session's worker threads (one
+        per core) keep spinning between requests and slow other requests under load; one thread
+        costs ~2 ms on a short query and never spins (docs/performance.md)."""
         with self._lock:
             if self._query_model is None:
                 self._query_model = (
@@ -146,9 +145,8 @@ class FastembedEmbedder(Embedder):
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
         """Texts are embedded sorted by token count, in batches of at most ``batch_size`` texts
-        and ``max_batch_tokens`` padded tokens: short texts go 16 at a time, 256-token texts 4
-        at a time. Measured on 2 cores with ~250-token texts: batch 16 / 8 / 4 peaked at +560 /
-        +290 / +100 MB RSS for 23.0 / 22.8 / 21.8 texts/s."""
+        and ``max_batch_tokens`` padded tokens (by default: short texts 16 at a time, 256-token
+        texts 4 at a time, which costs little speed and much less memory)."""
         model = self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
