@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from zettel_lsp.llm.client import Cancel, Message, Ollama, is_cancelled
@@ -48,16 +48,7 @@ class AskResult:
     cancelled: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "answer": self.answer,
-            "model": self.model,
-            "sources": self.sources,
-            "fallback": self.fallback,
-            "messages": list(self.messages),
-            "context_chunks": self.context_chunks,
-            "cancelled": self.cancelled,
-        }
+        return asdict(self)
 
 
 def estimate_tokens(text: str) -> int:

@@ -76,10 +76,6 @@ class OllamaEmbedder(Embedder):
         self._down_message = ""
 
     @property
-    def host(self) -> str:
-        return self._http.host
-
-    @property
     def model_id(self) -> str:
         return f"{OLLAMA_PREFIX}{self.ollama_model}"  # host-independent
 
