@@ -3,15 +3,12 @@
 
 Each chunk is a point with a dense vector ``dense`` (cosine; absent until embedded), a second one
 ``dense_ml`` for the multilingual model (created when that model is first used; absent where the
-card is not in its scope), and a sparse vector ``bm25`` (Edge's own BM25 embedder: stemming and
-stopwords in the chunk's language, see :class:`Bm25Encoder`; IDF applied by the shard), and a
-payload (``store_api.ChunkPayload``): ``path``, ``title``, ``chunk``, ``heading``,
-``line_start``, ``line_end``, ``text``, ``embed_hash``, ``lang``, and ``cjk`` for the chunks
-of Chinese, Japanese or Korean cards. ``path`` and ``lang`` have keyword indexes (filters, deletes);
-``text`` a full-text index with phrase matching (the keyword leg), and ``cjk`` the same with
-Edge's multilingual tokenizer, which segments words where no spaces separate them (on ``text`` it
-would change English: numbers like ``2023`` stop being words, ``naive`` finds ``naïve``). Search
-calls hold the GIL inside Edge, so writers use small batches.
+card is not in its scope), a sparse vector ``bm25`` (Edge's own BM25 embedder: stemming and
+stopwords in the chunk's language, see :class:`Bm25Encoder`; IDF applied by the shard), and its
+payload (``store_api.ChunkPayload``, which names the indexed fields). The ``cjk`` field's
+full-text index uses Edge's multilingual tokenizer, which segments words where no spaces
+separate them (on ``text`` it would change English: numbers like ``2023`` stop being words,
+``naive`` finds ``naïve``). Search calls hold the GIL inside Edge, so writers use small batches.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The embedder interface: what the index and search need from an embedding model.
-
-Laid out as fastembed lays out its own models: this small base class, one module per kind of
-model (``fastembed_backend``: the bundled model and any fastembed model; ``ollama_backend``:
-``ollama:<name>``), the bundled model's assembly apart (``bundled``), and a factory that picks
-the backend from the model setting (``factory.make_embedder``).
+"""The embedder interface: what the index and search need from an embedding model (one module
+per kind of model implements it, see the package).
 
 Every embedder counts tokens (for chunking: cheap, offline, no model session needed) and
 embeds documents and queries as float32 rows. Failures are :class:`EmbedderError` with a

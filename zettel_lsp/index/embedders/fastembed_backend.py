@@ -78,7 +78,6 @@ class FastembedEmbedder(Embedder):
 
     @property
     def loaded(self) -> bool:
-        """Whether the model is in memory (a call would not wait for it to load)."""
         return self._model is not None or self._query_model is not None
 
     def close(self) -> None:
@@ -189,9 +188,8 @@ _REGISTER_LOCK = threading.Lock()
 
 def register_bundled() -> None:
     """Register the bundled model with fastembed once per process. fastembed's registry is
-    global and its check-then-add is not atomic: two vaults loading their models at the same
-    time both saw it missing, and the second ``add_custom_model`` raised "already registered"
-    (that vault's search stayed lexical)."""
+    global and its check-then-add is not atomic, so a lock keeps two vaults loading their
+    models at once from both adding it (the second ``add_custom_model`` would raise)."""
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 

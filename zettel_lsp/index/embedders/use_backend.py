@@ -179,7 +179,6 @@ class UseEmbedder(Embedder):
 
     @property
     def loaded(self) -> bool:
-        """Whether the model is in memory (a call would not wait for it to load)."""
         return self._model is not None
 
     @property
