@@ -227,6 +227,7 @@ class VectorStore(ABC):
     def delete_paths(self, paths: Iterable[str]) -> None: ...
     @abstractmethod
     def delete_ids(self, ids: Sequence[int]) -> None: ...
+
     def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
         """One :meth:`dense_search` per vector, in order (one planned batch where the store
         has one)."""
