@@ -18,6 +18,7 @@ between calls other than the client; settings are passed in (:class:`OllamaSetti
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import ipaddress
 import logging
@@ -72,11 +73,14 @@ def _split_ollama_url(value: str) -> tuple[str, str, int, str]:
     return scheme, host, port, parts.path.rstrip("/")
 
 
-def ollama_url(value: str) -> str:
-    """A host setting as a full URL (``localhost:8080`` -> ``http://localhost:8080``)."""
-    scheme, host, port, path = _split_ollama_url(value)
+def _url(scheme: str, host: str, port: int, path: str) -> str:
     shown = f"[{host}]" if ":" in host else host
     return f"{scheme}://{shown}:{port}{path}"
+
+
+def ollama_url(value: str) -> str:
+    """A host setting as a full URL (``localhost:8080`` -> ``http://localhost:8080``)."""
+    return _url(*_split_ollama_url(value))
 
 
 def _is_local(host: str) -> bool:
@@ -115,13 +119,10 @@ def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None =
             OLLAMA_DEFAULT_HOST,
         )
         return OLLAMA_DEFAULT_HOST
-    try:
+    with contextlib.suppress(ValueError):
         if ipaddress.ip_address(host).is_unspecified:
             host = "127.0.0.1"
-    except ValueError:
-        pass
-    shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}:{port}{path}"
+    return _url(scheme, host, port, path)
 
 
 def ollama_model_name(name: str) -> str:
@@ -138,11 +139,6 @@ class OllamaSettings:
     host: str | None = None  # None: resolve_ollama_host(None) (OLLAMA_HOST only if local)
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT  # seconds to connect
     timeout: float = DEFAULT_TIMEOUT  # seconds without a byte from Ollama, per call
-
-    @property
-    def base_url(self) -> str:
-        """The Ollama URL these settings resolve to."""
-        return resolve_ollama_host(self.host)
 
 
 # ------------------------------------------------------------------------------ error map
@@ -280,7 +276,7 @@ class OllamaHttp:
 
     def __init__(self, settings: OllamaSettings | None = None) -> None:
         self.settings = settings or OllamaSettings()
-        self.host = self.settings.base_url
+        self.host = resolve_ollama_host(self.settings.host)
         self._client: ollama.Client | None = None
         self._lock = threading.Lock()
 

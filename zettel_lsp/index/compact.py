@@ -2,14 +2,13 @@
 
 Everything the index writes goes to an *appendable* segment. Qdrant Edge keeps its BM25
 inverted index and full-text payload indexes in memory and rebuilds them whenever the shard is
-loaded, so the time to open the index grows with every point ever written: measured at 25k
-generated cards (45k points) 1.1 s, at 100k (lexical only) 12.6-19.8 s, against 0.22 s and
-1.3 s once ``EdgeShard.optimize()`` has built indexed segments (which load as they are, and
-whose dense vectors get an HNSW graph). Deleted points also leave the BM25 document frequencies
-only then (docs/performance.md#scale-issue-18).
+loaded, so the time to open the index grows with every point ever written, until
+``EdgeShard.optimize()`` has built indexed segments (which load as they are, and whose dense
+vectors get an HNSW graph). Deleted points also leave the BM25 document frequencies only then
+(measurements: docs/indexing.md, docs/performance.md#scale-issue-18).
 
-``optimize()`` holds the GIL for its whole run (18.8 s for 20k points, 26 s for 45k), so it never
-runs inside the language server, whose event loop would stop answering. It runs:
+``optimize()`` holds the GIL for its whole run (tens of seconds), so it never runs inside the
+language server, whose event loop would stop answering. It runs:
 
 - at the end of ``zettel-lsp index`` (no editor waits for it), and between its lexical and
   dense phases on a vault's first index;

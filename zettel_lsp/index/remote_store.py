@@ -48,9 +48,12 @@ from qdrant_client import models as m
 from qdrant_client.common.client_exceptions import ResourceExhaustedResponse
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from zettel_lsp.index.store import BM25, DENSE, Bm25Encoder, keyword_field
+from zettel_lsp.index.store import Bm25Encoder
 from zettel_lsp.index.store_api import (
+    BM25,
     CJK_FIELD,
+    DENSE,
+    DENSE_ML,
     LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
@@ -58,7 +61,10 @@ from zettel_lsp.index.store_api import (
     ChunkPoint,
     Hit,
     StoreError,
-    as_payload,
+    VectorStore,
+    Where,
+    as_hits,
+    point_filter,
     point_id,
     record_tuples,
 )
@@ -116,10 +122,25 @@ def this_host() -> str:
         return ""
 
 
-def _path_filter(paths: Iterable[str] | None) -> m.Filter | None:
-    if paths is None:
-        return None
-    return m.Filter(must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=list(paths)))])
+def _filter(where: Where) -> Any:
+    """``where`` as a server ``Filter`` (None: all points)."""
+    return point_filter(where, m, lambda ids: m.HasIdCondition(has_id=ids))
+
+
+def _schema(field: str) -> m.PayloadSchemaType | m.TextIndexParams:
+    """The index of a payload field, as in the embedded store (``store._field_params``)."""
+    if field in (PATH_FIELD, LANG_FIELD):
+        return m.PayloadSchemaType.KEYWORD
+    tokenizer = m.TokenizerType.MULTILINGUAL if field == CJK_FIELD else m.TokenizerType.WORD
+    return m.TextIndexParams(
+        type=m.TextIndexType.TEXT, tokenizer=tokenizer, lowercase=True, phrase_matching=True
+    )
+
+
+def _sparse(vector: Any) -> m.SparseVector:
+    """A sparse vector of :class:`Bm25Encoder` (or the shard's) in the server's terms."""
+    indices = [int(i) for i in vector.indices]
+    return m.SparseVector(indices=indices, values=[float(v) for v in vector.values])
 
 
 def _transient(exc: BaseException) -> bool:
@@ -186,7 +207,7 @@ def _wait_before(attempt: int, exc: BaseException) -> float:
     return min(BACKOFF_S * 2.0 ** (attempt - 1), BACKOFF_MAX_S)
 
 
-class RemoteStore:
+class RemoteStore(VectorStore):
     def __init__(
         self,
         client: QdrantClient,
@@ -310,29 +331,10 @@ class RemoteStore:
                 )
 
         self._call("create the collection", create)
-        for keyword in (PATH_FIELD, LANG_FIELD):
-            self._call(
-                f"index the payload field {keyword}",
-                partial(
-                    self._client.create_payload_index,
-                    self.collection,
-                    keyword,
-                    m.PayloadSchemaType.KEYWORD,
-                ),
-            )
-        for name, tokenizer in (
-            (TEXT_FIELD, m.TokenizerType.WORD),
-            (CJK_FIELD, m.TokenizerType.MULTILINGUAL),
-        ):
-            params = m.TextIndexParams(
-                type=m.TextIndexType.TEXT,
-                tokenizer=tokenizer,
-                lowercase=True,
-                phrase_matching=True,
-            )
+        for name in (PATH_FIELD, LANG_FIELD, TEXT_FIELD, CJK_FIELD):
             self._call(
                 f"index the payload field {name}",
-                partial(self._client.create_payload_index, self.collection, name, params),
+                partial(self._client.create_payload_index, self.collection, name, _schema(name)),
             )
         self.dim = dim
 
@@ -401,12 +403,6 @@ class RemoteStore:
         with self._lock:
             self._client.close()
 
-    def flush(self) -> None:
-        """Writes are acknowledged by the server (``wait=True``): nothing to do."""
-
-    def set_bm25_avg_len(self, avg_len: float) -> None:
-        self._bm25 = Bm25Encoder(avg_len)
-
     def reset_dense(self, dim: int) -> bool:
         """Drop every dense vector for a new model (called by the indexer when its own state
         says the model changed, or when it starts a collection again). Same size: in place,
@@ -438,100 +434,69 @@ class RemoteStore:
         self._create(dim)
         return False
 
-    def ensure_vector(self, name: str, dim: int) -> bool:
-        """A collection's named vectors are fixed when it is created: no second one here."""
-        return False
-
-    def drop_vector(self, name: str) -> None:
-        """Nothing to drop (see :meth:`ensure_vector`)."""
-
     # ------------------------------------------------------------------ writes
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
         structs = []
         for p in points:
-            idx, val = self._bm25.document_pairs(p.bm25_text, p.payload.get("lang", "en"))
-            vector: dict[str, Any] = {BM25: m.SparseVector(indices=idx, values=val)}
-            if p.dense is not None:
-                vector[DENSE] = [float(x) for x in p.dense]
+            vector = self._vectors(p)
+            vector[BM25] = _sparse(vector[BM25])
+            vector.pop(DENSE_ML, None)  # a collection has no such vector (ensure_vector)
             structs.append(m.PointStruct(id=p.id, vector=vector, payload=dict(p.payload)))
         self.upsert_structs(structs)
 
     def upsert_structs(self, structs: Sequence[m.PointStruct]) -> None:
         """Write ready-made points, :data:`BATCH_POINTS` per request (each retried alone)."""
-        for start in range(0, len(structs), BATCH_POINTS):
-            part = list(structs[start : start + BATCH_POINTS])
-            self._write(
-                f"write {len(part)} points",
-                partial(self._client.upsert, self.collection, points=part, wait=True),
-            )
+        self._in_batches(
+            structs,
+            "write {n} points",
+            lambda part: self._client.upsert(self.collection, points=part, wait=True),
+        )
 
     def set_dense(
         self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = DENSE
     ) -> None:
-        if not ids:
-            return
         batch = [
             m.PointVectors(id=i, vector={using: [float(x) for x in v]})
             for i, v in zip(ids, vectors, strict=True)
         ]
-        for start in range(0, len(batch), BATCH_POINTS):
-            part = batch[start : start + BATCH_POINTS]
-            self._write(
-                f"store {len(part)} vectors",
-                partial(self._client.update_vectors, self.collection, points=part, wait=True),
-            )
+        self._in_batches(
+            batch,
+            "store {n} vectors",
+            lambda part: self._client.update_vectors(self.collection, points=part, wait=True),
+        )
 
     def delete_paths(self, paths: Iterable[str]) -> None:
-        self._delete_in_batches(
+        self._in_batches(
             list(paths),
-            "the points of {n} cards",
-            lambda part: m.FilterSelector(
-                filter=m.Filter(must=[m.FieldCondition(key=PATH_FIELD, match=m.MatchAny(any=part))])
+            "delete the points of {n} cards",
+            lambda part: self._client.delete(
+                self.collection, m.FilterSelector(filter=_filter(Where(part))), wait=True
             ),
         )
 
     def delete_ids(self, ids: Sequence[int]) -> None:
-        self._delete_in_batches(
-            list(ids), "{n} points", lambda part: m.PointIdsList(points=list(part))
+        self._in_batches(
+            ids,
+            "delete {n} points",
+            lambda part: self._client.delete(
+                self.collection, m.PointIdsList(points=part), wait=True
+            ),
         )
 
-    def _delete_in_batches(
-        self, values: list[Any], what: str, selector: Callable[[list[Any]], Any]
+    def _in_batches(
+        self, items: Sequence[Any], what: str, request: Callable[[list[Any]], object]
     ) -> None:
-        for start in range(0, len(values), BATCH_POINTS):
-            part = values[start : start + BATCH_POINTS]
-            self._write(
-                "delete " + what.format(n=len(part)),
-                partial(
-                    self._client.delete, self.collection, points_selector=selector(part), wait=True
-                ),
-            )
+        """``request(part)`` for each :data:`BATCH_POINTS` items, a write each (:meth:`_write`;
+        ``what`` names it, ``{n}`` the part's length)."""
+        for start in range(0, len(items), BATCH_POINTS):
+            part = list(items[start : start + BATCH_POINTS])
+            self._write(what.format(n=len(part)), partial(request, part))
 
     # ------------------------------------------------------------------ reads
 
-    def dense_search(
-        self,
-        vector: Sequence[float],
-        limit: int,
-        paths: Iterable[str] | None = None,
-        *,
-        using: str = DENSE,
-        skip_lang: str | None = None,
-        only_lang: str | None = None,
-    ) -> list[Hit]:
-        flt = _path_filter(paths)
-        if skip_lang is not None or only_lang is not None:
-            must: list[Any] = list(flt.must or []) if flt is not None else []
-            if only_lang is not None:
-                must.append(m.FieldCondition(key=LANG_FIELD, match=m.MatchValue(value=only_lang)))
-            flt = m.Filter(
-                must=must or None,
-                must_not=[m.FieldCondition(key=LANG_FIELD, match=m.MatchValue(value=skip_lang))]
-                if skip_lang is not None
-                else None,
-            )
-        query = [float(x) for x in vector]
+    def _nearest(self, vector: Any, using: str, limit: int, where: Where) -> list[Hit]:
+        query = _sparse(vector) if using == BM25 else vector
         res = self._call(
             "search",
             lambda: self._client.query_points(
@@ -539,91 +504,34 @@ class RemoteStore:
                 query=query,
                 using=using,
                 limit=limit,
-                query_filter=flt,
+                query_filter=_filter(where),
                 with_payload=True,
             ),
         )
-        return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
+        return as_hits(res.points)
 
-    def dense_search_many(self, vectors: Sequence[Sequence[float]], limit: int) -> list[list[Hit]]:
-        return [self.dense_search(v, limit) for v in vectors]
-
-    def warm(
-        self,
-        ids: Iterable[int],
-        dim: int,
-        *,
-        using: str = DENSE,
-        should_stop: Callable[[], bool] | None = None,
-    ) -> int:
-        """Nothing to do here: the server keeps its vectors where its own settings say."""
-        return 0
-
-    def bm25_search(
-        self,
-        text: str,
-        limit: int,
-        paths: Iterable[str] | None = None,
-        *,
-        langs: Sequence[str] = ("en",),
-    ) -> list[Hit]:
-        idx, val = self._bm25.query_pairs(text, langs)
-        if not idx:
-            return []
-        flt = _path_filter(paths)
-        res = self._call(
+    def _scroll(self, where: Where, limit: int) -> list[Hit]:
+        records, _ = self._call(
             "search",
-            lambda: self._client.query_points(
-                self.collection,
-                query=m.SparseVector(indices=idx, values=val),
-                using=BM25,
-                limit=limit,
-                query_filter=flt,
-                with_payload=True,
+            lambda: self._client.scroll(
+                self.collection, scroll_filter=_filter(where), limit=limit, with_payload=True
             ),
         )
-        return [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
+        return as_hits(records, scored=False)
 
-    def keyword_search(
-        self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = ("en",)
-    ) -> list[Hit]:
-        match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
-        flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
-        idx, val = self._bm25.query_pairs(text, langs)
-        hits: list[Hit] = []
-        if idx:
-            res = self._call(
-                "search",
-                lambda: self._client.query_points(
-                    self.collection,
-                    query=m.SparseVector(indices=idx, values=val),
-                    using=BM25,
-                    limit=limit,
-                    query_filter=flt,
-                    with_payload=True,
-                ),
-            )
-            hits = [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in res.points]
-        if len(hits) < limit:  # the matches BM25 gives nothing (see EdgeStore.keyword_search)
-            seen: list[Any] = [m.HasIdCondition(has_id=[h.id for h in hits])] if hits else []
-            rest = m.Filter(must=flt.must, must_not=seen or None)
-            records, _ = self._call(
-                "search",
-                lambda: self._client.scroll(
-                    self.collection, scroll_filter=rest, limit=limit - len(hits), with_payload=True
-                ),
-            )
-            hits += [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
-        return hits
-
-    def keyword_count(self, text: str, *, phrase: bool = False) -> int:
-        """How many points hold every word of ``text`` (or the phrase): see EdgeStore."""
-        match: Any = m.MatchPhrase(phrase=text) if phrase else m.MatchText(text=text)
-        flt = m.Filter(must=[m.FieldCondition(key=keyword_field(text), match=match)])
+    def _count(self, where: Where) -> int:
         res = self._call(
-            "count", lambda: self._client.count(self.collection, count_filter=flt, exact=True)
+            "count",
+            lambda: self._client.count(self.collection, count_filter=_filter(where), exact=True),
         )
         return int(res.count)
+
+    def _facet(self, limit: int) -> Any:
+        res = self._call(
+            "list the cards",
+            lambda: self._client.facet(self.collection, key=PATH_FIELD, limit=limit, exact=True),
+        )
+        return res.hits
 
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
@@ -640,21 +548,6 @@ class RemoteStore:
             ),
         )
         return record_tuples(records, using if with_dense else None)
-
-    def count(self, path: str | None = None) -> int:
-        flt = _path_filter([path]) if path is not None else None
-        res = self._call(
-            "count", lambda: self._client.count(self.collection, count_filter=flt, exact=True)
-        )
-        return int(res.count)
-
-    def paths(self) -> dict[str, int]:
-        limit = max(16, self.count() + 1)
-        res = self._call(
-            "list the cards",
-            lambda: self._client.facet(self.collection, key=PATH_FIELD, limit=limit, exact=True),
-        )
-        return {str(h.value): int(h.count) for h in res.hits if int(h.count) > 0}
 
 
 # ---------------------------------------------------------------------- export (shard -> server)
@@ -701,10 +594,7 @@ def export_points(
         for pid, payload, sparse in source.retrieve(batch_ids, with_dense=True, using=BM25):
             vector: dict[str, Any] = {}
             if sparse is not None:
-                vector[BM25] = m.SparseVector(
-                    indices=[int(i) for i in sparse.indices],
-                    values=[float(v) for v in sparse.values],
-                )
+                vector[BM25] = _sparse(sparse)
             vec = dense.get(pid)
             if vec is not None:
                 vector[DENSE] = [float(x) for x in vec]

@@ -1,10 +1,9 @@
 """Copying index folders without filling their holes.
 
 Qdrant Edge sizes its mapped files ahead (vector chunks, payload pages, deleted flags): the
-example vault's index takes 1.6 MB on disk but 249 MB by ``st_size``. ``shutil.copytree``
-writes every byte of such files, so each copy of that index took 249 MB and a test suite that
-copies it per test filled a small disk. :func:`copy_tree` copies only the file's data extents
-(``SEEK_DATA`` / ``SEEK_HOLE``) and sets the length, so the copy keeps its holes.
+example vault's index takes 1.6 MB on disk but 249 MB by ``st_size``, all of which
+``shutil.copytree`` would write. :func:`copy_tree` copies only the files' data extents
+(``SEEK_DATA`` / ``SEEK_HOLE``) and sets their length, so the copy keeps the holes.
 """
 
 from __future__ import annotations
@@ -77,9 +76,8 @@ def copy_tree(
     dst: str | os.PathLike[str],
     *,
     ignore: Callable[[str, list[str]], Iterable[str]] | None = None,
-    symlinks: bool = True,
 ) -> Path:
     """``shutil.copytree`` with :func:`copy_file`: an index folder's copy takes the disk space
     of its data, not of its preallocated length."""
-    shutil.copytree(src, dst, ignore=ignore, symlinks=symlinks, copy_function=copy_file)
+    shutil.copytree(src, dst, ignore=ignore, symlinks=True, copy_function=copy_file)
     return Path(dst)

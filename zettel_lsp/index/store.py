@@ -3,15 +3,12 @@
 
 Each chunk is a point with a dense vector ``dense`` (cosine; absent until embedded), a second one
 ``dense_ml`` for the multilingual model (created when that model is first used; absent where the
-card is not in its scope), and a sparse vector ``bm25`` (Edge's own BM25 embedder: stemming and
-stopwords in the chunk's language, see :class:`Bm25Encoder`; IDF applied by the shard), and a
-payload (``store_api.ChunkPayload``): ``path``, ``title``, ``chunk``, ``heading``,
-``line_start``, ``line_end``, ``text``, ``embed_hash``, ``lang``, and ``cjk`` for the chunks
-of Chinese, Japanese or Korean cards. ``path`` and ``lang`` have keyword indexes (filters, deletes);
-``text`` a full-text index with phrase matching (the keyword leg), and ``cjk`` the same with
-Edge's multilingual tokenizer, which segments words where no spaces separate them (on ``text`` it
-would change English: numbers like ``2023`` stop being words, ``naive`` finds ``naïve``). Search
-calls hold the GIL inside Edge, so writers use small batches.
+card is not in its scope), a sparse vector ``bm25`` (Edge's own BM25 embedder: stemming and
+stopwords in the chunk's language, see :class:`Bm25Encoder`; IDF applied by the shard), and its
+payload (``store_api.ChunkPayload``, which names the indexed fields). The ``cjk`` field's
+full-text index uses Edge's multilingual tokenizer, which segments words where no spaces
+separate them (on ``text`` it would change English: numbers like ``2023`` stop being words,
+``naive`` finds ``naïve``). Search calls hold the GIL inside Edge, so writers use small batches.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import qdrant_edge
 from qdrant_edge import (
     Bm25,
     Bm25Config,
@@ -36,15 +34,10 @@ from qdrant_edge import (
     EdgeSparseVectorParams,
     EdgeVectorParams,
     FacetRequest,
-    FieldCondition,
     Filter,
     HasIdCondition,
     HasVectorCondition,
     KeywordIndexParams,
-    MatchAny,
-    MatchPhrase,
-    MatchText,
-    MatchValue,
     Memory,
     Modifier,
     Point,
@@ -64,6 +57,7 @@ from qdrant_edge import (
 )
 
 from zettel_lsp.index.folder_lock import holder_pid
+from zettel_lsp.index.store_api import BM25 as BM25
 from zettel_lsp.index.store_api import (
     CJK_FIELD,
     LANG_FIELD,
@@ -74,16 +68,18 @@ from zettel_lsp.index.store_api import (
     Hit,
     IndexLockedError,
     StoreError,
-    as_payload,
+    VectorStore,
+    Where,
+    as_hits,
+    point_filter,
     record_tuples,
 )
-from zettel_lsp.notes.language import EN, HAS_CJK
+from zettel_lsp.index.store_api import DENSE as DENSE
+from zettel_lsp.index.store_api import DENSE_ML as DENSE_ML
+from zettel_lsp.notes.language import EN
 
 log = logging.getLogger(__name__)
 
-DENSE = "dense"
-DENSE_ML = "dense_ml"  # the multilingual model's vectors (issue #17)
-BM25 = "bm25"
 SHARD_DIR = "shard"
 # Dense search is exact up to this many points (linear: 4.1 ms at 45k points on 2 cores), then
 # uses the HNSW graph that compaction builds, with this beam (measured, index/compact.py)
@@ -200,28 +196,10 @@ class Bm25Encoder:
                 terms[int(i)] = max(terms.get(int(i), 0.0), float(v))
         return SparseVector(indices=list(terms), values=list(terms.values()))
 
-    def document_pairs(self, text: str, lang: str = EN) -> tuple[list[int], list[float]]:
-        sv = self.document(text, lang)
-        return list(sv.indices), list(sv.values)
 
-    def query_pairs(self, text: str, langs: Sequence[str] = (EN,)) -> tuple[list[int], list[float]]:
-        sv = self.query(text, langs)
-        return list(sv.indices), list(sv.values)
-
-
-def keyword_field(text: str) -> str:
-    """The full-text field a keyword query searches: ``cjk`` when it holds Chinese, Japanese or
-    Korean (only that field's tokenizer finds such words), else ``text``."""
-    return CJK_FIELD if HAS_CJK.search(text) else TEXT_FIELD
-
-
-def _path_filter(paths: Iterable[str] | None) -> Filter | None:
-    if paths is None:
-        return None
-    values = list(paths)
-    if len(values) == 1:
-        return Filter(must=[FieldCondition(key=PATH_FIELD, match=MatchValue(value=values[0]))])
-    return Filter(must=[FieldCondition(key=PATH_FIELD, match=MatchAny(any=values))])
+def _filter(where: Where) -> Any:
+    """``where`` as an Edge ``Filter`` (None: all points)."""
+    return point_filter(where, qdrant_edge, lambda ids: HasIdCondition(set(ids)))
 
 
 def _vector_sizes(shard: EdgeShard) -> dict[str, int]:
@@ -254,14 +232,12 @@ def _optimize_in_child(path: Path, should_stop: Callable[[], bool]) -> bool:
     try:
         while True:
             if should_stop():
-                proc.terminate()
-                proc.communicate()
                 return False
             try:
                 _, err = proc.communicate(timeout=0.2)
                 break
             except subprocess.TimeoutExpired:
-                continue
+                pass
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -272,7 +248,7 @@ def _optimize_in_child(path: Path, should_stop: Callable[[], bool]) -> bool:
     return True
 
 
-class EdgeStore:
+class EdgeStore(VectorStore):
     """One open shard. Thread-safe for use from a writer thread and reader threads."""
 
     def __init__(self, folder: Path, dim: int, bm25_avg_len: float) -> None:
@@ -281,7 +257,8 @@ class EdgeStore:
         self._bm25 = Bm25Encoder(bm25_avg_len)
         self._write_lock = threading.Lock()
         shard_dir = folder / SHARD_DIR
-        self._created = not ((shard_dir / "wal").exists() or (shard_dir / "segments").exists())
+        # whether this opening created the shard (in STORE_LAYOUT)
+        self.created = not ((shard_dir / "wal").exists() or (shard_dir / "segments").exists())
         self._shard = self._open(shard_dir, dim)
         # points so far (upserts add to it, never minus deletes: a bound for _dense_params)
         self._points = int(self._shard.info().points_count)
@@ -304,7 +281,7 @@ class EdgeStore:
                 )
             # also on load: a process killed right after creating the shard leaves it without
             # its payload indexes
-            EdgeStore._ensure_indexes(shard)
+            EdgeStore._index_fields(shard)
             return shard
         except Exception as exc:
             text = str(exc)
@@ -321,11 +298,17 @@ class EdgeStore:
             ) from exc
 
     @staticmethod
-    def _ensure_indexes(shard: EdgeShard) -> None:
+    def _index_fields(shard: EdgeShard, *, cold: bool = False) -> None:
+        """Create the payload indexes the shard lacks; with ``cold``, also build again the
+        ones not kept cold (:data:`STORE_LAYOUT`)."""
         schema = shard.info().payload_schema
         for name in _FIELDS:
-            if name not in schema:
-                shard.update(UpdateOperation.create_field_index(name, _field_params(name)))
+            info = schema.get(name)
+            if info is not None and (not cold or getattr(info.params, "memory", None) == _COLD):
+                continue
+            if info is not None:
+                shard.update(UpdateOperation.delete_field_index(name))
+            shard.update(UpdateOperation.create_field_index(name, _field_params(name)))
 
     @staticmethod
     def load_for_compaction(path: Path) -> EdgeShard:
@@ -349,14 +332,7 @@ class EdgeStore:
             except Exception as exc:  # noqa: BLE001 - Edge's error types are not exported
                 log.info("vectors keep their placement (%s)", exc)
                 shard = EdgeShard.load(str(path))
-        schema = shard.info().payload_schema
-        for name in _FIELDS:
-            info = schema.get(name)
-            if info is not None and getattr(info.params, "memory", None) == _COLD:
-                continue
-            if info is not None:
-                shard.update(UpdateOperation.delete_field_index(name))
-            shard.update(UpdateOperation.create_field_index(name, _field_params(name)))
+        EdgeStore._index_fields(shard, cold=True)
         return shard
 
     @classmethod
@@ -380,8 +356,7 @@ class EdgeStore:
         seconds at 100k cards), so only for a caller no one waits on: ``zettel-lsp index``
         between its lexical and dense phases. Returns whether the optimizer rewrote
         segments."""
-        changed = self._closed_while(self.optimize_folder)
-        return bool(changed)
+        return self._closed_while(self.optimize_folder)
 
     def compact_in_child(self, should_stop: Callable[[], bool] = lambda: False) -> bool:
         """:meth:`compact_in_place` with the optimizer in a child process
@@ -404,11 +379,6 @@ class EdgeStore:
             finally:
                 self._shard = self._open(path, self.dim)
                 self._points = int(self._shard.info().points_count)
-
-    @property
-    def created(self) -> bool:
-        """Whether this opening created the shard (in :data:`STORE_LAYOUT`)."""
-        return self._created
 
     def close(self) -> None:
         with self._write_lock:
@@ -448,22 +418,10 @@ class EdgeStore:
         with self._write_lock:
             self._shard.update(UpdateOperation.delete_vector_name(name))
 
-    def set_bm25_avg_len(self, avg_len: float) -> None:
-        """BM25 document weights depend on the mean document length: fix it per index."""
-        self._bm25 = Bm25Encoder(avg_len)
-
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
         if not points:
             return
-        sparse = [self._bm25.document(p.bm25_text, p.payload.get("lang", EN)) for p in points]
-        batch = []
-        for p, sv in zip(points, sparse, strict=True):
-            vector: dict[str, Any] = {BM25: sv}
-            if p.dense is not None:
-                vector[DENSE] = list(map(float, p.dense))
-            if p.dense_ml is not None:
-                vector[DENSE_ML] = list(map(float, p.dense_ml))
-            batch.append(Point(id=p.id, vector=vector, payload=dict(p.payload)))
+        batch = [Point(id=p.id, vector=self._vectors(p), payload=dict(p.payload)) for p in points]
         with self._write_lock:
             self._shard.update(UpdateOperation.upsert_points(batch))
             self._points += len(batch)
@@ -481,9 +439,10 @@ class EdgeStore:
             self._shard.update(UpdateOperation.update_vectors(batch))
 
     def delete_paths(self, paths: Iterable[str]) -> None:
-        flt = _path_filter(paths)
-        if flt is None or not flt.must:
+        values = list(paths)
+        if not values:
             return
+        flt = _filter(Where(values))
         with self._write_lock:
             self._shard.update(UpdateOperation.delete_points_by_filter(flt))
 
@@ -496,30 +455,6 @@ class EdgeStore:
                 self._shard.update(UpdateOperation.delete_points(list(ids)))
 
     # ------------------------------------------------------------------ reads
-
-    def dense_search(
-        self,
-        vector: Sequence[float],
-        limit: int,
-        paths: Iterable[str] | None = None,
-        *,
-        using: str = DENSE,
-        skip_lang: str | None = None,
-        only_lang: str | None = None,
-    ) -> list[Hit]:
-        """The nearest chunks by the vector ``using``; with ``skip_lang``, only chunks in
-        other languages; with ``only_lang``, only chunks in that one."""
-        query = Query.Nearest(list(map(float, vector)), using=using)
-        flt = _path_filter(paths)
-        if skip_lang is not None or only_lang is not None:
-            must = list(flt.must or []) if flt is not None else []
-            if only_lang is not None:
-                must.append(FieldCondition(key=LANG_FIELD, match=MatchValue(value=only_lang)))
-            not_lang: list[Any] = []
-            if skip_lang is not None:
-                not_lang.append(FieldCondition(key=LANG_FIELD, match=MatchValue(value=skip_lang)))
-            flt = Filter(must=must or None, must_not=not_lang or None)
-        return self._query(query, limit, flt, self._dense_params())
 
     def _dense_params(self) -> SearchParams:
         """Exact dense search while the shard is small enough for it to be fast, so that a
@@ -536,58 +471,8 @@ class EdgeStore:
         related-card legs query every passage of a card)."""
         if not vectors:
             return []
-        params = self._dense_params()
-        reqs = [
-            QueryRequest(
-                limit=limit,
-                query=Query.Nearest(list(map(float, v)), using=DENSE),
-                with_payload=True,
-                params=params,
-            )
-            for v in vectors
-        ]
-        return [
-            [Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in points]
-            for points in self._shard.query_batch(QueryBatchRequest(reqs))
-        ]
-
-    def bm25_search(
-        self,
-        text: str,
-        limit: int,
-        paths: Iterable[str] | None = None,
-        *,
-        langs: Sequence[str] = (EN,),
-    ) -> list[Hit]:
-        """BM25 with the query read in each of ``langs`` (see :class:`Bm25Encoder`)."""
-        sparse = self._bm25.query(text, langs)
-        if not len(sparse.indices):
-            return []
-        return self._query(Query.Nearest(sparse, using=BM25), limit, _path_filter(paths))
-
-    def keyword_search(
-        self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = (EN,)
-    ) -> list[Hit]:
-        """Points whose stored text holds every word of ``text`` (or the exact phrase), by the
-        full-text index (``cjk`` for Chinese, Japanese and Korean queries: see
-        :func:`keyword_field`): the :meth:`keyword_count` matches. Ranked by BM25 (over the
-        embedded text, :class:`Bm25Encoder`); the matches BM25 gives nothing (the words are
-        in the stored text only, e.g. a link's target shown under another name, or they are
-        all stopwords) follow with score 0, in id order."""
-        match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
-        must: list[Any] = [FieldCondition(key=keyword_field(text), match=match)]
-        sparse = self._bm25.query(text, langs)
-        hits: list[Hit] = []
-        if len(sparse.indices):
-            hits = self._query(Query.Nearest(sparse, using=BM25), limit, Filter(must=must))
-        if len(hits) < limit:
-            seen = set[int | UUID | str](h.id for h in hits)
-            flt = Filter(must=must, must_not=[HasIdCondition(seen)] if seen else None)
-            records, _ = self._shard.scroll(
-                ScrollRequest(limit=limit - len(hits), filter=flt, with_payload=True)
-            )
-            hits += [Hit(int(r.id), 0.0, as_payload(r.payload)) for r in records]
-        return hits
+        reqs = [self._request(list(map(float, v)), DENSE, limit, Where()) for v in vectors]
+        return [as_hits(points) for points in self._shard.query_batch(QueryBatchRequest(reqs))]
 
     def warm(
         self,
@@ -625,21 +510,28 @@ class EdgeStore:
             done += len(part)
         return done
 
-    def keyword_count(self, text: str, *, phrase: bool = False) -> int:
-        """How many points hold every word of ``text`` (or the phrase) by the full-text index:
-        the candidates :meth:`keyword_search` ranks (its tokenizer, not a caller's, decides
-        what a word is: ``woman_farmer`` holds ``woman``, ``doesn't`` holds ``doesn``)."""
-        match = MatchPhrase(phrase=text) if phrase else MatchText(text=text)
-        flt = Filter(must=[FieldCondition(key=keyword_field(text), match=match)])
-        return int(self._shard.count(CountRequest(exact=True, filter=flt)))
+    def _nearest(self, vector: Any, using: str, limit: int, where: Where) -> list[Hit]:
+        return as_hits(self._shard.query(self._request(vector, using, limit, where)))
 
-    def _query(
-        self, query: Any, limit: int, flt: Filter | None, params: SearchParams | None = None
-    ) -> list[Hit]:
-        req = QueryRequest(limit=limit, query=query, filter=flt, with_payload=True, params=params)
-        return [
-            Hit(int(p.id), float(p.score), as_payload(p.payload)) for p in self._shard.query(req)
-        ]
+    def _request(self, vector: Any, using: str, limit: int, where: Where) -> QueryRequest:
+        return QueryRequest(
+            limit=limit,
+            query=Query.Nearest(vector, using=using),
+            filter=_filter(where),
+            with_payload=True,
+            params=None if using == BM25 else self._dense_params(),
+        )
+
+    def _scroll(self, where: Where, limit: int) -> list[Hit]:
+        req = ScrollRequest(limit=limit, filter=_filter(where), with_payload=True)
+        records, _ = self._shard.scroll(req)
+        return as_hits(records, scored=False)
+
+    def _count(self, where: Where) -> int:
+        return int(self._shard.count(CountRequest(exact=True, filter=_filter(where))))
+
+    def _facet(self, limit: int) -> Any:
+        return self._shard.facet(FacetRequest(key=PATH_FIELD, limit=limit, exact=True)).hits
 
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
@@ -651,14 +543,3 @@ class EdgeStore:
             list(ids), with_payload=True, with_vector=[using] if with_dense else False
         )
         return record_tuples(records, using if with_dense else None)
-
-    def count(self, path: str | None = None) -> int:
-        flt = _path_filter([path]) if path is not None else None
-        return int(self._shard.count(CountRequest(exact=True, filter=flt)))
-
-    def paths(self) -> dict[str, int]:
-        """Every card path in the shard with its number of points (at least one: the facet
-        can still list a path whose points were all deleted)."""
-        limit = max(16, self.count() + 1)
-        resp = self._shard.facet(FacetRequest(key=PATH_FIELD, limit=limit, exact=True))
-        return {str(h.value): int(h.count) for h in resp.hits if int(h.count) > 0}

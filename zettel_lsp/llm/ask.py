@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from zettel_lsp.llm.client import Cancel, Message, Ollama, is_cancelled
@@ -48,16 +48,7 @@ class AskResult:
     cancelled: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "answer": self.answer,
-            "model": self.model,
-            "sources": self.sources,
-            "fallback": self.fallback,
-            "messages": list(self.messages),
-            "context_chunks": self.context_chunks,
-            "cancelled": self.cancelled,
-        }
+        return asdict(self)
 
 
 def estimate_tokens(text: str) -> int:
@@ -70,18 +61,12 @@ def context_chunk_count(cards: int, cap: int) -> int:
 
 
 def source_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
-    row = result_dict(r, words)  # excerpt: at most 200 characters
-    return {
-        "path": r.path,
-        "title": r.title,
-        "chunk": int(r.chunk.get("chunk", 0)),
-        "line_start": row["line_start"],
-        "line_end": row["line_end"],
-        "score": row["score"],
-        "excerpt": row["excerpt"],
-        # as in zettel.search rows: the text as a reader sees it, its headings as a breadcrumb
-        "heading": row["heading"],
-        "excerpt_text": row["excerpt_text"],
+    """A source as in ``zettel.search`` rows (excerpt: at most 200 characters; ``excerpt_text``:
+    the text as a reader sees it, ``heading``: its headings as a breadcrumb), and its chunk."""
+    row = result_dict(r, words)
+    keys = ("line_start", "line_end", "score", "excerpt", "heading", "excerpt_text")
+    return {"path": r.path, "title": r.title, "chunk": int(r.chunk.get("chunk", 0))} | {
+        k: row[k] for k in keys
     }
 
 

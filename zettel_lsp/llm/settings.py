@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from zettel_lsp.ollama_client import resolve_ollama_host
 from zettel_lsp.settings_schema import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, LLM, settings_object
 
 __all__ = ["DEFAULT_CHAT_MODEL", "DEFAULT_EMBED_MODEL", "LLM_KEYS", "LLMSettings", "parse"]
@@ -34,11 +33,6 @@ class LLMSettings:
     context_window: int = _DEFAULTS["context_window"]  # num_ctx sent to Ollama
     expand_query: bool = _DEFAULTS["expand_query"]
     llm_rerank: bool = _DEFAULTS["llm_rerank"]
-
-    @property
-    def base_url(self) -> str:
-        """The Ollama URL these settings resolve to."""
-        return resolve_ollama_host(self.host)
 
 
 LLM.check_fields({f.name for f in fields(LLMSettings)})

@@ -1,9 +1,5 @@
-"""The embedder interface: what the index and search need from an embedding model.
-
-Laid out as fastembed lays out its own models: this small base class, one module per kind of
-model (``fastembed_backend``: the bundled model and any fastembed model; ``ollama_backend``:
-``ollama:<name>``), the bundled model's assembly apart (``bundled``), and a factory that picks
-the backend from the model setting (``factory.make_embedder``).
+"""The embedder interface: what the index and search need from an embedding model (one module
+per kind of model implements it, see the package).
 
 Every embedder counts tokens (for chunking: cheap, offline, no model session needed) and
 embeds documents and queries as float32 rows. Failures are :class:`EmbedderError` with a
@@ -15,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 import numpy as np
 
@@ -27,6 +23,14 @@ DEFAULT_BATCH_SIZE = 16
 DEFAULT_MAX_BATCH_TOKENS = 1024  # padded tokens per batch: bounds the runtime's memory
 
 
+class EmbedderOptions(TypedDict, total=False):
+    """How an embedder batches and truncates: the keywords every backend takes."""
+
+    batch_size: int  # texts per model call
+    max_length: int  # tokens per text the model sees (longer are truncated)
+    max_batch_tokens: int  # padded tokens per model call
+
+
 class EmbedderError(RuntimeError):
     """The embedding model cannot be loaded or does not answer; the message says why and what
     to do."""
@@ -36,19 +40,13 @@ class Embedder(ABC):
     """One embedding model: token counting (cheap, always available) and vectors (lazy)."""
 
     def __init__(
-        self,
-        model_name: str,
-        *,
-        cache_dir: Path,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        self, model_name: str, *, cache_dir: Path, **options: Unpack[EmbedderOptions]
     ) -> None:
         self.model_name = model_name  # as the settings name it
         self.cache_dir = cache_dir
-        self.batch_size = batch_size  # texts per model call
-        self.max_length = max_length  # tokens per text the model sees (longer are truncated)
-        self.max_batch_tokens = max_batch_tokens  # padded tokens per model call
+        self.batch_size = options.get("batch_size", DEFAULT_BATCH_SIZE)
+        self.max_length = options.get("max_length", DEFAULT_MAX_LENGTH)
+        self.max_batch_tokens = options.get("max_batch_tokens", DEFAULT_MAX_BATCH_TOKENS)
         self.tokens_processed = 0  # model tokens embedded so far (specials included, truncated)
         self._tokenizer: Tokenizer | None = None
 

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Unpack
 
-from zettel_lsp.index.embedders.base import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_BATCH_TOKENS,
-    DEFAULT_MAX_LENGTH,
-    Embedder,
-)
+from zettel_lsp.index.embedders.base import Embedder, EmbedderOptions
 from zettel_lsp.index.embedders.bundled import DEFAULT_MODEL
 from zettel_lsp.index.embedders.fastembed_backend import FastembedEmbedder
 from zettel_lsp.index.embedders.ollama_backend import OllamaEmbedder, is_ollama
@@ -22,10 +18,8 @@ def make_embedder(
     *,
     cache_dir: Path,
     threads: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    max_length: int = DEFAULT_MAX_LENGTH,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     ollama: OllamaSettings | None = None,
+    **options: Unpack[EmbedderOptions],
 ) -> Embedder:
     """The embedder for a model setting: ``ollama:<name>`` is embedded by Ollama (``ollama``:
     where and how long to wait; the defaults when None), ``use-multilingual`` by the
@@ -34,28 +28,6 @@ def make_embedder(
     fastembed and to the Universal Sentence Encoder's documents.
     Raises :class:`~zettel_lsp.index.embedders.base.EmbedderError` for an unusable setting."""
     if is_ollama(model):
-        return OllamaEmbedder(
-            model,
-            cache_dir=cache_dir,
-            ollama=ollama,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
-    if is_use(model):
-        return UseEmbedder(
-            model,
-            cache_dir=cache_dir,
-            threads=threads,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
-    return FastembedEmbedder(
-        model,
-        cache_dir=cache_dir,
-        threads=threads,
-        batch_size=batch_size,
-        max_length=max_length,
-        max_batch_tokens=max_batch_tokens,
-    )
+        return OllamaEmbedder(model, cache_dir=cache_dir, ollama=ollama, **options)
+    backend = UseEmbedder if is_use(model) else FastembedEmbedder
+    return backend(model, cache_dir=cache_dir, threads=threads, **options)

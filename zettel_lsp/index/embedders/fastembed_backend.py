@@ -5,10 +5,10 @@ loaded with ``specific_model_path``: no model hub is ever contacted. Any other f
 can be chosen by name; it downloads where a network exists and fails with a clear message
 where none does.
 
-Throughput notes (2 cores, measured): fastembed pads a batch to its longest text, so texts are
-embedded sorted by token count in small batches (at most 16 texts and 1,024 padded tokens);
-truncation is at 256 tokens, the length the model was trained at (2.3x faster than 512 on long
-texts). The ONNX session loads lazily: lexical indexing needs only the tokenizer.
+fastembed pads a batch to its longest text, so texts are embedded sorted by token count in
+small batches (at most ``batch_size`` texts and ``max_batch_tokens`` padded tokens); truncation
+is at 256 tokens, the length the model was trained at (measurements: docs/performance.md#index).
+The ONNX session loads lazily: lexical indexing needs only the tokenizer.
 """
 
 from __future__ import annotations
@@ -18,17 +18,11 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from zettel_lsp.index.embedders.base import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_BATCH_TOKENS,
-    DEFAULT_MAX_LENGTH,
-    Embedder,
-    EmbedderError,
-)
+from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOptions
 from zettel_lsp.index.embedders.bundled import (
     BUNDLED_DIM,
     BUNDLED_LOCAL_NAME,
@@ -56,17 +50,9 @@ class FastembedEmbedder(Embedder):
         *,
         cache_dir: Path,
         threads: int | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        **options: Unpack[EmbedderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            cache_dir=cache_dir,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
+        super().__init__(model, cache_dir=cache_dir, **options)
         self.threads = threads
         self.is_bundled = is_bundled(model)
         self._lock = threading.Lock()
@@ -92,7 +78,6 @@ class FastembedEmbedder(Embedder):
 
     @property
     def loaded(self) -> bool:
-        """Whether the model is in memory (a call would not wait for it to load)."""
         return self._model is not None or self._query_model is not None
 
     def close(self) -> None:
@@ -117,10 +102,9 @@ class FastembedEmbedder(Embedder):
             return self._model
 
     def _load_query_model(self) -> TextEmbedding:
-        """A second session with one thread for queries. Measured in the server: a query on
-        the bulk session (one ONNX thread per core) left its worker threads spinning, ~0.6 of
-        2 cores burned between requests, and pushed p95 latencies over budget under load; one
-        thread costs ~2 ms on a short query and never spins."""
+        """A second session with one thread for queries: the bulk session's worker threads (one
+        per core) keep spinning between requests and slow other requests under load; one thread
+        costs ~2 ms on a short query and never spins (docs/performance.md)."""
         with self._lock:
             if self._query_model is None:
                 self._query_model = (
@@ -160,9 +144,8 @@ class FastembedEmbedder(Embedder):
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
     ) -> np.ndarray:
         """Texts are embedded sorted by token count, in batches of at most ``batch_size`` texts
-        and ``max_batch_tokens`` padded tokens: short texts go 16 at a time, 256-token texts 4
-        at a time. Measured on 2 cores with ~250-token texts: batch 16 / 8 / 4 peaked at +560 /
-        +290 / +100 MB RSS for 23.0 / 22.8 / 21.8 texts/s."""
+        and ``max_batch_tokens`` padded tokens (by default: short texts 16 at a time, 256-token
+        texts 4 at a time, which costs little speed and much less memory)."""
         model = self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -205,9 +188,8 @@ _REGISTER_LOCK = threading.Lock()
 
 def register_bundled() -> None:
     """Register the bundled model with fastembed once per process. fastembed's registry is
-    global and its check-then-add is not atomic: two vaults loading their models at the same
-    time both saw it missing, and the second ``add_custom_model`` raised "already registered"
-    (that vault's search stayed lexical)."""
+    global and its check-then-add is not atomic, so a lock keeps two vaults loading their
+    models at once from both adding it (the second ``add_custom_model`` would raise)."""
     from fastembed import TextEmbedding
     from fastembed.common.model_description import ModelSource, PoolingType
 

@@ -21,17 +21,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 import numpy as np
 
-from zettel_lsp.index.embedders.base import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_BATCH_TOKENS,
-    DEFAULT_MAX_LENGTH,
-    Embedder,
-    EmbedderError,
-)
+from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOptions
 from zettel_lsp.index.embedders.bundled import assemble_default_model
 from zettel_lsp.ollama_client import OllamaError, OllamaHttp, OllamaSettings, ollama_model_name
 
@@ -64,17 +58,9 @@ class OllamaEmbedder(Embedder):
         *,
         cache_dir: Path,
         ollama: OllamaSettings | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        **options: Unpack[EmbedderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            cache_dir=cache_dir,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
+        super().__init__(model, cache_dir=cache_dir, **options)
         name = model.removeprefix(OLLAMA_PREFIX).strip()
         if not name:
             raise EmbedderError(
@@ -88,10 +74,6 @@ class OllamaEmbedder(Embedder):
         self._dim: int | None = None
         self._down_until = 0.0
         self._down_message = ""
-
-    @property
-    def host(self) -> str:
-        return self._http.host
 
     @property
     def model_id(self) -> str:

@@ -10,33 +10,21 @@ setting :data:`USE_MODEL` selects it.
 
 Tokens are counted with a ``tokenizers.Tokenizer`` built here from the package's own
 ``sp.model`` (see :func:`use_tokenizer`): the same 128k-piece unigram vocabulary and NFKC
-charsmap, so chunk budgets are in this model's tokens, and counting runs in Rust (the
-package's pure-Python tokenizer took 4.0 s where this one took 0.9 s, on the texts below). On
-the 171 notes of the Obsidian Help vault cut at blank lines plus the judged queries (5,677
-texts, English, Russian, German, Chinese, Japanese), both give the same pieces for every
-non-blank text. The cost is memory: this tokenizer holds ~115 MB resident (its 128k-piece
-trie), as much as the model itself (~116 MB; ~266 MB for the process with both). Counting
-with the package's tokenizer instead (shared with the model, no extra memory) chunked that
-vault in 2.7 s against 1.2 s here (plus 0.9 s to build this one once), and it is pure Python
-holding the GIL, which a language server's request thread would wait on during indexing;
-this one runs in Rust without it.
+charsmap, so chunk budgets are in this model's tokens; it counts in Rust, without holding the
+GIL as the package's pure-Python tokenizer would, at the cost of ~115 MB resident
+(docs/multilingual.md#the-multilingual-model has the measurements).
 
 The model is a deep averaging network: it has no position limit, its cost grows linearly with
 the tokens and it pads nothing. Texts are still cut at ``max_length`` tokens (at the end of
 the last whole token), as the other backends' models truncate: an oversized atomic block
 (code, a quote) does not dilute its chunk's vector or hold the model for long.
 
-Threads (2 cores shared with other jobs, load 2-5, measured with ``threadpoolctl`` in one
-process): the forward pass is NumPy matrix products on OpenBLAS, which by default starts a
-thread per core; on such small products its threads mostly wait for each other. With one BLAS
-thread, a short query took 3-4.5 ms median and 3.6-9.3 ms p90, against 7.5-10.4 ms and
-42-253 ms with OpenBLAS's default (the issue saw p90 halved with ``OPENBLAS_NUM_THREADS=1``);
-documents (~350-character paragraphs, 8 per call) went 102-138 texts/s against 19-31. So
-queries always run on one BLAS thread, and documents on ``threads`` (one when None). The BLAS
-thread count is a process-wide setting that ``threadpoolctl`` sets and restores around each
-call, so model calls are serialised by one lock for the process (two overlapping calls would
-restore each other's limits and could leave it changed); a batch holds at most
-``max_batch_tokens`` tokens (tens of ms), so a query waits at most one batch.
+Threads: the forward pass is small NumPy matrix products, on which BLAS threads mostly wait for
+each other, so queries always run on one BLAS thread, and documents on ``threads`` (one when
+None). The BLAS thread count is a process-wide setting that ``threadpoolctl`` sets and
+restores around each call, so model calls are serialised by one lock for the process (two
+overlapping calls would restore each other's limits); a batch holds at most
+``max_batch_tokens`` tokens, so a query waits at most one batch.
 """
 
 from __future__ import annotations
@@ -49,17 +37,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import numpy as np
 
-from zettel_lsp.index.embedders.base import (
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_MAX_BATCH_TOKENS,
-    DEFAULT_MAX_LENGTH,
-    Embedder,
-    EmbedderError,
-)
+from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOptions
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -179,17 +161,9 @@ class UseEmbedder(Embedder):
         *,
         cache_dir: Path,
         threads: int | None = None,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-        max_length: int = DEFAULT_MAX_LENGTH,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        **options: Unpack[EmbedderOptions],
     ) -> None:
-        super().__init__(
-            model,
-            cache_dir=cache_dir,
-            batch_size=batch_size,
-            max_length=max_length,
-            max_batch_tokens=max_batch_tokens,
-        )
+        super().__init__(model, cache_dir=cache_dir, **options)
         self.threads = threads  # BLAS threads for documents (None: one, see the module notes)
         spec = importlib.util.find_spec(_MODULE)
         if spec is None or spec.origin is None:
@@ -205,7 +179,6 @@ class UseEmbedder(Embedder):
 
     @property
     def loaded(self) -> bool:
-        """Whether the model is in memory (a call would not wait for it to load)."""
         return self._model is not None
 
     @property
@@ -299,7 +272,6 @@ class UseEmbedder(Embedder):
             return np.zeros((0, USE_DIM), dtype=np.float32)
         cut, counts = self._truncated(texts)
         rows: list[np.ndarray] = []
-        done = 0
         i = 0
         while i < len(cut):
             j = i + 1
@@ -313,10 +285,9 @@ class UseEmbedder(Embedder):
                 j += 1
             rows.append(self._encode(model, cut[i:j], self.threads or 1))
             self.tokens_processed += tokens
-            done = j
             i = j
             if progress is not None:
-                progress(done)
+                progress(i)
         return np.vstack(rows)
 
     def embed_query(self, text: str) -> np.ndarray:
