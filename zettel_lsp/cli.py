@@ -1240,7 +1240,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             "unchanged": report.unchanged,
             "embedded": embedded,
             "embedded_multilingual": embedded_ml,
-            "languages": indexer.languages(),
+            "languages": indexer.status.languages(),
             "reused_vectors": report.reused_vectors,
             "deleted": report.deleted,
             "renamed": report.renamed,

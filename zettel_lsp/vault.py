@@ -42,6 +42,15 @@ def _names(card: Card | None) -> tuple[str, ...]:
     return () if card is None else (card.title, *card.aliases, card.stem)
 
 
+# what ``status`` says of each multilingual scope (Indexer.ml_scope)
+_SCOPES = {
+    "off": "off",
+    "all": "all cards",
+    "foreign": "non-English cards",
+    "none": "none until a query is not English",
+}
+
+
 @dataclass(slots=True)
 class OpenReport:
     sync: SyncReport
@@ -144,7 +153,7 @@ class Vault:
         # no multilingual vector was ever stored (an English vault before any foreign query):
         # answer without asking the indexer
         if not all(self._has_ml) and self.indexer.ml_available and self.indexer.state.ml_model:
-            some, foreign = self.indexer.ml_presence()
+            some, foreign = self.indexer.status.ml_presence()
             self._has_ml = (self._has_ml[0] or some, self._has_ml[1] or foreign)
         return self._has_ml
 
@@ -235,7 +244,7 @@ class Vault:
     def status(self) -> dict[str, Any]:
         """What the index holds, for ``zettel.status`` and ``zettel-lsp status``."""
         state = self.indexer.state
-        tally = self.indexer.tally()
+        tally = self.indexer.status.tally()
         return {
             "cards": len(state.files),
             "chunks": tally.chunks,
@@ -259,23 +268,14 @@ class Vault:
 
     def _ml_report(self) -> dict[str, Any]:
         ix = self.indexer
-        with_ml, foreign_ml = ix.ml_cards
-        langs = ix.languages()
+        tally = ix.status.tally()
         out: dict[str, Any] = {
-            "languages": langs,
+            "languages": ix.status.languages(),
             "multilingual": ix.ml_mode,
             "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
-            "multilingual_scope": (
-                "off"
-                if not ix.ml_available
-                else "all cards"
-                if ix.ml_mode == "on" or ix.state.ml_all
-                else "non-English cards"
-                if ix.ml_foreign_vault()
-                else "none until a query is not English"
-            ),
-            "cards_embedded_multilingual": with_ml,
-            "non_english_cards_embedded_multilingual": foreign_ml,
+            "multilingual_scope": _SCOPES[ix.ml_scope()],
+            "cards_embedded_multilingual": tally.ml,
+            "non_english_cards_embedded_multilingual": tally.ml_foreign,
             "cards_waiting_for_multilingual": ix.ml_todo,
         }
         if ix.ml_off_reason and ix.ml_mode != "off":
@@ -283,7 +283,7 @@ class Vault:
         legs = ["bm25", "keyword", "title"]
         if self.dense_ready:
             legs.append("dense")
-        if with_ml and self._ml_query_ready():
+        if tally.ml and self._ml_query_ready():
             legs.append("dense_ml")
         out["legs_ready"] = legs
         return out
@@ -309,9 +309,6 @@ class Vault:
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine (the current ones untouched): every card the index knows,
         from the database where path and text are unchanged, else read and parsed now."""
-        return self._load_graph()
-
-    def _load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         state = self.indexer.state
         if not state.files:
             cards, problems = load_vault(
@@ -352,7 +349,7 @@ class Vault:
             self.indexer.embedder,
             graph,
             dense_ready=lambda: self.dense_ready,
-            languages=self.indexer.main_languages,
+            languages=self.indexer.status.main_languages,
             multilingual=(
                 Multilingual(
                     ml,

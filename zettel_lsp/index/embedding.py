@@ -21,6 +21,7 @@ from zettel_lsp.index.state import text_sha256
 from zettel_lsp.index.status import Progress
 from zettel_lsp.index.store import DENSE, DENSE_ML
 from zettel_lsp.index.store_api import point_id, text_hash
+from zettel_lsp.notes.language import EN
 from zettel_lsp.notes.reader import read_note
 
 if TYPE_CHECKING:
@@ -215,10 +216,13 @@ class Embedding:
         ix = self.ix
         with ix.lock:
             queued = set(self.ml_queue.left)
+            scope = ix.ml_scope()
             todo = [
                 p
                 for p, f in ix.state.files.items()
-                if not f.ml and p not in queued and ix.in_ml_scope(f)
+                if not f.ml
+                and p not in queued
+                and (scope == "all" or (scope == "foreign" and f.lang != EN))
             ]
             if not todo:
                 return False
