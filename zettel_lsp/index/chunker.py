@@ -12,6 +12,7 @@ the first chunk) and the heading path.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -242,14 +243,7 @@ def _path(path: list[tuple[int, str]]) -> tuple[str, ...]:
 
 
 def _line_of(offsets: list[int], offset: int) -> int:
-    lo, hi = 0, len(offsets) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if offsets[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return bisect.bisect_right(offsets, offset) - 1
 
 
 def _count(units: list[_Unit], count_tokens: TokenCounter, max_tokens: int) -> None:

@@ -10,7 +10,7 @@ Three phases, so that search works long before embedding finishes:
    small batches; recently edited cards jump the queue.
 3. **Multilingual** (``embed_multilingual``, issue #17): the same chunks embedded by the
    multilingual model into a second vector, ``dense_ml``, for the cards in its scope (see
-   :meth:`Indexer.in_ml_scope`). It runs only when the English queue is empty and yields to it,
+   :meth:`Indexer.ml_scope`). It runs only when the English queue is empty and yields to it,
    so lexical and English readiness do not move; the model loads only when there is work.
 
 Here: the index folder's opening and closing, the lock, the sync's steps and the multilingual
@@ -380,7 +380,7 @@ class Indexer:
     def embed_multilingual(
         self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
     ) -> int:
-        """The multilingual phase: embed the chunks of the cards in scope (:meth:`in_ml_scope`)
+        """The multilingual phase: embed the chunks of the cards in scope (:meth:`ml_scope`)
         that lack their multilingual vector. Stops (to be called again) as soon as English
         work is queued: that goes first. Loads the model only when there is work."""
         if not self.ml_available or self.ml_embedder is None:
@@ -442,9 +442,9 @@ class Indexer:
 
         Crash safety: every path this pass may write is "pending" on disk before the first
         write, and stops being so only once its batch is flushed and a state save records
-        it. The state is written whole (18 MB at 100k cards, ~0.5 s), so it is saved when
-        LEXICAL_SAVE_SECONDS have passed, not per batch (per batch, the saves grew with the
-        square of the vault: a minute at 100k cards). A crash redoes the pending cards only."""
+        it. A save compares every card's row, so it runs when LEXICAL_SAVE_SECONDS have
+        passed, not per batch (that would grow with the square of the vault). A crash redoes
+        the pending cards only."""
         state, renames = self.state, lex.renames
         work = sorted(lex.cards) + sorted(lex.gone - set(renames.values()))
         if not work:
