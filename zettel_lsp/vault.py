@@ -32,7 +32,6 @@ from zettel_lsp.search.calibrate import (
 )
 from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
 from zettel_lsp.search.suggest import SuggestFusion
-from zettel_lsp.search.titles import TitleIndex
 
 log = logging.getLogger(__name__)
 
@@ -342,7 +341,7 @@ class Vault:
         graph.forget_digests()
         return graph, self._engine(graph), problems
 
-    def _engine(self, graph: LinkGraph, titles: TitleIndex | None = None) -> SearchEngine:
+    def _engine(self, graph: LinkGraph) -> SearchEngine:
         ml = self.indexer.ml_embedder
         return SearchEngine(
             self.indexer.store,
@@ -360,7 +359,6 @@ class Vault:
                 if ml is not None
                 else None
             ),
-            titles=titles,
             suggest_fusion=lambda: self.suggest_fusion,
         )
 

@@ -116,7 +116,7 @@ def index_folder(vault: Path, index_dir: Path | None, cache_dir: Path | None) ->
 
 
 class Indexer:
-    """Owns one vault's index folder (shard + state). One writer per folder, enforced by Edge."""
+    """Owns one vault's index folder (shard + state). One writer per folder: its lock."""
 
     def __init__(
         self,

@@ -450,14 +450,12 @@ def _check_points(
 ) -> None:
     """Compare the stored points of ``batch`` (cards in state and on disk) with their chunks."""
     state = ix.state
-    ids: list[int] = []
-    owner: dict[int, tuple[str, int]] = {}
-    for rel in batch:
-        # the ids the chunks should have, and any the state's count claims beyond them
-        for i in range(max(len(chunks_of[rel]), state.files[rel].chunks)):
-            pid = point_id(rel, i)
-            ids.append(pid)
-            owner[pid] = (rel, i)
+    # the ids the chunks should have, and any the state's count claims beyond them
+    ids = [
+        point_id(rel, i)
+        for rel in batch
+        for i in range(max(len(chunks_of[rel]), state.files[rel].chunks))
+    ]
     stored: dict[int, tuple[ChunkPayload, Any]] = {}
     for start in range(0, len(ids), RETRIEVE_BATCH):
         for pid, payload, vec in ix.store.retrieve(
