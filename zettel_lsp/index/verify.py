@@ -362,26 +362,31 @@ def verify_folder(
     model: opening it would wipe or re-embed it) is left untouched and reported as one
     ``index`` mismatch."""
     settings = settings or IndexSettings()
-    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
-    state = read_state(index_dir)
-    problem = _state_problem(state, vault, settings)
-    if problem:
-        report.add("index", str(index_dir), problem)
+    report, state = _folder_report(vault, index_dir, settings)
+    if state is None:
         return report
     with Indexer(vault, index_dir, settings, cache_dir=cache_dir) as ix:
         return verify(ix, sample, seed, focus=focus)
 
 
-def _state_problem(state: IndexState | None, vault: Path, settings: IndexSettings) -> str:
+def _folder_report(
+    vault: Path, index_dir: Path, settings: IndexSettings
+) -> tuple[VerifyReport, IndexState | None]:
+    """A report on the folder and its state; None (an ``index`` mismatch) if it cannot be judged."""
+    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
+    state = read_state(index_dir)
     if state is None:
-        return "no index state (index.db): not indexed yet, or not an index folder"
-    if state.vault != str(vault.resolve()):
-        return f"the index belongs to the vault {state.vault}"
-    if state.backend != settings.backend:
-        return f"the index uses the backend {state.backend}, the settings {settings.backend}"
-    if not state.model.startswith(settings.model):
-        return f"the index was embedded with {state.model}, the settings say {settings.model}"
-    return ""
+        problem = "no index state (index.db): not indexed yet, or not an index folder"
+    elif state.vault != str(vault.resolve()):
+        problem = f"the index belongs to the vault {state.vault}"
+    elif state.backend != settings.backend:
+        problem = f"the index uses the backend {state.backend}, the settings {settings.backend}"
+    elif not state.model.startswith(settings.model):
+        problem = f"the index was embedded with {state.model}, the settings say {settings.model}"
+    else:
+        return report, state
+    report.add("index", str(index_dir), problem)
+    return report, None
 
 
 def quick_check(
@@ -399,11 +404,8 @@ def quick_check(
     ``memo`` to repeated calls: only files whose size or mtime changed are read again."""
     settings = settings or IndexSettings()
     t0 = time.perf_counter()
-    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
-    state = read_state(index_dir)
-    problem = _state_problem(state, vault, settings)
-    if state is None or problem:
-        report.add("index", str(index_dir), problem)
+    report, state = _folder_report(vault, index_dir, settings)
+    if state is None:
         return report
     _compare_cards(report, _disk_hashes(vault.resolve(), settings, memo), state, None, dense=dense)
     report.seconds["total"] = round(time.perf_counter() - t0, 3)
