@@ -1249,7 +1249,7 @@ def _index_now(indexer: Indexer, progress: TerminalProgress, t0: float) -> dict[
         "unchanged": report.unchanged,
         "embedded": embedded,
         "embedded_multilingual": embedded_ml,
-        "languages": indexer.languages(),
+        "languages": indexer.status.languages(),
         "reused_vectors": report.reused_vectors,
         "deleted": report.deleted,
         "renamed": report.renamed,

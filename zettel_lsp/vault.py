@@ -32,7 +32,6 @@ from zettel_lsp.search.calibrate import (
 )
 from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
 from zettel_lsp.search.suggest import SuggestFusion
-from zettel_lsp.search.titles import TitleIndex
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +39,15 @@ log = logging.getLogger(__name__)
 def _names(card: Card | None) -> tuple[str, ...]:
     """What :func:`title_index` files a card under."""
     return () if card is None else (card.title, *card.aliases, card.stem)
+
+
+# what ``status`` says of each multilingual scope (Indexer.ml_scope)
+_SCOPES = {
+    "off": "off",
+    "all": "all cards",
+    "foreign": "non-English cards",
+    "none": "none until a query is not English",
+}
 
 
 @dataclass(slots=True)
@@ -144,7 +152,7 @@ class Vault:
         # no multilingual vector was ever stored (an English vault before any foreign query):
         # answer without asking the indexer
         if not all(self._has_ml) and self.indexer.ml_available and self.indexer.state.ml_model:
-            some, foreign = self.indexer.ml_presence()
+            some, foreign = self.indexer.status.ml_presence()
             self._has_ml = (self._has_ml[0] or some, self._has_ml[1] or foreign)
         return self._has_ml
 
@@ -235,7 +243,7 @@ class Vault:
     def status(self) -> dict[str, Any]:
         """What the index holds, for ``zettel.status`` and ``zettel-lsp status``."""
         state = self.indexer.state
-        tally = self.indexer.tally()
+        tally = self.indexer.status.tally()
         return {
             "cards": len(state.files),
             "chunks": tally.chunks,
@@ -259,23 +267,14 @@ class Vault:
 
     def _ml_report(self) -> dict[str, Any]:
         ix = self.indexer
-        with_ml, foreign_ml = ix.ml_cards
-        langs = ix.languages()
+        tally = ix.status.tally()
         out: dict[str, Any] = {
-            "languages": langs,
+            "languages": ix.status.languages(),
             "multilingual": ix.ml_mode,
             "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
-            "multilingual_scope": (
-                "off"
-                if not ix.ml_available
-                else "all cards"
-                if ix.ml_mode == "on" or ix.state.ml_all
-                else "non-English cards"
-                if ix.ml_foreign_vault()
-                else "none until a query is not English"
-            ),
-            "cards_embedded_multilingual": with_ml,
-            "non_english_cards_embedded_multilingual": foreign_ml,
+            "multilingual_scope": _SCOPES[ix.ml_scope()],
+            "cards_embedded_multilingual": tally.ml,
+            "non_english_cards_embedded_multilingual": tally.ml_foreign,
             "cards_waiting_for_multilingual": ix.ml_todo,
         }
         if ix.ml_off_reason and ix.ml_mode != "off":
@@ -283,16 +282,15 @@ class Vault:
         legs = ["bm25", "keyword", "title"]
         if self.dense_ready:
             legs.append("dense")
-        if with_ml and self._ml_query_ready():
+        if tally.ml and self._ml_query_ready():
             legs.append("dense_ml")
         out["legs_ready"] = legs
         return out
 
     def summary(self) -> str:
         """``<name>: N cards, M chunks ready``."""
-        files = self.indexer.card_states()
-        chunks = sum(f.chunks for f in files)
-        return f"{self.root.name}: {len(files)} cards, {chunks} chunks ready"
+        cards, chunks = len(self.indexer.state.files), self.indexer.status.tally().chunks
+        return f"{self.root.name}: {cards} cards, {chunks} chunks ready"
 
     def watcher(self, *, debounce_ms: int, on_sync: Callable[[SyncReport], None]) -> VaultWatcher:
         """A watcher of the folder that keeps the index in step and reports each update to
@@ -309,9 +307,6 @@ class Vault:
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine (the current ones untouched): every card the index knows,
         from the database where path and text are unchanged, else read and parsed now."""
-        return self._load_graph()
-
-    def _load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         state = self.indexer.state
         if not state.files:
             cards, problems = load_vault(
@@ -345,14 +340,14 @@ class Vault:
         graph.forget_digests()
         return graph, self._engine(graph), problems
 
-    def _engine(self, graph: LinkGraph, titles: TitleIndex | None = None) -> SearchEngine:
+    def _engine(self, graph: LinkGraph) -> SearchEngine:
         ml = self.indexer.ml_embedder
         return SearchEngine(
             self.indexer.store,
             self.indexer.embedder,
             graph,
             dense_ready=lambda: self.dense_ready,
-            languages=self.indexer.main_languages,
+            languages=self.indexer.status.main_languages,
             multilingual=(
                 Multilingual(
                     ml,
@@ -363,7 +358,6 @@ class Vault:
                 if ml is not None
                 else None
             ),
-            titles=titles,
             suggest_fusion=lambda: self.suggest_fusion,
         )
 

@@ -47,24 +47,24 @@ def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir
     with open_indexer(vault, cache_dir) as ix:
         ix.sync()
         ix.embed_pending()
-        assert ix.languages() == {"en": len(ENGLISH), "de": 2}
-        assert ix.main_languages() == ("en", "de")  # 2 of 8 cards: above 2%
-        assert not ix.ml_foreign_vault()
+        assert ix.status.languages() == {"en": len(ENGLISH), "de": 2}
+        assert ix.status.main_languages() == ("en", "de")  # 2 of 8 cards: above 2%
+        assert not ix.status.foreign_vault()
         assert ix.embed_multilingual() == 0
         assert ix.ml_embedder is not None and not ix.ml_embedder.loaded  # type: ignore[attr-defined]
         assert ix.state.ml_model == ""
-        assert ix.ml_presence() == (False, False)  # asked before the phase: kept up to date
+        assert ix.status.ml_presence() == (False, False)  # asked before the phase: kept up to date
         # a query in German: every card, remembered
         assert ix.want_ml_all() is True
         assert ix.want_ml_all() is False
         chunks = sum(f.chunks for f in ix.state.files.values())
         assert ix.embed_multilingual() == chunks
         assert all(f.ml for f in ix.state.files.values())
-        assert ix.ml_cards == (len(ix.state.files), 2)
-        assert ix.ml_presence() == (True, True)
+        assert (ix.status.tally().ml, ix.status.tally().ml_foreign) == (len(ix.state.files), 2)
+        assert ix.status.ml_presence() == (True, True)
     with open_indexer(vault, cache_dir) as ix:
         assert ix.state.ml_all
-        assert ix.ml_presence() == (True, True)  # read from the saved state
+        assert ix.status.ml_presence() == (True, True)  # read from the saved state
         ix.sync()
         assert ix.embed_multilingual() == 0  # nothing left: the vectors are in the shard
         got = ix.store.retrieve([point_id("Sauerteig.md", 0)], with_dense=True, using=DENSE_ML)
@@ -138,6 +138,6 @@ def test_a_stop_while_the_multilingual_phase_queues_loses_nothing(
 
         assert ix.embed_multilingual(should_stop=stop_after_one_slice) == 0
         assert len(asked) == 3
-        assert ix.ml_pending == 0 and ix.ml_todo == 300
+        assert len(ix.embedding.ml_queue) == 0 and ix.ml_todo == 300
         assert ix.embed_multilingual() >= 300
         assert ix.ml_todo == 0

@@ -24,18 +24,18 @@ def counted(ix: Indexer) -> Tally:
 def test_the_tally_follows_every_change(example: tuple[Path, Path], cache_dir: Path) -> None:
     vault, index_dir = example
     with Indexer(vault, index_dir, cache_dir=cache_dir) as ix:
-        first = ix.tally()
+        first = ix.status.tally()
         assert first == counted(ix) and first.dense == len(ix.state.files) > 0
-        assert ix.tally() is first  # nothing changed: the same counts, not taken again
+        assert ix.status.tally() is first  # nothing changed: the same counts, not taken again
         # a new card: counted by the sync, without vectors until the dense phase
         (vault / "Fresh.md").write_text("# Fresh\n\n" + "A new card about crumb. " * 80)
         ix.sync()
-        after_sync = ix.tally()
+        after_sync = ix.status.tally()
         assert after_sync == counted(ix)
         assert after_sync.chunks > first.chunks and after_sync.dense == first.dense
         ix.embed_pending()
-        assert ix.tally() == counted(ix) and ix.tally().dense == first.dense + 1
+        assert ix.status.tally() == counted(ix) and ix.status.tally().dense == first.dense + 1
         # a deleted card
         (vault / "Fresh.md").unlink()
         ix.sync()
-        assert ix.tally() == counted(ix) == first
+        assert ix.status.tally() == counted(ix) == first

@@ -55,11 +55,11 @@ def top(v: Vault, text: str, n: int, **opts: object) -> list[str]:
 
 
 def test_the_vault_is_read_as_three_languages(vault: Vault) -> None:
-    langs = vault.indexer.languages()
+    langs = vault.indexer.status.languages()
     assert langs == {"de": 8, "ru": 8, "zh": 8}
     # an all-foreign vault is embedded by the multilingual model without being asked
     assert vault.indexer.state.ml_all is False
-    assert vault.indexer.ml_foreign_vault()
+    assert vault.indexer.status.foreign_vault()
     assert all(f.ml for f in vault.indexer.state.files.values())
     status = vault.status()
     assert status["multilingual_scope"] == "non-English cards"

@@ -12,6 +12,8 @@ the first chunk) and the heading path.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -177,13 +179,9 @@ def _blocks(card: Card) -> list[_Unit]:
     lines = text.split("\n")
     first = card.body_start_line
     fence_lines: dict[int, int] = {}  # first line of a fence -> last line
-    offsets = [0]
-    for ln in lines:
-        offsets.append(offsets[-1] + len(ln) + 1)
+    offsets = [0, *itertools.accumulate(len(ln) + 1 for ln in lines)]
     for s, e in fenced_code_spans(text, offsets[first] if first < len(offsets) else len(text)):
-        ls = _line_of(offsets, s)
-        le = _line_of(offsets, max(s, e - 1))
-        fence_lines[ls] = le
+        fence_lines[_line_of(offsets, s)] = _line_of(offsets, max(s, e - 1))
     units: list[_Unit] = []
     path: list[tuple[int, str]] = []
     i = first
@@ -242,14 +240,7 @@ def _path(path: list[tuple[int, str]]) -> tuple[str, ...]:
 
 
 def _line_of(offsets: list[int], offset: int) -> int:
-    lo, hi = 0, len(offsets) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if offsets[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    return bisect.bisect_right(offsets, offset) - 1
 
 
 def _count(units: list[_Unit], count_tokens: TokenCounter, max_tokens: int) -> None:

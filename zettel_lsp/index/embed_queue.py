@@ -69,11 +69,7 @@ class EmbedQueue:
     def uncount(self, items: Iterable[EmbedItem]) -> None:
         """Take ``items`` back out of the counts (they were not queued after all)."""
         for it in items:
-            left = self.left.get(it.path, 0) - 1
-            if left <= 0:
-                self.left.pop(it.path, None)
-            else:
-                self.left[it.path] = left
+            self.embedded(it.path)
 
     def forget(self, path: str) -> None:
         """The card changed or went: its queued items (older generations) are skipped."""

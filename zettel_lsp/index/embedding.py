@@ -17,10 +17,11 @@ from zettel_lsp.index.chunker import Chunk, chunk_cards
 from zettel_lsp.index.embed_queue import EmbedItem, EmbedQueue, count_tokens
 from zettel_lsp.index.embedders import Embedder
 from zettel_lsp.index.lexical import parse_note
-from zettel_lsp.index.state import text_sha256
+from zettel_lsp.index.state import FileState, text_sha256
 from zettel_lsp.index.status import Progress
 from zettel_lsp.index.store import DENSE, DENSE_ML
 from zettel_lsp.index.store_api import point_id, text_hash
+from zettel_lsp.notes.language import EN
 from zettel_lsp.notes.reader import read_note
 
 if TYPE_CHECKING:
@@ -29,9 +30,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # how often the dense phase flushes and records finished cards (a crash redoes what was
-# embedded since), and the share of its time those saves may take at most: a save writes the
-# whole state (0.3-0.4 s at 100k cards). Until 2026-11-29 5 s and 1/20: about 4% of the dense
-# phase at 100k went to saves (docs/performance.md, twelfth pass)
+# embedded since), and the share of its time those saves may take at most (a save compares
+# every card's row with the one saved before)
 DENSE_SAVE_SECONDS = 15.0
 DENSE_SAVE_SHARE = 0.01
 # cards read and chunked per lock hold when a dense or multilingual queue fills
@@ -80,24 +80,22 @@ class Embedding:
         self, embedder: Embedder, max_seconds: float | None, should_stop: StopFn | None
     ) -> int:
         """See :meth:`Indexer.embed_multilingual`."""
+
+        def stop() -> bool:
+            return (
+                bool(self.dense_queue.jobs)
+                or self.unqueued
+                or (should_stop is not None and should_stop())
+            )
+
         done = 0
         started = time.monotonic()
-        while not (self.dense_queue.jobs or self.unqueued):
-            if should_stop is not None and should_stop():
-                break
+        while not stop():
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
             if not self.ml_queue.jobs and not self._queue_missing_ml(embedder, should_stop):
                 break
             left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
-
-            def stop() -> bool:
-                return (
-                    bool(self.dense_queue.jobs)
-                    or self.unqueued
-                    or (should_stop is not None and should_stop())
-                )
-
             done += self._embed_jobs(embedder, DENSE_ML, left, stop)
         return done
 
@@ -144,7 +142,7 @@ class Embedding:
                     self._commit(finished, using)
                     finished = set()
                     last_save = time.monotonic()
-                    # a save writes the whole state: at most DENSE_SAVE_SHARE of the time
+                    # the saves take at most DENSE_SAVE_SHARE of the time
                     every = max(DENSE_SAVE_SECONDS, (last_save - now) / DENSE_SAVE_SHARE)
             ix.progress(Progress(phase, done, done + len(queue)))
         with ix.lock:
@@ -160,12 +158,16 @@ class Embedding:
         for p in finished:
             f = ix.state.files.get(p)
             if f is not None:
-                if using == DENSE:
-                    f.dense = True
-                else:
-                    ix.status.mark_ml(f)
+                self._mark_done(f, using)
         ix.status.changed()
         ix.saved.save(ix.state)
+
+    def _mark_done(self, f: FileState, using: str) -> None:
+        """The card got all its ``using`` vectors."""
+        if using == DENSE:
+            f.dense = True
+        else:
+            self.ix.status.mark_ml(f)
 
     def live(self, it: EmbedItem) -> bool:
         """Whether a queued chunk is of the card's current version (not superseded or gone)."""
@@ -178,12 +180,9 @@ class Embedding:
 
     def queue_missing_dense(self, should_stop: StopFn | None = None) -> bool:
         """After a full reconcile: queue every card whose vectors are not all there (an
-        interrupted run, a model change), as one length-sorted bulk job. Read and chunked
-        again a slice of cards per lock hold, and counted outside it: after an interrupted
-        first index these are most of the vault, and a search or an edit's sync must not
-        wait for them all (issue #18: the first answer took 7 s after such a start).
-        ``should_stop`` is asked between slices (a server that closes while 100k cards are
-        queued waited 13 s for them); False: stopped, nothing queued."""
+        interrupted run, a model change), as one length-sorted bulk job, read and chunked again
+        by :meth:`_missing_in_slices` (a search or an edit's sync must not wait for them all,
+        issue #18). False: ``should_stop`` said so, nothing queued."""
         ix = self.ix
         with ix.lock:
             queued = set(self.dense_queue.left)
@@ -198,27 +197,22 @@ class Embedding:
         )
         if items is None:
             return False
-        if items:
-            if not count_tokens(items, ix.embedder, should_stop):  # no lock
-                with ix.lock:
-                    self.dense_queue.uncount(items)  # not queued after all
-                return False
-            with ix.lock:
-                self.dense_queue.push(items)
-        return True
+        return not items or self._push(items, ix.embedder, DENSE, should_stop)
 
     def _queue_missing_ml(self, emb: Embedder, should_stop: StopFn | None = None) -> bool:
-        """Queue the chunks of the cards in the multilingual scope that lack their vector, a
-        slice of cards per lock hold (reading and chunking thousands of cards must not hold up
-        an edit's sync). Creates the store's vector on first use. False: nothing to do, or
-        ``should_stop`` said so between slices (a server closing: it waited 11 s at 100k)."""
+        """Queue the chunks of the cards in the multilingual scope that lack their vector
+        (:meth:`_missing_in_slices`). Creates the store's vector on first use. False: nothing
+        to do, or ``should_stop`` said so."""
         ix = self.ix
         with ix.lock:
             queued = set(self.ml_queue.left)
+            scope = ix.ml_scope()
             todo = [
                 p
                 for p, f in ix.state.files.items()
-                if not f.ml and p not in queued and ix.in_ml_scope(f)
+                if not f.ml
+                and p not in queued
+                and (scope == "all" or (scope == "foreign" and f.lang != EN))
             ]
             if not todo:
                 return False
@@ -229,15 +223,23 @@ class Embedding:
                     return False
                 ix.state.ml_model = emb.model_id
                 ix.saved.save(ix.state)
-        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True, should_stop) or []
+        items = self._missing_in_slices(todo, DENSE_ML, lambda p: True, should_stop)
         if not items:
             return False
-        if not count_tokens(items, emb, should_stop):  # its tokenizer: outside the lock
-            with ix.lock:
-                self.ml_queue.uncount(items)
+        return self._push(items, emb, DENSE_ML, should_stop)
+
+    def _push(
+        self, items: list[EmbedItem], emb: Embedder, using: str, should_stop: StopFn | None
+    ) -> bool:
+        """Count the items' tokens with ``emb``'s tokenizer (outside the lock) and queue them
+        as one job; False (nothing queued) when ``should_stop`` said so meanwhile."""
+        queue = self._queue(using)
+        if not count_tokens(items, emb, should_stop):
+            with self.ix.lock:
+                queue.uncount(items)  # not queued after all
             return False
-        with ix.lock:
-            self.ml_queue.push(items)
+        with self.ix.lock:
+            queue.push(items)
         return True
 
     def _missing_in_slices(
@@ -300,10 +302,7 @@ class Embedding:
             have = self._points_with_vectors(card.path, chunks, using)
             missing = [c for c in chunks if c.index not in have]
             if not missing:
-                if using == DENSE:
-                    f.dense = True
-                else:
-                    ix.status.mark_ml(f)
+                self._mark_done(f, using)
                 ix.status.changed()
                 continue
             gen = self.generation.get(card.path, 0)

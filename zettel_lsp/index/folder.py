@@ -25,18 +25,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def open_local_store(folder: Path, dim: int) -> tuple[EdgeStore, bool]:
-    """The folder's shard, and whether it had to be rebuilt. Damaged (e.g. killed while the
-    shard was being created): the caller holds the folder's lock, so no live process is using
-    it; the notes are the truth and the index can always be rebuilt, so it starts again."""
-    try:
-        return EdgeStore(folder, dim, 100.0), False
-    except StoreError as exc:
-        log.warning("%s; rebuilding the index from the notes", exc)
-        EdgeStore.destroy(folder)
-        return EdgeStore(folder, dim, 100.0), True
-
-
 def open_store(
     folder: Path,
     dim: int,
@@ -48,12 +36,19 @@ def open_store(
     chunker: str,
     previous_model: str | None,
 ) -> tuple[VectorStore, bool]:
-    """The index's store, and whether it had to be rebuilt: the folder's shard
-    (:func:`open_local_store`) or a Qdrant server's collection. The collection records whose
-    index it is; ``previous_model``, the model this writer's own state says it stored there,
-    may differ from the current one (a model change: re-embedded in place)."""
+    """The index's store, and whether it had to be rebuilt: the folder's shard or a Qdrant
+    server's collection. A damaged shard (e.g. killed while it was being created) starts again:
+    the caller holds the folder's lock, so no live process is using it, and the notes are the
+    truth. The collection records whose index it is; ``previous_model``, the model this
+    writer's own state says it stored there, may differ from the current one (a model change:
+    re-embedded in place)."""
     if not settings.qdrant_url:
-        return open_local_store(folder, dim)
+        try:
+            return EdgeStore(folder, dim, 100.0), False
+        except StoreError as exc:
+            log.warning("%s; rebuilding the index from the notes", exc)
+            EdgeStore.destroy(folder)
+            return EdgeStore(folder, dim, 100.0), True
     from zettel_lsp.index.remote_store import (
         RemoteStore,
         VaultIdentity,

@@ -6,9 +6,8 @@ is doing when that is not indexing: ``"4242 compacting"``. A second process that
 locked gets :class:`IndexLockedError` with the holder's pid, except when the holder is a
 *compactor* (:mod:`zettel_lsp.index.compact`, started when the previous session closed): that
 one only makes the shard faster to open, and stopping it loses nothing (the shard keeps every
-point, measured by killing it at 1-20 s into its work on a 45k-point shard), so the newcomer
-stops it and takes the folder. The holder's pid is safe to signal: only the process that holds
-the lock writes the file, and the lock dies with it.
+point), so the newcomer stops it and takes the folder. The holder's pid is safe to signal: only
+the process that holds the lock writes the file, and the lock dies with it.
 """
 
 from __future__ import annotations

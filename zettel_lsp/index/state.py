@@ -17,11 +17,11 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.index.db import DB_FILE, IndexDB, put_meta
+from zettel_lsp.index.db import IndexDB, put_meta
 
 
 def text_sha256(text: str) -> str:
@@ -68,24 +68,9 @@ class IndexState:
     def dense_done(self) -> int:
         return sum(1 for f in self.files.values() if f.dense)
 
-    def meta(self) -> dict[str, Any]:
-        """The values kept in the database's ``meta`` table."""
-        return {k: getattr(self, k) for k in _META}
-
 
 # IndexState's fields kept in ``meta`` (the others have tables of their own)
-_META = (
-    "vault",
-    "model",
-    "chunker",
-    "dim",
-    "bm25_avg_len",
-    "backend",
-    "ml_model",
-    "ml_all",
-    "uncompacted",
-    "store_layout",
-)
+_META = tuple(f.name for f in fields(IndexState) if f.name not in ("files", "pending", "skipped"))
 
 
 class SavedState:
@@ -130,7 +115,7 @@ class SavedState:
         skipped_changed = [(p, r) for p, r in state.skipped.items() if self._skipped.get(p) != r]
         skipped_gone = [(p,) for p in self._skipped if p not in state.skipped]
         with self.db.transaction() as conn:
-            put_meta(conn, state.meta())
+            put_meta(conn, {k: getattr(state, k) for k in _META})
             conn.executemany("DELETE FROM files WHERE path = ?", gone)
             conn.executemany(
                 "INSERT OR REPLACE INTO files "
@@ -160,16 +145,15 @@ def _replace_pending(conn: Any, pending: list[str]) -> None:
 def read_state(folder: Path) -> IndexState | None:
     """The state kept in ``folder``'s database, read without writing to the folder; None when
     there is none or it cannot be read."""
-    if not (folder / DB_FILE).is_file():
+    db = IndexDB.existing(folder)
+    if db is None:
         return None
     try:
-        db = IndexDB(folder, readonly=True)
-        try:
-            return SavedState(db).load()
-        finally:
-            db.close()
+        return SavedState(db).load()
     except sqlite3.Error:
         return None
+    finally:
+        db.close()
 
 
 def write_state(folder: Path, state: IndexState) -> None:

@@ -95,14 +95,11 @@ class Status:
 
     def tally(self) -> Tally:
         """Counts over every card (chunks, cards with vectors, ...), kept until the cards or
-        their flags change: ``zettel.status`` asks for them on every call, and five passes
-        over the cards took 10-13 ms at 100k cards (the benchmarks poll every 50 ms). Not used
-        for :meth:`ml_presence`, which searches ask after every edit."""
+        their flags change (``zettel.status`` asks for them on every call)."""
         version = self._version
         cached = self._tally
         if cached is not None and cached[0] == version:
             return cached[1]
-        # sums over generators: 10.5 ms at 100k cards, one loop with branches 25 ms
         files = self._cards()
         with_ml = [f for f in files if f.ml]
         ml_foreign = sum(f.lang != EN for f in with_ml)
@@ -119,10 +116,8 @@ class Status:
         return tally
 
     def languages(self) -> dict[str, int]:
-        """The vault's languages with their numbers of cards, most cards first. Read on every
-        search and status, never under the lock: a sync holds it for minutes in a large
-        vault's lexical phase, and a search then must answer with what is indexed (issue
-        #18: a status request waiting here held up every request of the server)."""
+        """The vault's languages with their numbers of cards, most cards first (read on every
+        search and status, never under the lock: see the module docstring)."""
         langs = self._languages
         if langs is not None:
             return langs
@@ -134,9 +129,7 @@ class Status:
 
     def main_languages(self) -> tuple[str, ...]:
         """The languages of at least :data:`AUTO_SHARE` of the cards: those a query is also
-        read in by the lexical legs. A few misread cards (3 German film titles among
-        HotpotQA's 994 documents, 13 of vaultofknowledge's 2,726 cards) do not change every
-        query's terms."""
+        read in by the lexical legs (a few misread cards do not change every query's terms)."""
         langs = self.languages()
         floor = AUTO_SHARE * sum(langs.values())
         return tuple(lang for lang, n in langs.items() if n >= floor)
@@ -153,9 +146,8 @@ class Status:
     def ml_presence(self) -> tuple[bool, bool]:
         """(some card has multilingual vectors, some non-English card has): every search asks
         (whether the multilingual leg can run), so the cards are looked at once per opening
-        and the answer then kept up to date as cards get their vectors (a scan per search cost
-        36 ms at 100k cards). It may stay true after a card lost its vectors: that card is
-        embedded again by the phase that follows."""
+        and the answer then kept up to date as cards get their vectors. It may stay true after
+        a card lost its vectors: that card is embedded again by the phase that follows."""
         if self._ml_presence is None:
             files = self._cards()
             self._ml_presence = (

@@ -1,6 +1,6 @@
 """Keep a vault's index in step with its folder: startup reconcile and incremental updates.
 
-Two phases, so that search works long before embedding finishes:
+Three phases, so that search works long before embedding finishes:
 
 1. **Lexical** (``sync``): find new, changed, renamed and deleted cards (size + mtime, then a
    content hash), chunk them, and store their points with BM25 vectors and payload. Dense vectors
@@ -10,7 +10,7 @@ Two phases, so that search works long before embedding finishes:
    small batches; recently edited cards jump the queue.
 3. **Multilingual** (``embed_multilingual``, issue #17): the same chunks embedded by the
    multilingual model into a second vector, ``dense_ml``, for the cards in its scope (see
-   :meth:`Indexer.in_ml_scope`). It runs only when the English queue is empty and yields to it,
+   :meth:`Indexer.ml_scope`). It runs only when the English queue is empty and yields to it,
    so lexical and English readiness do not move; the model loads only when there is work.
 
 Here: the index folder's opening and closing, the lock, the sync's steps and the multilingual
@@ -18,14 +18,15 @@ scope. The lexical pass's reading and writing are in :mod:`~zettel_lsp.index.lex
 embedding phases in :mod:`~zettel_lsp.index.embedding`, what is reported in
 :mod:`~zettel_lsp.index.status`.
 
-Crash safety: before touching the shard, a batch's paths are written to the state as *pending*;
-the state is saved only after the shard is flushed. A restart redoes pending paths and deletes
-points of paths the state does not know (checked against the shard's own path facet), so a
+Crash safety: before touching the shard, a batch's paths are committed as *pending*; they are
+cleared only in a state save after the shard is flushed. A restart redoes the pending paths, so a
 crash at any moment leads to redone work, never to phantom or missing cards.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import logging
 import re
@@ -49,10 +50,9 @@ from zettel_lsp.index.folder_lock import FolderLock
 from zettel_lsp.index.lexical import LexicalPass
 from zettel_lsp.index.plan import plan
 from zettel_lsp.index.state import FileState, SavedState
-from zettel_lsp.index.status import Progress, ProgressFn, Status, SyncReport, Tally
+from zettel_lsp.index.status import Progress, ProgressFn, Status, SyncReport
 from zettel_lsp.index.store import DENSE, DENSE_ML, EdgeStore
 from zettel_lsp.index.store_api import StoreError, point_id
-from zettel_lsp.notes.language import EN
 from zettel_lsp.notes.reader import DEFAULT_MAX_BYTES
 from zettel_lsp.notes.title_rule import TitleSource
 from zettel_lsp.ollama_client import OllamaSettings
@@ -116,7 +116,7 @@ def index_folder(vault: Path, index_dir: Path | None, cache_dir: Path | None) ->
 
 
 class Indexer:
-    """Owns one vault's index folder (shard + state). One writer per folder, enforced by Edge."""
+    """Owns one vault's index folder (shard + state). One writer per folder: its lock."""
 
     def __init__(
         self,
@@ -132,18 +132,15 @@ class Indexer:
         cache = cache_dir or default_cache_dir()
         self.index_dir = index_folder(self.vault, index_dir, cache)
         self.progress = progress or (lambda p: None)
-        self.embedder = make_embedder(
-            self.settings.model,
+        make = functools.partial(
+            make_embedder,
             cache_dir=cache,
             threads=self.settings.threads,
             batch_size=self.settings.batch_size,
             max_length=self.settings.chunk_tokens,
-            ollama=self.settings.ollama,
         )
+        self.embedder = make(self.settings.model, ollama=self.settings.ollama)
         self.lock = threading.RLock()  # one writer at a time (sync, dense commits)
-        # chunk boundaries depend on the code and on the budget, and the embedded text starts
-        # with the card's title: any of them changing re-chunks every card (vectors are reused
-        # where the embedded text is unchanged); so do the per-language payload and BM25
         self._chunker_id = chunker_id(self.settings)
         self.ml_mode = self.settings.multilingual
         if self.ml_mode not in MULTILINGUAL_MODES:
@@ -156,13 +153,7 @@ class Indexer:
             self.ml_off_reason = "multilingual is off"
         else:
             try:
-                self.ml_embedder = make_embedder(
-                    USE_MODEL,
-                    cache_dir=cache,
-                    threads=self.settings.threads,
-                    batch_size=self.settings.batch_size,
-                    max_length=self.settings.chunk_tokens,
-                )
+                self.ml_embedder = make(USE_MODEL)
             except EmbedderError as exc:
                 self.ml_off_reason = str(exc)
                 log.warning("multilingual search is off: %s", exc)
@@ -228,17 +219,12 @@ class Indexer:
                     model.close()
             # Whatever fails here (a full disk, a state that cannot be written), the store is
             # closed and the lock released, so this process or the next can open the folder.
-            try:
+            with contextlib.ExitStack() as finally_:
+                finally_.callback(self._folder_lock.release)
+                finally_.callback(self.db.close)
+                finally_.callback(self.store.close)
                 self.store.flush()
                 self.saved.save(self.state)
-            finally:
-                try:
-                    self.store.close()
-                finally:
-                    try:
-                        self.db.close()
-                    finally:
-                        self._folder_lock.release()
 
     def compaction_before_embedding(self) -> int:
         """The points to compact between a large lexical phase and its dense phase, in a local
@@ -312,34 +298,9 @@ class Indexer:
                 for i in range(f.chunks):
                     yield point_id(path, i)
 
-    # ------------------------------------------------------------------ status (index/status.py)
-
-    def tally(self) -> Tally:
-        return self.status.tally()
-
-    def languages(self) -> dict[str, int]:
-        return self.status.languages()
-
-    def main_languages(self) -> tuple[str, ...]:
-        return self.status.main_languages()
-
-    def ml_presence(self) -> tuple[bool, bool]:
-        return self.status.ml_presence()
-
-    @property
-    def ml_cards(self) -> tuple[int, int]:
-        """(cards with multilingual vectors, of them not English)."""
-        t = self.status.tally()
-        return t.ml, t.ml_foreign
-
     @property
     def dense_pending(self) -> int:
         return self.embedding.dense_pending
-
-    @property
-    def ml_pending(self) -> int:
-        """Chunks queued for the multilingual model (cards in scope not yet queued excluded)."""
-        return len(self.embedding.ml_queue)
 
     # ------------------------------------------------------------------ multilingual scope
 
@@ -348,30 +309,22 @@ class Indexer:
         """Whether the multilingual model can be used at all (setting, package, store)."""
         return self.ml_embedder is not None and not self.ml_off_reason
 
-    def ml_foreign_vault(self) -> bool:
-        return self.status.foreign_vault()
-
-    def in_ml_scope(self, f: FileState) -> bool:
-        """Whether the card gets multilingual vectors: ``on``: every card; ``auto``: every card
-        once a query was not English (:meth:`want_ml_all`), before that the non-English cards
-        of a vault where they are many (:meth:`ml_foreign_vault`); ``off``: none."""
+    def ml_scope(self) -> str:
+        """Which cards get multilingual vectors: ``"all"`` (``on``, or ``auto`` once a query
+        was not English: :meth:`want_ml_all`), ``"foreign"`` (``auto``: the non-English cards
+        of a vault where they are many, :meth:`Status.foreign_vault`), ``"none"`` (``auto``
+        otherwise) or ``"off"``."""
         if not self.ml_available:
-            return False
+            return "off"
         if self.ml_mode == "on" or self.state.ml_all:
-            return True
-        return f.lang != EN and self.status.foreign_vault()
+            return "all"
+        return "foreign" if self.status.foreign_vault() else "none"
 
     @property
     def ml_todo(self) -> int:
         """Cards in the multilingual scope still without all their vectors."""
-        if not self.ml_available:
-            return 0
-        # in_ml_scope per card, with its vault-wide tests asked once (zettel.status reads this)
-        if self.ml_mode == "on" or self.state.ml_all:
-            return self.status.tally().no_ml
-        if not self.status.foreign_vault():
-            return 0
-        return self.status.tally().no_ml_foreign
+        scope, tally = self.ml_scope(), self.status.tally()
+        return {"all": tally.no_ml, "foreign": tally.no_ml_foreign}.get(scope, 0)
 
     def want_ml_all(self) -> bool:
         """A query was not English: from now on every card gets multilingual vectors (a
@@ -427,7 +380,7 @@ class Indexer:
     def embed_multilingual(
         self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
     ) -> int:
-        """The multilingual phase: embed the chunks of the cards in scope (:meth:`in_ml_scope`)
+        """The multilingual phase: embed the chunks of the cards in scope (:meth:`ml_scope`)
         that lack their multilingual vector. Stops (to be called again) as soon as English
         work is queued: that goes first. Loads the model only when there is work."""
         if not self.ml_available or self.ml_embedder is None:
@@ -489,9 +442,9 @@ class Indexer:
 
         Crash safety: every path this pass may write is "pending" on disk before the first
         write, and stops being so only once its batch is flushed and a state save records
-        it. The state is written whole (18 MB at 100k cards, ~0.5 s), so it is saved when
-        LEXICAL_SAVE_SECONDS have passed, not per batch (per batch, the saves grew with the
-        square of the vault: a minute at 100k cards). A crash redoes the pending cards only."""
+        it. A save compares every card's row, so it runs when LEXICAL_SAVE_SECONDS have
+        passed, not per batch (that would grow with the square of the vault). A crash redoes
+        the pending cards only."""
         state, renames = self.state, lex.renames
         work = sorted(lex.cards) + sorted(lex.gone - set(renames.values()))
         if not work:

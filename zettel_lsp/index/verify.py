@@ -27,26 +27,24 @@ saved state (``index.db``) with the folder while another process (a server) hold
 
 from __future__ import annotations
 
-import math
 import random
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from zettel_lsp.index.chunker import Chunk, chunk_cards
+from zettel_lsp.index.lexical import parse_note
 from zettel_lsp.index.state import IndexState, read_state, text_sha256
 from zettel_lsp.index.store_api import ChunkPayload, chunk_payload, point_id
-from zettel_lsp.index.sync import Indexer, IndexSettings
+from zettel_lsp.index.sync import Indexer, IndexSettings, chunker_id
 from zettel_lsp.notes.language import card_language
-from zettel_lsp.notes.model import Card
-from zettel_lsp.notes.parser import parse_card
-from zettel_lsp.notes.reader import read_note
+from zettel_lsp.notes.reader import ReadResult, read_note
 from zettel_lsp.notes.scan import ScanReport, iter_note_paths
 
 MIN_COSINE = 0.99  # below this a stored vector is not the embedding of its chunk's text
@@ -118,34 +116,22 @@ class VerifyReport:
         return dict(Counter(m.kind for m in self.mismatches))
 
     def to_json(self, limit: int = 200) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "vault": self.vault,
-            "index_dir": self.index_dir,
-            "cards_on_disk": self.cards_on_disk,
-            "cards_in_state": self.cards_in_state,
-            "cards_in_shard": self.cards_in_shard,
-            "chunks_expected": self.chunks_expected,
-            "points_checked": self.points_checked,
-            "keyword_probes": self.keyword_probes,
-            "phrase_probes": self.phrase_probes,
-            "gap_probes": self.gap_probes,
-            "vector_cards": self.vector_cards,
-            "vectors_checked": self.vectors_checked,
-            "vectors_present": self.vectors_present,
-            "cards_not_embedded": self.cards_not_embedded,
-            "min_cosine": None if self.min_cosine is None else round(self.min_cosine, 6),
-            "mismatch_counts": self.counts(),
-            "mismatches": [
-                {"kind": m.kind, "path": m.path, "reason": m.reason}
-                for m in self.mismatches[:limit]
-            ],
-            "keyword_gaps": len(self.gaps),
-            "keyword_gap_examples": [
-                {"path": m.path, "reason": m.reason} for m in self.gaps[:limit]
-            ],
-            "seconds": self.seconds,
-        }
+        out: dict[str, Any] = {"ok": self.ok}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "min_cosine":
+                out[f.name] = None if value is None else round(value, 6)
+            elif f.name == "mismatches":
+                out["mismatch_counts"] = self.counts()
+                out[f.name] = [asdict(m) for m in value[:limit]]
+            elif f.name == "gaps":
+                out["keyword_gaps"] = len(value)
+                out["keyword_gap_examples"] = [
+                    {"path": m.path, "reason": m.reason} for m in value[:limit]
+                ]
+            else:
+                out[f.name] = value
+        return out
 
     def format(self, limit: int = 30) -> str:
         cos = "n/a" if self.min_cosine is None else f"{self.min_cosine:.4f}"
@@ -186,17 +172,10 @@ def verify(
     Cards and chunks are checked for every card; keyword probes and re-embedded vectors for
     ``sample`` random cards (``None`` or a negative number: every card) plus the ``focus``
     cards (e.g. the ones a benchmark renamed or edited), drawn with ``seed``."""
-    return _verify(indexer, sample, seed, focus)
-
-
-def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str]) -> VerifyReport:
     t0 = time.perf_counter()
-    ix = indexer
-    settings = ix.settings
-    state = ix.state
-    store = ix.store
+    ix, state = indexer, indexer.state
     report = VerifyReport(str(ix.vault), str(ix.index_dir))
-    chunker = getattr(ix, "_chunker_id", state.chunker)
+    chunker = chunker_id(ix.settings)
     if state.chunker != chunker:
         report.add(
             "index",
@@ -204,73 +183,19 @@ def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str
             f"chunked as {state.chunker}, the settings chunk as {chunker}: the next sync "
             "re-chunks every card",
         )
-
-    # ---------------------------------------------------------------- 1. cards
-    scan = ScanReport()
-    paths = list(
-        iter_note_paths(
-            ix.vault,
-            settings.ignore_globs,
-            scan,
-            follow_external_symlinks=settings.follow_external_symlinks,
-        )
-    )
-    texts: dict[str, tuple[str, bool]] = {}  # path -> (text, decoded with replacement)
-    for rel in paths:
-        res = read_note(ix.vault / rel, settings.max_file_bytes)
+    texts: dict[str, ReadResult] = {}
+    for rel in _note_paths(ix.vault, ix.settings):
+        res = read_note(ix.vault / rel, ix.settings.max_file_bytes)
         if res.ok:
-            texts[rel] = (res.text, res.replaced_invalid_utf8)
-    expected = set(texts)
-    in_state = set(state.files)
-    shard_counts = {p: n for p, n in store.paths().items() if n > 0}
-    report.cards_on_disk = len(expected)
-    report.cards_in_state = len(in_state)
-    report.cards_in_shard = len(shard_counts)
-    for rel in sorted(expected - in_state):
-        report.add("missing", rel, "readable note not in the index state")
-    for rel in sorted(expected - set(shard_counts)):
-        report.add("missing", rel, "readable note without points in the shard")
-    for rel in sorted(in_state - expected):
-        report.add("phantom", rel, "in the index state but not a readable note of the vault")
-    for rel in sorted(set(shard_counts) - expected):
-        report.add("phantom", rel, f"{shard_counts[rel]} points in the shard, no such note")
-    for rel in sorted(set(state.pending)):
-        report.add("pending", rel, "left pending in the state (interrupted update)")
-    stale: set[str] = set()
-    for rel in sorted(expected & in_state):
-        sha = text_sha256(texts[rel][0])
-        f = state.files[rel]
-        if f.sha256 != sha:
-            stale.add(rel)
-            report.add("stale", rel, "file content differs from the indexed version (sha256)")
-        n = shard_counts.get(rel, 0)
-        if n and n != f.chunks:
-            report.add("miscounted", rel, f"{n} points in the shard, state says {f.chunks}")
+            texts[rel] = res
+    hashes = {rel: text_sha256(res.text) for rel, res in texts.items()}
+    shard = {p: n for p, n in ix.store.paths().items() if n > 0}
+    stale = _compare_cards(report, hashes, state, shard)
     report.seconds["cards"] = round(time.perf_counter() - t0, 3)
 
-    # ---------------------------------------------------------------- 2. chunks
     t1 = time.perf_counter()
-    comparable = sorted((expected & in_state) - stale)
-    chunks_of: dict[str, list[Chunk]] = {}
-    titles: dict[str, tuple[str, str]] = {}  # path -> title, language
-    for start in range(0, len(comparable), PARSE_BATCH):
-        batch = comparable[start : start + PARSE_BATCH]
-        cards: list[Card] = [
-            parse_card(
-                rel,
-                texts[rel][0],
-                decoded_with_replacement=texts[rel][1],
-                title_source=settings.title_source,
-            )
-            for rel in batch
-        ]
-        for card, chunks in zip(
-            cards,
-            chunk_cards(cards, ix.embedder.count_tokens, settings.chunk_tokens),
-            strict=True,
-        ):
-            chunks_of[card.path] = chunks
-            titles[card.path] = (card.title, card_language(card))
+    comparable = sorted((set(texts) & set(state.files)) - stale)
+    chunks_of, titles = _chunk(ix, texts, comparable)
     report.chunks_expected = sum(len(c) for c in chunks_of.values())
     vectors: dict[int, Any] = {}  # point id -> stored dense vector (dense-done cards only)
     for start in range(0, len(comparable), RETRIEVE_BATCH // 4):
@@ -278,7 +203,6 @@ def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str
         _check_points(ix, batch, chunks_of, titles, report, vectors)
     report.seconds["chunks"] = round(time.perf_counter() - t1, 3)
 
-    # ---------------------------------------------------------------- 3. keyword probes
     t2 = time.perf_counter()
     rng = random.Random(seed)
     focus_set = {p for p in focus if p in chunks_of}
@@ -291,46 +215,122 @@ def _verify(indexer: Indexer, sample: int | None, seed: int, focus: Iterable[str
         _probe(ix, rel, chunks_of[rel], doc_freq, rng, report)
     report.seconds["keywords"] = round(time.perf_counter() - t2, 3)
 
-    # ---------------------------------------------------------------- 4. vectors
     t3 = time.perf_counter()
-    todo: list[tuple[str, Chunk, Any]] = []
-    for rel in chosen:
-        f = state.files[rel]
-        if not f.dense:
-            continue
-        report.vector_cards += 1
-        for chunk in chunks_of[rel]:
-            vec = vectors.get(point_id(rel, chunk.index))
-            if vec is not None:
-                todo.append((rel, chunk, vec))
-    fresh_of: list[tuple[str, int, list[float]]] = []  # (path, chunk, fresh embedding)
-    drifted: list[tuple[str, Chunk, list[float], float]] = []
-    for start in range(0, len(todo), EMBED_BATCH):
-        part = todo[start : start + EMBED_BATCH]
-        fresh = ix.embedder.embed([chunk.embed_text for _, chunk, _ in part])
-        for (rel, chunk, stored), new in zip(part, fresh, strict=True):
-            stored_list = [float(x) for x in stored]
-            new_list = [float(x) for x in new]
-            fresh_of.append((rel, chunk.index, new_list))
-            cos = cosine(stored_list, new_list)
-            report.vectors_checked += 1
-            if report.min_cosine is None or cos < report.min_cosine:
-                report.min_cosine = cos
-            if cos < MIN_COSINE:
-                drifted.append((rel, chunk, stored_list, cos))
-    for rel, chunk, stored_list, cos in drifted:
-        report.add(
-            "drift",
-            rel,
-            f"chunk {chunk.index}: stored vector has cosine {cos:.4f} with the embedding of its "
-            f"text {_short(chunk.embed_text)!r}{_owner(stored_list, fresh_of)}",
-        )
+    _check_vectors(ix, [p for p in chosen if state.files[p].dense], chunks_of, vectors, report)
     report.seconds["vectors"] = round(time.perf_counter() - t3, 3)
     report.seconds["total"] = round(time.perf_counter() - t0, 3)
     return report
 
 
-def _owner(vec: list[float], fresh: list[tuple[str, int, list[float]]]) -> str:
+def _note_paths(vault: Path, settings: IndexSettings) -> Iterator[str]:
+    """The notes of the vault, as the indexer scans them."""
+    return iter_note_paths(
+        vault,
+        settings.ignore_globs,
+        ScanReport(),
+        follow_external_symlinks=settings.follow_external_symlinks,
+    )
+
+
+def _compare_cards(
+    report: VerifyReport,
+    hashes: Mapping[str, str],
+    state: IndexState,
+    shard: Mapping[str, int] | None,
+    *,
+    dense: bool = False,
+) -> set[str]:
+    """Report the notes (path -> content hash) the state (and the ``shard``'s point counts, when
+    given) lacks, holds beyond them or holds in another version; returns the stale paths. With
+    ``dense``, a card without all its vectors is a mismatch too."""
+    on_disk, known = set(hashes), set(state.files)
+    report.cards_on_disk = len(on_disk)
+    report.cards_in_state = len(known)
+    for rel in sorted(on_disk - known):
+        report.add("missing", rel, "readable note not in the index state")
+    if shard is not None:
+        report.cards_in_shard = len(shard)
+        for rel in sorted(on_disk - set(shard)):
+            report.add("missing", rel, "readable note without points in the shard")
+    for rel in sorted(known - on_disk):
+        report.add("phantom", rel, "in the index state but not a readable note of the vault")
+    if shard is not None:
+        for rel in sorted(set(shard) - on_disk):
+            report.add("phantom", rel, f"{shard[rel]} points in the shard, no such note")
+    for rel in sorted(set(state.pending)):
+        report.add("pending", rel, "left pending in the state (interrupted update)")
+    stale: set[str] = set()
+    for rel in sorted(on_disk & known):
+        f = state.files[rel]
+        if f.sha256 != hashes[rel]:
+            stale.add(rel)
+            report.add("stale", rel, "file content differs from the indexed version (sha256)")
+        elif dense and not f.dense:
+            report.add("vector", rel, "vectors not done yet")
+        if shard is None:
+            report.cards_not_embedded += not f.dense
+        elif shard.get(rel, 0) not in (0, f.chunks):
+            report.add(
+                "miscounted", rel, f"{shard[rel]} points in the shard, state says {f.chunks}"
+            )
+    return stale
+
+
+def _chunk(
+    ix: Indexer, texts: Mapping[str, ReadResult], paths: list[str]
+) -> tuple[dict[str, list[Chunk]], dict[str, tuple[str, str]]]:
+    """The chunks of these notes as the indexer cuts them, and their (title, language)."""
+    chunks_of: dict[str, list[Chunk]] = {}
+    titles: dict[str, tuple[str, str]] = {}
+    for start in range(0, len(paths), PARSE_BATCH):
+        cards = [
+            parse_note(rel, texts[rel], ix.settings.title_source)
+            for rel in paths[start : start + PARSE_BATCH]
+        ]
+        counter, budget = ix.embedder.count_tokens, ix.settings.chunk_tokens
+        for card, chunks in zip(cards, chunk_cards(cards, counter, budget), strict=True):
+            chunks_of[card.path] = chunks
+            titles[card.path] = (card.title, card_language(card))
+    return chunks_of, titles
+
+
+def _check_vectors(
+    ix: Indexer,
+    paths: list[str],
+    chunks_of: dict[str, list[Chunk]],
+    vectors: dict[int, Any],
+    report: VerifyReport,
+) -> None:
+    """Re-embed the chunks of these dense-done cards and compare with their stored vectors."""
+    todo: list[tuple[str, Chunk, Any]] = []
+    for rel in paths:
+        report.vector_cards += 1
+        for chunk in chunks_of[rel]:
+            vec = vectors.get(point_id(rel, chunk.index))
+            if vec is not None:
+                todo.append((rel, chunk, vec))
+    fresh_of: list[tuple[str, int, Any]] = []  # (path, chunk, fresh embedding)
+    drifted: list[tuple[str, Chunk, Any, float]] = []
+    for start in range(0, len(todo), EMBED_BATCH):
+        part = todo[start : start + EMBED_BATCH]
+        fresh = ix.embedder.embed([chunk.embed_text for _, chunk, _ in part])
+        for (rel, chunk, stored), new in zip(part, fresh, strict=True):
+            fresh_of.append((rel, chunk.index, new))
+            cos = cosine(stored, new)
+            report.vectors_checked += 1
+            report.min_cosine = cos if report.min_cosine is None else min(report.min_cosine, cos)
+            if cos < MIN_COSINE:
+                drifted.append((rel, chunk, stored, cos))
+    for rel, chunk, stored, cos in drifted:
+        report.add(
+            "drift",
+            rel,
+            f"chunk {chunk.index}: stored vector has cosine {cos:.4f} with the embedding of its "
+            f"text {_short(chunk.embed_text)!r}{_owner(stored, fresh_of)}",
+        )
+
+
+def _owner(vec: Any, fresh: list[tuple[str, int, Any]]) -> str:
     """Which re-embedded chunk the stored vector ``vec`` really is the embedding of, if any."""
     if not fresh:
         return ""
@@ -362,26 +362,31 @@ def verify_folder(
     model: opening it would wipe or re-embed it) is left untouched and reported as one
     ``index`` mismatch."""
     settings = settings or IndexSettings()
-    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
-    state = read_state(index_dir)
-    problem = _state_problem(state, vault, settings)
-    if problem:
-        report.add("index", str(index_dir), problem)
+    report, state = _folder_report(vault, index_dir, settings)
+    if state is None:
         return report
     with Indexer(vault, index_dir, settings, cache_dir=cache_dir) as ix:
         return verify(ix, sample, seed, focus=focus)
 
 
-def _state_problem(state: IndexState | None, vault: Path, settings: IndexSettings) -> str:
+def _folder_report(
+    vault: Path, index_dir: Path, settings: IndexSettings
+) -> tuple[VerifyReport, IndexState | None]:
+    """A report on the folder and its state; None (an ``index`` mismatch) if it cannot be judged."""
+    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
+    state = read_state(index_dir)
     if state is None:
-        return "no index state (index.db): not indexed yet, or not an index folder"
-    if state.vault != str(vault.resolve()):
-        return f"the index belongs to the vault {state.vault}"
-    if state.backend != settings.backend:
-        return f"the index uses the backend {state.backend}, the settings {settings.backend}"
-    if not state.model.startswith(settings.model):
-        return f"the index was embedded with {state.model}, the settings say {settings.model}"
-    return ""
+        problem = "no index state (index.db): not indexed yet, or not an index folder"
+    elif state.vault != str(vault.resolve()):
+        problem = f"the index belongs to the vault {state.vault}"
+    elif state.backend != settings.backend:
+        problem = f"the index uses the backend {state.backend}, the settings {settings.backend}"
+    elif not state.model.startswith(settings.model):
+        problem = f"the index was embedded with {state.model}, the settings say {settings.model}"
+    else:
+        return report, state
+    report.add("index", str(index_dir), problem)
+    return report, None
 
 
 def quick_check(
@@ -399,29 +404,10 @@ def quick_check(
     ``memo`` to repeated calls: only files whose size or mtime changed are read again."""
     settings = settings or IndexSettings()
     t0 = time.perf_counter()
-    report = VerifyReport(str(vault.resolve()), str(index_dir.resolve()))
-    state = read_state(index_dir)
-    problem = _state_problem(state, vault, settings)
-    if state is None or problem:
-        report.add("index", str(index_dir), problem)
+    report, state = _folder_report(vault, index_dir, settings)
+    if state is None:
         return report
-    hashes = _disk_hashes(vault.resolve(), settings, memo)
-    report.cards_on_disk = len(hashes)
-    report.cards_in_state = len(state.files)
-    for rel in sorted(set(hashes) - set(state.files)):
-        report.add("missing", rel, "readable note not in the index state")
-    for rel in sorted(set(state.files) - set(hashes)):
-        report.add("phantom", rel, "in the index state but not a readable note of the vault")
-    for rel in sorted(set(state.pending)):
-        report.add("pending", rel, "left pending in the state (interrupted update)")
-    for rel in sorted(set(hashes) & set(state.files)):
-        f = state.files[rel]
-        if f.sha256 != hashes[rel]:
-            report.add("stale", rel, "file content differs from the indexed version (sha256)")
-        elif dense and not f.dense:
-            report.add("vector", rel, "vectors not done yet")
-        if not f.dense:
-            report.cards_not_embedded += 1
+    _compare_cards(report, _disk_hashes(vault.resolve(), settings, memo), state, None, dense=dense)
     report.seconds["total"] = round(time.perf_counter() - t0, 3)
     return report
 
@@ -433,12 +419,7 @@ def _disk_hashes(vault: Path, settings: IndexSettings, memo: HashMemo | None) ->
     """sha256 of every readable note, as the indexer scans and reads them."""
     out: dict[str, str] = {}
     seen: set[str] = set()
-    for rel in iter_note_paths(
-        vault,
-        settings.ignore_globs,
-        ScanReport(),
-        follow_external_symlinks=settings.follow_external_symlinks,
-    ):
+    for rel in _note_paths(vault, settings):
         seen.add(rel)
         sha: str | None
         try:
@@ -471,14 +452,12 @@ def _check_points(
 ) -> None:
     """Compare the stored points of ``batch`` (cards in state and on disk) with their chunks."""
     state = ix.state
-    ids: list[int] = []
-    owner: dict[int, tuple[str, int]] = {}
-    for rel in batch:
-        # the ids the chunks should have, and any the state's count claims beyond them
-        for i in range(max(len(chunks_of[rel]), state.files[rel].chunks)):
-            pid = point_id(rel, i)
-            ids.append(pid)
-            owner[pid] = (rel, i)
+    # the ids the chunks should have, and any the state's count claims beyond them
+    ids = [
+        point_id(rel, i)
+        for rel in batch
+        for i in range(max(len(chunks_of[rel]), state.files[rel].chunks))
+    ]
     stored: dict[int, tuple[ChunkPayload, Any]] = {}
     for start in range(0, len(ids), RETRIEVE_BATCH):
         for pid, payload, vec in ix.store.retrieve(
@@ -558,12 +537,9 @@ def _probe(
         text_only = [w for w in words if w[0].lower() not in in_bm25]
         if both:
             word, end = min(both, key=rank)
-            df = doc_freq[word.lower()]
-            # every candidate the full-text index holds (its tokenizer counts more than ours:
-            # "woman_farmer" holds "woman"), so a ranking cannot push the card out
-            limit = ix.store.keyword_count(word) + 10
             report.keyword_probes += 1
-            if not _finds(ix.store.keyword_search(word, limit), rel):
+            if not _finds(ix, word, rel):
+                df = doc_freq[word.lower()]
                 report.add(
                     "keyword",
                     rel,
@@ -573,8 +549,7 @@ def _probe(
             if nxt is not None:
                 phrase = f"{word} {nxt.group(1)}"
                 report.phrase_probes += 1
-                plimit = ix.store.keyword_count(phrase, phrase=True) + 10
-                if not _finds(ix.store.keyword_search(phrase, plimit, phrase=True), rel):
+                if not _finds(ix, phrase, rel, phrase=True):
                     report.add(
                         "keyword",
                         rel,
@@ -582,9 +557,8 @@ def _probe(
                     )
         if text_only:
             word, _ = min(text_only, key=rank)
-            df = doc_freq[word.lower()]
             report.gap_probes += 1
-            if not _finds(ix.store.keyword_search(word, ix.store.keyword_count(word) + 10), rel):
+            if not _finds(ix, word, rel):
                 report.gaps.append(
                     Mismatch(
                         "keyword-gap",
@@ -597,17 +571,18 @@ def _probe(
     # no probe-able word (e.g. a title of digits only): nothing to probe
 
 
-def _finds(hits: Sequence[Any], rel: str) -> bool:
-    return any(h.path == rel for h in hits)
+def _finds(ix: Indexer, query: str, rel: str, *, phrase: bool = False) -> bool:
+    """Whether ``query`` finds the card ``rel`` among every candidate the full-text index holds
+    (its tokenizer counts more than ours: "woman_farmer" holds "woman"), so that a ranking
+    cannot push the card out."""
+    limit = ix.store.keyword_count(query, phrase=phrase) + 10
+    return any(h.path == rel for h in ix.store.keyword_search(query, limit, phrase=phrase))
 
 
-def cosine(a: Sequence[float] | Any, b: Sequence[float] | Any) -> float:
-    a = [float(x) for x in a]
-    b = [float(x) for x in b]
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    na = math.sqrt(sum(x * x for x in a))
-    nb = math.sqrt(sum(y * y for y in b))
-    return dot / (na * nb) if na and nb else 0.0
+def cosine(a: Any, b: Any) -> float:
+    va, vb = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    norms = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    return float(va @ vb) / norms if norms else 0.0
 
 
 def _short(value: object, n: int = 60) -> str:

@@ -35,20 +35,17 @@ class VaultWatcher:
         *,
         debounce_ms: int = DEFAULT_DEBOUNCE_MS,
         on_sync: Callable[[SyncReport], None] | None = None,
-        force_polling: bool | None = None,
     ) -> None:
         self.indexer = indexer
         self.vault = indexer.vault
         self.debounce_ms = debounce_ms
         self.on_sync = on_sync
-        self.force_polling = force_polling
         self._stop = threading.Event()
         self._work = threading.Event()
         self._threads: list[threading.Thread] = []
         self.ready = threading.Event()  # set once the watcher is running
         # called from the embed thread each time the queue runs dry, with the chunks embedded
         self.on_embedded: Callable[[int], None] | None = None
-        self.syncs = 0
 
     def start(self) -> None:
         for name, target in (
@@ -73,16 +70,13 @@ class VaultWatcher:
 
     def _filter(self, change: Change, path: str) -> bool:
         try:
-            rel = Path(path).resolve().relative_to(self.vault).as_posix()
+            resolved = Path(path).resolve()
+            rel = resolved.relative_to(self.vault).as_posix()
         except (ValueError, OSError):
             return False
-        if rel == ".":
+        # the vault itself, and the index folder (if the user put it inside the vault)
+        if rel == "." or resolved.is_relative_to(self.indexer.index_dir):
             return False
-        try:
-            Path(path).resolve().relative_to(self.indexer.index_dir)
-            return False  # the index folder (if the user put it inside the vault)
-        except ValueError:
-            pass
         return not is_ignored(rel, self.indexer.settings.ignore_globs)
 
     def _watch_loop(self) -> None:
@@ -98,7 +92,6 @@ class VaultWatcher:
                     rust_timeout=1000,
                     yield_on_timeout=False,
                     raise_interrupt=False,
-                    force_polling=self.force_polling,
                 ):
                     self._handle(changes)
             except Exception:
@@ -127,7 +120,6 @@ class VaultWatcher:
                 "index update failed for %s", "the vault" if paths is None else sorted(paths)
             )
             return
-        self.syncs += 1
         if self.on_sync is not None:
             try:
                 self.on_sync(report)
