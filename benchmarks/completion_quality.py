@@ -46,6 +46,7 @@ from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search import complete as cx
 from zettel_lsp.search.engine import SearchEngine, SearchOptions
+from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.vault import Vault
 
 DEFAULT_INDEX_ROOT = Path("/work/idx/cur")
@@ -110,13 +111,13 @@ def ours(
     recency: dict[str, float],
     weights: dict[str, float] | None = None,
 ) -> list[str]:
-    linked = cx.linked_now(graph, case.card, case.offset)
+    linked = linked_targets(graph, case.card, case.offset)
     got = cx.rank_cards(graph, case.src, linked, "", meaning, recency, weights=weights)
     return [a.path for a in got.items]
 
 
 def baseline(graph: LinkGraph, case: Case, key: Callable[[str], Any]) -> list[str]:
-    linked = cx.linked_now(graph, case.card, case.offset)
+    linked = linked_targets(graph, case.card, case.offset)
     fresh = sorted((p for p in graph.cards if p not in linked and p != case.src), key=key)
     return fresh + sorted(linked) + [case.src]
 

@@ -8,6 +8,7 @@ import pytest
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search import complete as cx
+from zettel_lsp.search.suggest import linked_targets
 
 
 def vault(files: dict[str, str]) -> LinkGraph:
@@ -68,7 +69,7 @@ def test_no_completion_here(line: str, col: int) -> None:
 def test_nothing_typed_ranks_meaning_then_graph_and_puts_linked_and_self_last() -> None:
     g = vault(CARDS)
     here = g.cards["Home.md"]
-    linked = cx.linked_now(g, here)
+    linked = linked_targets(g, here)
     assert linked == {"notes/Alpha.md", "notes/Beta.md"}
     got = cx.rank_cards(g, "Home.md", linked, "", ["Lonely.md", "notes/Alpha.md"], {})
     paths = [a.path for a in got.items]
@@ -81,7 +82,7 @@ def test_nothing_typed_ranks_meaning_then_graph_and_puts_linked_and_self_last() 
 
 def test_the_meaning_leg_changes_the_order() -> None:
     g = vault(CARDS)
-    linked = cx.linked_now(g, g.cards["Home.md"])
+    linked = linked_targets(g, g.cards["Home.md"])
     a = cx.rank_cards(g, "Home.md", linked, "", ["notes/Delta.md"], {})
     b = cx.rank_cards(g, "Home.md", linked, "", ["other/Alpha.md"], {})
     assert a.items[0].path == "notes/Delta.md"
@@ -92,8 +93,8 @@ def test_the_link_being_typed_does_not_count_as_linked() -> None:
     card = parse_card("Home.md", "# Home\n\nSee [[Gamma]]\n")
     g = vault(CARDS)
     at = card.text.index("Gamma")
-    assert cx.linked_now(g, card) == {"notes/Gamma.md"}
-    assert cx.linked_now(g, card, at) == set()
+    assert linked_targets(g, card) == {"notes/Gamma.md"}
+    assert linked_targets(g, card, at) == set()
 
 
 def test_recency_ranks_when_nothing_else_does() -> None:
@@ -181,7 +182,7 @@ def test_names_follow_graph_changes() -> None:
 
 def test_relations() -> None:
     g = vault(CARDS)
-    linked = cx.linked_now(g, g.cards["Home.md"])
+    linked = linked_targets(g, g.cards["Home.md"])
     got = cx.relations(
         g, "Home.md", linked, ["Home.md", "notes/Alpha.md", "notes/Gamma.md", "Lonely.md"]
     )

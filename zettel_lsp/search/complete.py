@@ -42,7 +42,7 @@ from zettel_lsp.notes.model import Card, LinkKind
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.query import parse_query, words_around
-from zettel_lsp.search.suggest import link_name, linked_targets
+from zettel_lsp.search.suggest import link_name
 
 CARD: Final = "card"
 HEADING: Final = "heading"
@@ -319,9 +319,6 @@ def vault_names(graph: LinkGraph) -> VaultNames:
 
 
 # ---------------------------------------------------------------------- ranking
-
-
-linked_now = linked_targets  # the cards the editor's text links to (the completion's name)
 
 
 def graph_leg(graph: LinkGraph, here: str, linked: set[str]) -> dict[str, float]:

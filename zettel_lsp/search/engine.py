@@ -297,8 +297,9 @@ class SearchEngine:
         given (no model call), else embeds the query now."""
         n = opts.leg_depth
         legs: dict[str, list[LegHit]] = {}
-        english = language_of(query.text) == EN
-        langs = self.query_languages(query.text)
+        lang = language_of(query.text)
+        english = lang == EN
+        langs = self._lexical_languages(lang)
         for leg in opts.legs:
             if leg == "dense":
                 if vectors is None:
@@ -329,7 +330,10 @@ class SearchEngine:
     def query_languages(self, text: str) -> tuple[str, ...]:
         """The languages the lexical legs read ``text`` in: the vault's main ones, and the
         query's own."""
-        return tuple(dict.fromkeys([*self._languages(), language_of(text)]))
+        return self._lexical_languages(language_of(text))
+
+    def _lexical_languages(self, lang: str) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self._languages(), lang]))
 
     def _keyword(self, query: Query, n: int, langs: Sequence[str] = (EN,)) -> list[LegHit]:
         hits: list[Hit] = []

@@ -27,6 +27,7 @@ from pygls.workspace.position_codec import PositionCodec
 from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.search import complete as cx
 from zettel_lsp.search.engine import SearchOptions
+from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.documents import Codec, Doc, card_uri
 from zettel_lsp.server.features.shared import capability
 from zettel_lsp.server.server import ZettelLanguageServer
@@ -189,7 +190,7 @@ def _answer(
         return types.CompletionList(is_incomplete=cut, items=items)
     if ctx.kind in (cx.HEADING, cx.BLOCK):
         return _anchors(doc, cpos, ctx, c)
-    linked = cx.linked_now(graph, doc.card, offset)
+    linked = linked_targets(graph, doc.card, offset)
     found = cx.rank_cards(graph, doc.rel, linked, ctx.typed, meaning, _recency(service))
     style = cx.MARKDOWN if ctx.kind == cx.PATH else cx.vault_names(graph).style
     rels = cx.relations(graph, doc.rel, linked, [a.path for a in found.items])
