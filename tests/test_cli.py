@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from tests.conftest import copy_indexed
 from zettel_lsp.index.state import read_state
+from zettel_lsp.vault import Vault
 
 
 @pytest.fixture
@@ -77,7 +79,9 @@ def test_version_and_help() -> None:
     assert "graph" in run("--help").stdout
 
 
-def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
+def test_index_json_then_warm_run(
+    example_vault: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     args = ["index", str(example_vault), "--json", "--index-dir", str(tmp_path / "idx")]
     args += ["--cache-dir", str(tmp_path / "cache")]
     first = run(*args)
@@ -88,6 +92,7 @@ def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
     assert s["model"].startswith("sentence-transformers/all-MiniLM-L6-v2")
     assert set(s["seconds"]) == {
         "lexical_ready",
+        "graph",
         "dense",
         "multilingual",
         "model",
@@ -97,6 +102,13 @@ def test_index_json_then_warm_run(example_vault: Path, tmp_path: Path) -> None:
     # an English vault: the multilingual phase does not start (``auto``, no query yet)
     assert s["languages"] == {"en": 45} and s["embedded_multilingual"] == 0
     assert first.stderr == ""  # no progress bar when stderr is not a terminal
+    # the graph's rows are written: a start after the index parses and searches no note
+    with Vault(example_vault, tmp_path / "idx", cache_dir=tmp_path / "cache") as vault:
+        vault.sync()
+        with caplog.at_level(logging.INFO, logger="zettel_lsp.graph.rows"):
+            graph, _, _ = vault.load_graph()
+    assert len(graph.cards) == 45 and graph.mentions_found == 0
+    assert "45 from the database, 0 parsed" in caplog.text
     (example_vault / "baking" / "Crumb.md").unlink()
     second = json.loads(run(*args).stdout)
     assert (second["indexed"], second["unchanged"], second["deleted"], second["embedded"]) == (

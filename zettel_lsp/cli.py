@@ -1177,10 +1177,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     progress = TerminalProgress()
     t0 = time.perf_counter()
     settings = _index_settings(args)
-    with Indexer(
+    with Vault(
         args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress
-    ) as indexer:
-        summary = _index_now(indexer, progress, t0)
+    ) as vault:
+        indexer = vault.indexer
+        summary = _index_now(vault, progress, t0)
         if summary is None:
             # leaving the with-block flushes the store and saves the state: what is done stays
             done = indexer.state.dense_done
@@ -1217,13 +1218,19 @@ def cmd_index(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _index_now(indexer: Indexer, progress: TerminalProgress, t0: float) -> dict[str, Any] | None:
-    """Index and embed what changed; the summary ``index --json`` prints, or None when Ctrl-C
-    stopped it."""
+def _index_now(vault: Vault, progress: TerminalProgress, t0: float) -> dict[str, Any] | None:
+    """Index what changed, write the graph's rows (a server's start reads them), and embed;
+    the summary ``index --json`` prints, or None when Ctrl-C stopped it."""
+    indexer = vault.indexer
     try:
         report = indexer.sync()
         lexical_s = time.perf_counter() - t0
         lexical_at = time.time()
+        t_graph = time.perf_counter()
+        cards = len(indexer.state.files)
+        progress(Progress("graph", 0, cards))
+        progress(Progress("graph", vault.save_graph_rows(), cards))
+        graph_s = time.perf_counter() - t_graph
         with _stop_on_ctrl_c() as stop:
             before_dense = _compact_before_embedding(indexer, progress)
             t_dense = time.perf_counter()
@@ -1257,6 +1264,7 @@ def _index_now(indexer: Indexer, progress: TerminalProgress, t0: float) -> dict[
         "model_tokens": indexer.embedder.tokens_processed,
         "seconds": {
             "lexical_ready": round(lexical_s, 3),
+            "graph": round(graph_s, 3),
             "dense": round(t_ml - t_dense, 3),
             "multilingual": round(t_end - t_ml, 3),
             "model": round(indexer.embedding.embed_seconds, 3),

@@ -17,6 +17,7 @@ from zettel_lsp.index.status import Progress
 _LABELS = {
     "scan": "scanning",
     "lexical": "files indexed",
+    "graph": "cards in the link graph",
     "dense": "chunks embedded",
     "suggest": "cards evaluated",
 }

@@ -304,6 +304,13 @@ class Vault:
         self.graph, self.engine, problems = self.load_graph()
         return problems
 
+    def save_graph_rows(self) -> int:
+        """Write the database's card and mention rows that are missing or stale, so that the
+        next start (a server's) reads the graph instead of parsing and searching every note;
+        the graph itself is not kept. Returns the number of cards."""
+        graph, _, _ = self.load_graph()
+        return len(graph.cards)
+
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine (the current ones untouched): every card the index knows,
         from the database where path and text are unchanged, else read and parsed now."""
