@@ -96,7 +96,6 @@ class CliError(Exception):
 
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
-        self.message = message
         self.code = code
 
 
@@ -447,15 +446,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except CliError as exc:
-        print(f"zettel-lsp: {exc.message}", file=sys.stderr)
-        return exc.code
-    except (WorkDirError, BeirError) as exc:  # a refused folder, a garbled collection
+    except (CliError, WorkDirError, BeirError, IndexLockedError, StoreError, EmbedderError) as exc:
         print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (IndexLockedError, StoreError, EmbedderError) as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        if isinstance(exc, CliError):
+            return exc.code
+        # a refused folder or a garbled collection is a usage error; the rest could not be done
+        return EXIT_USAGE if isinstance(exc, WorkDirError | BeirError) else EXIT_FAILED
     except KeyboardInterrupt:
         print("\nzettel-lsp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -586,7 +582,7 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
         title_source=TitleSource(args.title_source),
         follow_external_symlinks=args.follow_external_symlinks,
         ollama=OllamaSettings(llm.host, llm.connect_timeout, llm.timeout),
-        multilingual=getattr(args, "multilingual", "auto"),
+        multilingual=args.multilingual,
     )
 
 
@@ -637,15 +633,15 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
         limit=limit,
         legs=tuple(parse_legs(args.legs, ALL_LEGS)),
         graph=not args.no_graph,
-        weights=parse_weights(getattr(args, "weights", None)),
-        fusion=getattr(args, "fusion", DEFAULT_FUSION),
-        exact_title_first=not getattr(args, "no_exact_title", False),
-        known_item=_known_item(getattr(args, "known_item", DEFAULT_KNOWN_ITEM)),
+        weights=parse_weights(args.weights),
+        fusion=args.fusion,
+        exact_title_first=not args.no_exact_title,
+        known_item=_known_item(args.known_item),
     )
 
 
 def _known_item(value: float) -> float:
-    if not value >= 0 or value == float("inf"):  # also NaN
+    if not 0 <= value < math.inf:  # also NaN
         raise CliError(f"--known-item expects a number >= 0, got {value!r}")
     return value
 
@@ -705,12 +701,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     except IndexLockedError as exc:
         graph = _read_only(args, exc)
         results = scan_search(graph.cards.values(), title_index(graph), query, opts.limit)
-        return _print_results(args, [result_dict(r, query.terms) for r in results])
-    with vault:
-        _multilingual_for(vault, [query.text])
-        results = _search(args, vault, query, opts)
-        rows = [result_dict(r, query.terms) for r in results]
-    return _print_results(args, rows)
+    else:
+        with vault:
+            _multilingual_for(vault, [query.text])
+            results = _search(args, vault, query, opts)
+    return _print_results(args, [result_dict(r, query.terms) for r in results])
 
 
 def _multilingual_for(vault: Vault, queries: Sequence[str]) -> None:
@@ -731,13 +726,10 @@ def _search(
     if args.expand or args.llm_rerank:
         from zettel_lsp.llm import Ollama, search_llm
 
-        llm = Ollama(_llm_settings(args))
-        try:
+        with contextlib.closing(Ollama(_llm_settings(args))) as llm:
             results, messages = search_llm(
                 vault.engine, llm, query, opts, expand=args.expand, rerank=args.llm_rerank
             )
-        finally:
-            llm.close()
         for m in messages:
             print(f"zettel-lsp: {m}", file=sys.stderr)
         return results
@@ -777,21 +769,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
         sys.stdout.write(delta)
         sys.stdout.flush()
 
-    with vault:
-        llm = Ollama(_llm_settings(args))
+    with vault, contextlib.closing(Ollama(_llm_settings(args))) as llm:
         try:
             result = ask(
-                vault.engine,
-                llm,
-                args.question,
-                on_delta=None if args.json else show,
-                options=opts,
+                vault.engine, llm, args.question, on_delta=None if args.json else show, options=opts
             )
         except KeyboardInterrupt:
             print("", file=sys.stderr)
             return EXIT_INTERRUPTED
-        finally:
-            llm.close()
     for m in result.messages:
         print(f"zettel-lsp: {m}", file=sys.stderr)
     if result.fallback:
