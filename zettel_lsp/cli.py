@@ -483,9 +483,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if card is not None and card["resolved"] is None:
         card["did_you_mean"] = near_misses(graph, args.card)
     if args.json:
-        out = stats.as_dict()
-        out["vault"] = str(args.vault.resolve())
-        out["problems"] = problems
+        out = stats.as_dict() | {"vault": str(args.vault.resolve()), "problems": problems}
         if card is not None:
             out["card"] = card
         print(json.dumps(out, ensure_ascii=False, indent=2))
@@ -543,16 +541,11 @@ def near_misses(graph: LinkGraph, name: str, n: int = 3) -> list[dict[str, str]]
     for c in graph.cards.values():
         for shown in (c.title, *c.aliases, c.stem, c.path):
             names.setdefault(shown.lower(), (shown, c.path))
-    out: list[dict[str, str]] = []
-    seen: set[str] = set()
+    found: dict[str, dict[str, str]] = {}  # path -> its closest name
     for key in difflib.get_close_matches(name.lower(), list(names), n=n * 3, cutoff=0.6):
         shown, path = names[key]
-        if path not in seen:
-            seen.add(path)
-            out.append({"name": shown, "path": path, "title": graph.cards[path].title})
-        if len(out) >= n:
-            break
-    return out
+        found.setdefault(path, {"name": shown, "path": path, "title": graph.cards[path].title})
+    return list(found.values())[:n]
 
 
 def _or_list(found: Sequence[dict[str, str]]) -> str:

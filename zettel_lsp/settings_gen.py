@@ -80,7 +80,7 @@ _BEFORE_DEFAULT = ("type", "items", "enum", "enumDescriptions")
 
 def vscode_property(setting: Setting) -> dict[str, Any]:
     """One ``contributes.configuration.properties`` entry."""
-    schema = setting.json_schema()
+    schema = {**setting.check.json, **setting.ui_json}
     out: dict[str, Any] = {k: schema[k] for k in _BEFORE_DEFAULT if k in schema}
     out["default"] = json_default(setting)
     out.update({k: v for k, v in schema.items() if k not in _BEFORE_DEFAULT})

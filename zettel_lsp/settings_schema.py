@@ -262,10 +262,6 @@ class Setting:
         except Invalid as e:
             return self.default, f"setting {self.key!r}: {e}; using the default"
 
-    def json_schema(self) -> dict[str, Any]:
-        """The JSON schema of the values it takes (the check's, plus ``ui_json``)."""
-        return {**self.check.json, **self.ui_json}
-
 
 class Schema:
     """An ordered table of settings, looked up by key."""
