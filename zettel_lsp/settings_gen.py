@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -108,7 +108,7 @@ def update_package_json(text: str) -> str:
 
 
 def render_ts() -> str:
-    def names(keys: Sequence[str]) -> str:
+    def names(keys: Iterable[str]) -> str:
         return "[\n" + "".join(f"  {json.dumps(k)},\n" for k in keys) + "] as const"
 
     kinds = "".join(f'\n  | "{k}"' for k in CLIENT_KINDS)
@@ -123,14 +123,14 @@ def render_ts() -> str:
 export type ClientKind ={kinds};
 
 /** The server's own keys, in the order of docs/settings.md. */
-export const CORE_KEYS = {names(CORE.key_names())};
+export const CORE_KEYS = {names(CORE.by_key)};
 
 /**
  * The optional Ollama layer's keys (docs/llm.md). The server reads them from the same settings
  * object. Nothing talks to Ollama unless a feature that needs it is used (Ask, or `expandQuery` /
  * `llmRerank` turned on).
  */
-export const LLM_KEYS = {names(LLM.key_names())};
+export const LLM_KEYS = {names(LLM.by_key)};
 
 /** Keys whose change re-opens the vaults on the server (it re-indexes). */
 export const INDEX_KEY_LIST = {names([s.key for s in ALL if s.index])};
@@ -199,8 +199,8 @@ def update_settings_md(text: str) -> str:
 
 
 def update_nvim_help(text: str) -> str:
-    core = ", ".join(f"`{k}`" for k in CORE.key_names())
-    llm = ", ".join(f"`{k}`" for k in LLM.key_names())
+    core = ", ".join(f"`{k}`" for k in CORE.by_key)
+    llm = ", ".join(f"`{k}`" for k in LLM.by_key)
     keys = textwrap.wrap(
         f"{NVIM_BEGIN.strip()} of the repository's docs/settings.md: {core}, "
         f"and for Ollama (|zettel_lsp-ollama|) {llm}.",

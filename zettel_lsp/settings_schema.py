@@ -283,9 +283,6 @@ class Schema:
     def get(self, key: str) -> Setting | None:
         return self.by_key.get(key)
 
-    def key_names(self) -> list[str]:
-        return [s.key for s in self.settings]
-
     def fields(self) -> dict[str, str]:
         """camelCase key -> field."""
         return {s.key: s.field for s in self.settings}
