@@ -54,7 +54,7 @@ from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.progress import TerminalProgress
-from zettel_lsp.search.calibrate import Calibration, calibrate, dump_document
+from zettel_lsp.search.calibrate import calibrate, dump_document
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
@@ -654,10 +654,9 @@ def parse_weights(
     """``--weights dense=2,bm25=1``: the ``defaults`` (the search fusion's weights) with the
     named legs changed. Raises :class:`CliError` (a usage error) with the reason for an unknown
     leg, a repeated leg or a bad number."""
-    weights = dict(defaults)
     if text is None:
-        return weights
-    seen: set[str] = set()
+        return dict(defaults)
+    changed: dict[str, float] = {}
     for item in (x.strip() for x in text.split(",")):
         if not item:
             continue
@@ -666,7 +665,7 @@ def parse_weights(
             raise CliError(
                 f"--weights expects LEG=W,... with LEG one of {', '.join(defaults)}; got {item!r}"
             )
-        if leg in seen:
+        if leg in changed:
             raise CliError(f"--weights names {leg} twice")
         try:
             w = float(value)
@@ -677,11 +676,10 @@ def parse_weights(
                 f"--weights {leg}={value!r} is not a number >= 0 "
                 "(0 gives the leg no say in the fusion)"
             )
-        seen.add(leg)
-        weights[leg] = w
-    if not seen:
+        changed[leg] = w
+    if not changed:
         raise CliError("--weights is empty; give LEG=W,... e.g. dense=2,bm25=1")
-    return weights
+    return dict(defaults) | changed
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -902,13 +900,13 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     return fusion
 
 
-def _self_tune(vault: Vault, args: argparse.Namespace) -> Calibration | None:
+def _self_tune(vault: Vault, args: argparse.Namespace) -> None:
     """Choose the related-card suggestions' fusion on the vault's own links where that is due
     (none yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`), as a server
-    does in the background; ``--no-self-tune``: the default fusion. Returns what was made."""
+    does in the background; ``--no-self-tune``: the default fusion."""
     vault.self_tune = not args.no_self_tune
     if not vault.calibration_due():
-        return None
+        return
     print(
         "zettel-lsp: choosing the suggestions' weights on this vault's own links (once; it is "
         "kept in the index folder)",
@@ -916,7 +914,7 @@ def _self_tune(vault: Vault, args: argparse.Namespace) -> Calibration | None:
     )
     progress = TerminalProgress()
     try:
-        return vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
+        vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
     finally:
         progress.finish()
 
@@ -930,8 +928,7 @@ def seed_index_of(args: argparse.Namespace) -> SeedIndex:
         max_length=settings.chunk_tokens,
         ollama=settings.ollama,
     )
-    expect = {"model": embedder.model_id, "chunker": chunker_id(settings)}
-    return SeedIndex(args.seed_index, expect)
+    return SeedIndex(args.seed_index, {"model": embedder.model_id, "chunker": chunker_id(settings)})
 
 
 def cmd_eval_links(args: argparse.Namespace) -> int:
