@@ -554,9 +554,11 @@ def _or_list(found: Sequence[dict[str, str]]) -> str:
 
 
 def _llm_settings(args: argparse.Namespace) -> LLMSettings:
+    """The LLM options (the defaults for a command without them; ``--ollama-host`` is an index
+    option, which every command that reads these has)."""
     defaults = LLMSettings()
     return LLMSettings(
-        host=getattr(args, "ollama_host", None),
+        host=args.ollama_host,
         chat_model=getattr(args, "chat_model", defaults.chat_model),
         timeout=getattr(args, "llm_timeout", defaults.timeout),
         max_context_chunks=getattr(args, "max_context_chunks", defaults.max_context_chunks),
