@@ -54,7 +54,7 @@ from zettel_lsp.notes.scan import ScanReport, load_vault
 from zettel_lsp.notes.title_rule import TITLE_SOURCES, TitleSource
 from zettel_lsp.ollama_client import OllamaSettings
 from zettel_lsp.progress import TerminalProgress
-from zettel_lsp.search.calibrate import Calibration, calibrate, dump_document
+from zettel_lsp.search.calibrate import calibrate, dump_document
 from zettel_lsp.search.engine import (
     ALL_LEGS,
     DEFAULT_FUSION,
@@ -96,7 +96,6 @@ class CliError(Exception):
 
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
-        self.message = message
         self.code = code
 
 
@@ -447,15 +446,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)
-    except CliError as exc:
-        print(f"zettel-lsp: {exc.message}", file=sys.stderr)
-        return exc.code
-    except (WorkDirError, BeirError) as exc:  # a refused folder, a garbled collection
+    except (CliError, WorkDirError, BeirError, IndexLockedError, StoreError, EmbedderError) as exc:
         print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (IndexLockedError, StoreError, EmbedderError) as exc:
-        print(f"zettel-lsp: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        if isinstance(exc, CliError):
+            return exc.code
+        # a refused folder or a garbled collection is a usage error; the rest could not be done
+        return EXIT_USAGE if isinstance(exc, WorkDirError | BeirError) else EXIT_FAILED
     except KeyboardInterrupt:
         print("\nzettel-lsp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -487,9 +483,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if card is not None and card["resolved"] is None:
         card["did_you_mean"] = near_misses(graph, args.card)
     if args.json:
-        out = stats.as_dict()
-        out["vault"] = str(args.vault.resolve())
-        out["problems"] = problems
+        out = stats.as_dict() | {"vault": str(args.vault.resolve()), "problems": problems}
         if card is not None:
             out["card"] = card
         print(json.dumps(out, ensure_ascii=False, indent=2))
@@ -547,16 +541,11 @@ def near_misses(graph: LinkGraph, name: str, n: int = 3) -> list[dict[str, str]]
     for c in graph.cards.values():
         for shown in (c.title, *c.aliases, c.stem, c.path):
             names.setdefault(shown.lower(), (shown, c.path))
-    out: list[dict[str, str]] = []
-    seen: set[str] = set()
+    found: dict[str, dict[str, str]] = {}  # path -> its closest name
     for key in difflib.get_close_matches(name.lower(), list(names), n=n * 3, cutoff=0.6):
         shown, path = names[key]
-        if path not in seen:
-            seen.add(path)
-            out.append({"name": shown, "path": path, "title": graph.cards[path].title})
-        if len(out) >= n:
-            break
-    return out
+        found.setdefault(path, {"name": shown, "path": path, "title": graph.cards[path].title})
+    return list(found.values())[:n]
 
 
 def _or_list(found: Sequence[dict[str, str]]) -> str:
@@ -565,9 +554,11 @@ def _or_list(found: Sequence[dict[str, str]]) -> str:
 
 
 def _llm_settings(args: argparse.Namespace) -> LLMSettings:
+    """The LLM options (the defaults for a command without them; ``--ollama-host`` is an index
+    option, which every command that reads these has)."""
     defaults = LLMSettings()
     return LLMSettings(
-        host=getattr(args, "ollama_host", None),
+        host=args.ollama_host,
         chat_model=getattr(args, "chat_model", defaults.chat_model),
         timeout=getattr(args, "llm_timeout", defaults.timeout),
         max_context_chunks=getattr(args, "max_context_chunks", defaults.max_context_chunks),
@@ -586,7 +577,7 @@ def _index_settings(args: argparse.Namespace) -> IndexSettings:
         title_source=TitleSource(args.title_source),
         follow_external_symlinks=args.follow_external_symlinks,
         ollama=OllamaSettings(llm.host, llm.connect_timeout, llm.timeout),
-        multilingual=getattr(args, "multilingual", "auto"),
+        multilingual=args.multilingual,
     )
 
 
@@ -637,15 +628,15 @@ def _search_options(args: argparse.Namespace, limit: int) -> SearchOptions:
         limit=limit,
         legs=tuple(parse_legs(args.legs, ALL_LEGS)),
         graph=not args.no_graph,
-        weights=parse_weights(getattr(args, "weights", None)),
-        fusion=getattr(args, "fusion", DEFAULT_FUSION),
-        exact_title_first=not getattr(args, "no_exact_title", False),
-        known_item=_known_item(getattr(args, "known_item", DEFAULT_KNOWN_ITEM)),
+        weights=parse_weights(args.weights),
+        fusion=args.fusion,
+        exact_title_first=not args.no_exact_title,
+        known_item=_known_item(args.known_item),
     )
 
 
 def _known_item(value: float) -> float:
-    if not value >= 0 or value == float("inf"):  # also NaN
+    if not 0 <= value < math.inf:  # also NaN
         raise CliError(f"--known-item expects a number >= 0, got {value!r}")
     return value
 
@@ -665,10 +656,9 @@ def parse_weights(
     """``--weights dense=2,bm25=1``: the ``defaults`` (the search fusion's weights) with the
     named legs changed. Raises :class:`CliError` (a usage error) with the reason for an unknown
     leg, a repeated leg or a bad number."""
-    weights = dict(defaults)
     if text is None:
-        return weights
-    seen: set[str] = set()
+        return dict(defaults)
+    changed: dict[str, float] = {}
     for item in (x.strip() for x in text.split(",")):
         if not item:
             continue
@@ -677,7 +667,7 @@ def parse_weights(
             raise CliError(
                 f"--weights expects LEG=W,... with LEG one of {', '.join(defaults)}; got {item!r}"
             )
-        if leg in seen:
+        if leg in changed:
             raise CliError(f"--weights names {leg} twice")
         try:
             w = float(value)
@@ -688,11 +678,10 @@ def parse_weights(
                 f"--weights {leg}={value!r} is not a number >= 0 "
                 "(0 gives the leg no say in the fusion)"
             )
-        seen.add(leg)
-        weights[leg] = w
-    if not seen:
+        changed[leg] = w
+    if not changed:
         raise CliError("--weights is empty; give LEG=W,... e.g. dense=2,bm25=1")
-    return weights
+    return dict(defaults) | changed
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -705,12 +694,11 @@ def cmd_search(args: argparse.Namespace) -> int:
     except IndexLockedError as exc:
         graph = _read_only(args, exc)
         results = scan_search(graph.cards.values(), title_index(graph), query, opts.limit)
-        return _print_results(args, [result_dict(r, query.terms) for r in results])
-    with vault:
-        _multilingual_for(vault, [query.text])
-        results = _search(args, vault, query, opts)
-        rows = [result_dict(r, query.terms) for r in results]
-    return _print_results(args, rows)
+    else:
+        with vault:
+            _multilingual_for(vault, [query.text])
+            results = _search(args, vault, query, opts)
+    return _print_results(args, [result_dict(r, query.terms) for r in results])
 
 
 def _multilingual_for(vault: Vault, queries: Sequence[str]) -> None:
@@ -731,13 +719,10 @@ def _search(
     if args.expand or args.llm_rerank:
         from zettel_lsp.llm import Ollama, search_llm
 
-        llm = Ollama(_llm_settings(args))
-        try:
+        with contextlib.closing(Ollama(_llm_settings(args))) as llm:
             results, messages = search_llm(
                 vault.engine, llm, query, opts, expand=args.expand, rerank=args.llm_rerank
             )
-        finally:
-            llm.close()
         for m in messages:
             print(f"zettel-lsp: {m}", file=sys.stderr)
         return results
@@ -777,21 +762,14 @@ def cmd_ask(args: argparse.Namespace) -> int:
         sys.stdout.write(delta)
         sys.stdout.flush()
 
-    with vault:
-        llm = Ollama(_llm_settings(args))
+    with vault, contextlib.closing(Ollama(_llm_settings(args))) as llm:
         try:
             result = ask(
-                vault.engine,
-                llm,
-                args.question,
-                on_delta=None if args.json else show,
-                options=opts,
+                vault.engine, llm, args.question, on_delta=None if args.json else show, options=opts
             )
         except KeyboardInterrupt:
             print("", file=sys.stderr)
             return EXIT_INTERRUPTED
-        finally:
-            llm.close()
     for m in result.messages:
         print(f"zettel-lsp: {m}", file=sys.stderr)
     if result.fallback:
@@ -924,13 +902,13 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     return fusion
 
 
-def _self_tune(vault: Vault, args: argparse.Namespace) -> Calibration | None:
+def _self_tune(vault: Vault, args: argparse.Namespace) -> None:
     """Choose the related-card suggestions' fusion on the vault's own links where that is due
     (none yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`), as a server
-    does in the background; ``--no-self-tune``: the default fusion. Returns what was made."""
+    does in the background; ``--no-self-tune``: the default fusion."""
     vault.self_tune = not args.no_self_tune
     if not vault.calibration_due():
-        return None
+        return
     print(
         "zettel-lsp: choosing the suggestions' weights on this vault's own links (once; it is "
         "kept in the index folder)",
@@ -938,7 +916,7 @@ def _self_tune(vault: Vault, args: argparse.Namespace) -> Calibration | None:
     )
     progress = TerminalProgress()
     try:
-        return vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
+        vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
     finally:
         progress.finish()
 
@@ -952,8 +930,7 @@ def seed_index_of(args: argparse.Namespace) -> SeedIndex:
         max_length=settings.chunk_tokens,
         ollama=settings.ollama,
     )
-    expect = {"model": embedder.model_id, "chunker": chunker_id(settings)}
-    return SeedIndex(args.seed_index, expect)
+    return SeedIndex(args.seed_index, {"model": embedder.model_id, "chunker": chunker_id(settings)})
 
 
 def cmd_eval_links(args: argparse.Namespace) -> int:

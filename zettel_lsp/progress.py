@@ -49,7 +49,10 @@ class TerminalProgress:
             elif now - self._last < MIN_INTERVAL and p.done < p.total:
                 return
             self._last = now
-            self._write("\r" + line(p, now - self._phase_start))
+            text = "\r" + line(p, now - self._phase_start)
+            self.stream.write(text.ljust(self._width + 1))  # blanks over a longer previous line
+            self._width = len(text) - 1
+            self.stream.flush()
 
     def message(self, text: str) -> None:
         """``text`` on a line of its own (also when progress is off): an active progress line
@@ -68,12 +71,6 @@ class TerminalProgress:
             self.stream.write("\n")
             self.stream.flush()
         self._phase, self._width = "", 0
-
-    def _write(self, text: str) -> None:
-        shown = len(text) - 1
-        self.stream.write(text.ljust(self._width + 1))
-        self._width = shown
-        self.stream.flush()
 
 
 def line(p: Progress, elapsed: float) -> str:

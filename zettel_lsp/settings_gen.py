@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -80,7 +80,7 @@ _BEFORE_DEFAULT = ("type", "items", "enum", "enumDescriptions")
 
 def vscode_property(setting: Setting) -> dict[str, Any]:
     """One ``contributes.configuration.properties`` entry."""
-    schema = setting.json_schema()
+    schema = {**setting.check.json, **setting.ui_json}
     out: dict[str, Any] = {k: schema[k] for k in _BEFORE_DEFAULT if k in schema}
     out["default"] = json_default(setting)
     out.update({k: v for k, v in schema.items() if k not in _BEFORE_DEFAULT})
@@ -108,7 +108,7 @@ def update_package_json(text: str) -> str:
 
 
 def render_ts() -> str:
-    def names(keys: Sequence[str]) -> str:
+    def names(keys: Iterable[str]) -> str:
         return "[\n" + "".join(f"  {json.dumps(k)},\n" for k in keys) + "] as const"
 
     kinds = "".join(f'\n  | "{k}"' for k in CLIENT_KINDS)
@@ -123,14 +123,14 @@ def render_ts() -> str:
 export type ClientKind ={kinds};
 
 /** The server's own keys, in the order of docs/settings.md. */
-export const CORE_KEYS = {names(CORE.key_names())};
+export const CORE_KEYS = {names(CORE.by_key)};
 
 /**
  * The optional Ollama layer's keys (docs/llm.md). The server reads them from the same settings
  * object. Nothing talks to Ollama unless a feature that needs it is used (Ask, or `expandQuery` /
  * `llmRerank` turned on).
  */
-export const LLM_KEYS = {names(LLM.key_names())};
+export const LLM_KEYS = {names(LLM.by_key)};
 
 /** Keys whose change re-opens the vaults on the server (it re-indexes). */
 export const INDEX_KEY_LIST = {names([s.key for s in ALL if s.index])};
@@ -169,8 +169,21 @@ def _table(schema: Schema) -> list[str]:
     return lines
 
 
-def render_docs_section() -> list[str]:
-    return [
+def _replace_lines(text: str, begin_mark: str, end_mark: str, new: list[str]) -> str:
+    """``text`` with ``new`` in place of the lines from the first that starts with
+    ``begin_mark`` up to (not including) the next that starts with ``end_mark``."""
+    lines = text.split("\n")
+    begin = next((i for i, line in enumerate(lines) if line.startswith(begin_mark)), None)
+    if begin is None:
+        raise MarkerError("the line where the generated part starts is missing")
+    end = next((i for i in range(begin + 1, len(lines)) if lines[i].startswith(end_mark)), None)
+    if end is None:
+        raise MarkerError("the line after the generated part is missing")
+    return "\n".join([*lines[:begin], *new, *lines[end:]])
+
+
+def update_settings_md(text: str) -> str:
+    section = [
         MD_BEGIN,
         "",
         *_table(CORE),
@@ -181,59 +194,23 @@ def render_docs_section() -> list[str]:
         "",
         *_table(LLM),
         "",
-        MD_END,
     ]
+    return _replace_lines(text, "<!-- BEGIN generated", MD_END, section)
 
 
-def _replace_lines(
-    text: str, is_begin: Callable[[str], bool], is_end: Callable[[str], bool], new: list[str]
-) -> str:
-    """``text`` with ``new`` in place of the lines from the first ``is_begin`` line up to (not
-    including) the next ``is_end`` line."""
-    lines = text.split("\n")
-    begin = next((i for i, line in enumerate(lines) if is_begin(line)), None)
-    if begin is None:
-        raise MarkerError("the line where the generated part starts is missing")
-    end = next((i for i in range(begin + 1, len(lines)) if is_end(lines[i])), None)
-    if end is None:
-        raise MarkerError("the line after the generated part is missing")
-    return "\n".join([*lines[:begin], *new, *lines[end:]])
-
-
-def update_settings_md(text: str) -> str:
-    section = render_docs_section()
-    return _replace_lines(
-        text,
-        lambda line: line.startswith("<!-- BEGIN generated"),
-        lambda line: line == MD_END,
-        section[:-1],
-    )
-
-
-def render_nvim_keys() -> list[str]:
-    core = ", ".join(f"`{k}`" for k in CORE.key_names())
-    llm = ", ".join(f"`{k}`" for k in LLM.key_names())
-    text = (
+def update_nvim_help(text: str) -> str:
+    core = ", ".join(f"`{k}`" for k in CORE.by_key)
+    llm = ", ".join(f"`{k}`" for k in LLM.by_key)
+    keys = textwrap.wrap(
         f"{NVIM_BEGIN.strip()} of the repository's docs/settings.md: {core}, "
-        f"and for Ollama (|zettel_lsp-ollama|) {llm}."
-    )
-    return textwrap.wrap(
-        text,
+        f"and for Ollama (|zettel_lsp-ollama|) {llm}.",
         width=78,
         initial_indent="    ",
         subsequent_indent="    ",
         break_long_words=False,
         break_on_hyphens=False,
     )
-
-
-def update_nvim_help(text: str) -> str:
-    return _replace_lines(
-        text,
-        lambda line: line.startswith(NVIM_BEGIN),
-        lambda line: line.startswith(NVIM_END),
-        render_nvim_keys(),
-    )
+    return _replace_lines(text, NVIM_BEGIN, NVIM_END, keys)
 
 
 # ------------------------------------------------------------------ main

@@ -120,18 +120,36 @@ def _stripped(value: object) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def positive_int() -> Check:
-    return _check(
-        {"type": "integer", "minimum": 1}, "a positive integer", lambda v: _is_int(v) and v > 0
-    )
-
-
-def positive_int_or_null() -> Check:
-    return _check(
-        {"type": ["integer", "null"], "minimum": 1},
-        "a positive integer or null",
-        lambda v: v is None or (_is_int(v) and v > 0),
-    )
+POSITIVE_INT = _check(
+    {"type": "integer", "minimum": 1}, "a positive integer", lambda v: _is_int(v) and v > 0
+)
+POSITIVE_INT_OR_NULL = _check(
+    {"type": ["integer", "null"], "minimum": 1},
+    "a positive integer or null",
+    lambda v: v is None or (_is_int(v) and v > 0),
+)
+BOOLEAN = _check({"type": "boolean"}, "true or false", lambda v: isinstance(v, bool))
+GLOB_LIST = _check(
+    {"type": "array", "items": {"type": "string"}},
+    "a list of glob strings",
+    lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+    tuple,
+)
+HEADING = _check(
+    {"type": "string", "pattern": "^\\s*#"},
+    "a Markdown heading such as '## Related'",
+    lambda v: _stripped(v).startswith("#"),
+    str.strip,
+)
+HOST = _check(  # a URL without blanks; null or blank: None (the default host)
+    {"type": "string"},
+    "a URL such as 'http://127.0.0.1:11434'",
+    lambda v: v is None or (isinstance(v, str) and not any(c.isspace() for c in v.strip())),
+    lambda v: _stripped(v) or None,
+)
+MODEL_NAME = _check(
+    {"type": "string"}, "a model name such as 'llama3.2'", lambda v: bool(_stripped(v)), str.strip
+)
 
 
 def int_range(low: int, high: int, what: str = "an integer") -> Check:
@@ -157,19 +175,6 @@ def seconds(high: float) -> Check:
         f"seconds (a number above 0, at most {high:g})",
         lambda v: _is_number(v) and 0 < v <= high,
         float,
-    )
-
-
-def boolean() -> Check:
-    return _check({"type": "boolean"}, "true or false", lambda v: isinstance(v, bool))
-
-
-def glob_list() -> Check:
-    return _check(
-        {"type": "array", "items": {"type": "string"}},
-        "a list of glob strings",
-        lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-        tuple,
     )
 
 
@@ -207,46 +212,17 @@ def one_of(choices: Sequence[str], make: Callable[[str], Any] = str) -> Check:
     )
 
 
-def heading() -> Check:
-    return _check(
-        {"type": "string", "pattern": "^\\s*#"},
-        "a Markdown heading such as '## Related'",
-        lambda v: _stripped(v).startswith("#"),
-        str.strip,
-    )
-
-
-def optional_string() -> Check:
+def _optional_string(value: object, default: Any) -> Any:
     """A string, trimmed; null means the default, and so does an empty string when the default
     is None (an empty string is refused when there is a default, e.g. ``model``)."""
-
-    def convert(value: object, default: Any) -> str | None:
-        if value is None or (isinstance(value, str) and value.strip() == "" and default is None):
-            return default  # type: ignore[no-any-return]
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-        raise Invalid(f"expected a string, got {value!r}")
-
-    return Check(convert, {"type": "string"})
+    if value is None or (isinstance(value, str) and value.strip() == "" and default is None):
+        return default
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    raise Invalid(f"expected a string, got {value!r}")
 
 
-def host() -> Check:
-    """A URL without blanks; null or blank: None (the default host)."""
-    return _check(
-        {"type": "string"},
-        "a URL such as 'http://127.0.0.1:11434'",
-        lambda v: v is None or (isinstance(v, str) and not any(c.isspace() for c in v.strip())),
-        lambda v: _stripped(v) or None,
-    )
-
-
-def model_name() -> Check:
-    return _check(
-        {"type": "string"},
-        "a model name such as 'llama3.2'",
-        lambda v: bool(_stripped(v)),
-        str.strip,
-    )
+OPTIONAL_STRING = Check(_optional_string, {"type": "string"})
 
 
 SEVERITIES = ("error", "warning", "information", "hint", "off")  # a diagnostic's, or off
@@ -286,10 +262,6 @@ class Setting:
         except Invalid as e:
             return self.default, f"setting {self.key!r}: {e}; using the default"
 
-    def json_schema(self) -> dict[str, Any]:
-        """The JSON schema of the values it takes (the check's, plus ``ui_json``)."""
-        return {**self.check.json, **self.ui_json}
-
 
 class Schema:
     """An ordered table of settings, looked up by key."""
@@ -311,9 +283,6 @@ class Schema:
     def get(self, key: str) -> Setting | None:
         return self.by_key.get(key)
 
-    def key_names(self) -> list[str]:
-        return [s.key for s in self.settings]
-
     def fields(self) -> dict[str, str]:
         """camelCase key -> field."""
         return {s.key: s.field for s in self.settings}
@@ -334,308 +303,295 @@ class Schema:
 
 _LIMIT = MappingProxyType({"maximum": 200})  # VS Code's cap; the server takes any count
 
-CORE = Schema(
-    [
-        # index: a change re-opens the vaults
-        Setting(
-            "model",
-            DEFAULT_MODEL,
-            optional_string(),
-            doc="embedding model; another fastembed model by name, or `ollama:<name>` to embed "
-            "with a local Ollama. Changing it re-embeds (lexical search keeps working meanwhile)",
-            ui="The embedding model (a fastembed model name, or `ollama:<name>` to embed with a "
-            "local Ollama, e.g. `ollama:nomic-embed-text`). A change re-indexes the vault.",
-            index=True,
-            cli="`--model`",
-            default_doc=f"`{DEFAULT_MODEL}` (int8, offline)",
-            client="optional-string",
+# a change re-opens the vaults (the server re-indexes)
+_REOPEN = [
+    Setting(
+        "model",
+        DEFAULT_MODEL,
+        OPTIONAL_STRING,
+        doc="embedding model; another fastembed model by name, or `ollama:<name>` to embed "
+        "with a local Ollama. Changing it re-embeds (lexical search keeps working meanwhile)",
+        ui="The embedding model (a fastembed model name, or `ollama:<name>` to embed with a "
+        "local Ollama, e.g. `ollama:nomic-embed-text`). A change re-indexes the vault.",
+        cli="`--model`",
+        default_doc=f"`{DEFAULT_MODEL}` (int8, offline)",
+        client="optional-string",
+    ),
+    Setting(
+        "threads",
+        None,
+        POSITIVE_INT_OR_NULL,
+        doc="ONNX threads for embedding",
+        ui="ONNX threads for embedding. Empty: all cores. A change re-opens the index.",
+        cli="`--threads`",
+        default_doc="all cores",
+        client="count-or-null",
+    ),
+    Setting(
+        "ignore",
+        (),
+        GLOB_LIST,
+        doc="globs (vault-relative) to skip; dot-folders and `node_modules` are always skipped",
+        ui="Globs of files to skip, e.g. `templates/**`. Dot-folders and `node_modules` are "
+        "always skipped. A change re-indexes.",
+        cli="`--ignore GLOB` (repeat)",
+        default_doc="none",
+        client="string-list",
+    ),
+    Setting(
+        "maxFileBytes",
+        DEFAULT_MAX_BYTES,
+        POSITIVE_INT,
+        doc="larger notes are skipped with a warning",
+        ui="Larger notes are skipped with a warning.",
+        cli="`--max-file-bytes`",
+        default_doc=f"{DEFAULT_MAX_BYTES:,} ({DEFAULT_MAX_BYTES / 2**20:g} MiB)",
+    ),
+    Setting(
+        "cacheDir",
+        None,
+        OPTIONAL_STRING,
+        doc="where models and (by default) index folders live",
+        ui="Where models and index folders live. Empty: the user cache (`~/.cache/zettel-lsp`).",
+        machine=True,
+        cli="`--cache-dir`",
+        default_doc="the user cache (`~/.cache/zettel-lsp`)",
+        client="path",
+    ),
+    Setting(
+        "indexDir",
+        None,
+        OPTIONAL_STRING,
+        doc="this vault's index folder (one vault only: use exactly this folder)",
+        ui="Use exactly this index folder (one vault only; `${workspaceFolder}` and `~` are "
+        "expanded). Empty: one folder per vault under the cache.",
+        machine=True,
+        cli="`--index-dir`",
+        default_doc="`<cacheDir>/indexes/<vault>-<hash>`",
+        client="path",
+    ),
+    Setting(
+        "qdrantUrl",
+        None,
+        OPTIONAL_STRING,
+        doc="a Qdrant server (e.g. `http://localhost:6333`) instead of the embedded shard",
+        ui="A Qdrant server (e.g. `http://localhost:6333`) instead of the embedded index. "
+        "Empty: embedded.",
+        machine=True,
+        default_doc="none (the embedded shard)",
+        client="optional-string",
+    ),
+    Setting(
+        "qdrantApiKey",
+        None,
+        OPTIONAL_STRING,
+        doc="API key for `qdrantUrl`",
+        ui="API key for `#zettel.qdrantUrl#` (stored in plain text in settings.json).",
+        machine=True,
+        default_doc="none",
+        client="optional-string",
+    ),
+    Setting(
+        "watch",
+        True,
+        BOOLEAN,
+        doc="follow changes on disk",
+        ui="Follow changes on disk (the server watches the folder).",
+        cli="`index --watch`",
+    ),
+    Setting(
+        "debounceMs",
+        500,
+        POSITIVE_INT,
+        doc="batch file events (the watcher's debounce, in milliseconds)",
+        ui="Debounce of the server's file watcher, in milliseconds.",
+    ),
+    Setting(
+        "titleSource",
+        TitleSource.AUTO,
+        one_of(TITLE_SOURCES, TitleSource),
+        doc="which name is a card's title: `auto` (frontmatter `title`, else the file name; "
+        "an opening H1 only when the file name is an identifier such as `202311211530`, "
+        "and otherwise perhaps an alias), `filename`, `h1` (opening H1 > frontmatter title "
+        "> file name, as before) or `frontmatter`; see "
+        "[notes-and-links.md](notes-and-links.md#titles). Changing it re-indexes (vectors "
+        "are reused where the text is unchanged)",
+        ui="Which name is a card's title: in search results, *Go to Symbol*, the title "
+        "search, chunk prefixes, unlinked mentions and link suggestions. A change "
+        "re-indexes the vault (vectors are reused where the text is unchanged).",
+        cli="`--title-source` (graph, index, search, ...)",
+        ui_json=MappingProxyType(
+            {
+                "enumDescriptions": [
+                    "The frontmatter `title`, else the file name (what [[links]] use and "
+                    "Obsidian shows). An H1 that opens the note is the title only when the "
+                    "file name is an identifier (a timestamp, a zk id, a Folgezettel "
+                    "number, a UUID); otherwise it may become an alias.",
+                    "Always the file name. A frontmatter `title` becomes an alias; the "
+                    "opening H1 is content.",
+                    "The H1 that opens the note, else the frontmatter `title`, else the "
+                    "file name (titles as before this setting).",
+                    "The frontmatter `title`, else the file name; the opening H1 is content.",
+                ]
+            }
         ),
-        Setting(
-            "threads",
-            None,
-            positive_int_or_null(),
-            doc="ONNX threads for embedding",
-            ui="ONNX threads for embedding. Empty: all cores. A change re-opens the index.",
-            index=True,
-            cli="`--threads`",
-            default_doc="all cores",
-            client="count-or-null",
-        ),
-        Setting(
-            "ignore",
-            (),
-            glob_list(),
-            doc="globs (vault-relative) to skip; dot-folders and `node_modules` are always skipped",
-            ui="Globs of files to skip, e.g. `templates/**`. Dot-folders and `node_modules` are "
-            "always skipped. A change re-indexes.",
-            index=True,
-            cli="`--ignore GLOB` (repeat)",
-            default_doc="none",
-            client="string-list",
-        ),
-        Setting(
-            "maxFileBytes",
-            DEFAULT_MAX_BYTES,
-            positive_int(),
-            doc="larger notes are skipped with a warning",
-            ui="Larger notes are skipped with a warning.",
-            index=True,
-            cli="`--max-file-bytes`",
-            default_doc=f"{DEFAULT_MAX_BYTES:,} ({DEFAULT_MAX_BYTES / 2**20:g} MiB)",
-        ),
-        Setting(
-            "cacheDir",
-            None,
-            optional_string(),
-            doc="where models and (by default) index folders live",
-            ui="Where models and index folders live. Empty: the user cache "
-            "(`~/.cache/zettel-lsp`).",
-            index=True,
-            machine=True,
-            cli="`--cache-dir`",
-            default_doc="the user cache (`~/.cache/zettel-lsp`)",
-            client="path",
-        ),
-        Setting(
-            "indexDir",
-            None,
-            optional_string(),
-            doc="this vault's index folder (one vault only: use exactly this folder)",
-            ui="Use exactly this index folder (one vault only; `${workspaceFolder}` and `~` are "
-            "expanded). Empty: one folder per vault under the cache.",
-            index=True,
-            machine=True,
-            cli="`--index-dir`",
-            default_doc="`<cacheDir>/indexes/<vault>-<hash>`",
-            client="path",
-        ),
-        Setting(
-            "qdrantUrl",
-            None,
-            optional_string(),
-            doc="a Qdrant server (e.g. `http://localhost:6333`) instead of the embedded shard",
-            ui="A Qdrant server (e.g. `http://localhost:6333`) instead of the embedded index. "
-            "Empty: embedded.",
-            index=True,
-            machine=True,
-            default_doc="none (the embedded shard)",
-            client="optional-string",
-        ),
-        Setting(
-            "qdrantApiKey",
-            None,
-            optional_string(),
-            doc="API key for `qdrantUrl`",
-            ui="API key for `#zettel.qdrantUrl#` (stored in plain text in settings.json).",
-            index=True,
-            machine=True,
-            default_doc="none",
-            client="optional-string",
-        ),
-        Setting(
-            "watch",
-            True,
-            boolean(),
-            doc="follow changes on disk",
-            ui="Follow changes on disk (the server watches the folder).",
-            index=True,
-            cli="`index --watch`",
-        ),
-        Setting(
-            "debounceMs",
-            500,
-            positive_int(),
-            doc="batch file events (the watcher's debounce, in milliseconds)",
-            ui="Debounce of the server's file watcher, in milliseconds.",
-            index=True,
-        ),
-        Setting(
-            "titleSource",
-            TitleSource.AUTO,
-            one_of(TITLE_SOURCES, TitleSource),
-            doc="which name is a card's title: `auto` (frontmatter `title`, else the file name; "
-            "an opening H1 only when the file name is an identifier such as `202311211530`, "
-            "and otherwise perhaps an alias), `filename`, `h1` (opening H1 > frontmatter title "
-            "> file name, as before) or `frontmatter`; see "
-            "[notes-and-links.md](notes-and-links.md#titles). Changing it re-indexes (vectors "
-            "are reused where the text is unchanged)",
-            ui="Which name is a card's title: in search results, *Go to Symbol*, the title "
-            "search, chunk prefixes, unlinked mentions and link suggestions. A change "
-            "re-indexes the vault (vectors are reused where the text is unchanged).",
-            index=True,
-            cli="`--title-source` (graph, index, search, ...)",
-            ui_json=MappingProxyType(
-                {
-                    "enumDescriptions": [
-                        "The frontmatter `title`, else the file name (what [[links]] use and "
-                        "Obsidian shows). An H1 that opens the note is the title only when the "
-                        "file name is an identifier (a timestamp, a zk id, a Folgezettel "
-                        "number, a UUID); otherwise it may become an alias.",
-                        "Always the file name. A frontmatter `title` becomes an alias; the "
-                        "opening H1 is content.",
-                        "The H1 that opens the note, else the frontmatter `title`, else the "
-                        "file name (titles as before this setting).",
-                        "The frontmatter `title`, else the file name; the opening H1 is content.",
-                    ]
-                }
-            ),
-        ),
-        Setting(
-            "followExternalSymlinks",
-            False,
-            boolean(),
-            doc="follow symlinks (to notes or folders) whose target is outside the vault; off, "
-            "they are skipped and reported once with their target, so nothing outside the "
-            "vault is previewed or uploaded ([indexing.md](indexing.md#symlinks)). Symlinks "
-            "inside the vault always work. Changing it re-indexes",
-            ui="Follow symlinks (to notes or folders) whose target is outside the vault, e.g. "
-            "`passwd.md -> /etc/passwd`. Off: they are skipped and reported once (their "
-            "contents are never shown in hovers or sent to `#zettel.qdrantUrl#`); symlinks "
-            "inside the vault always work. A change re-indexes.",
-            index=True,
-            cli="`--follow-external-symlinks`",
-        ),
-        Setting(
-            "multilingual",
-            "auto",
-            one_of(MULTILINGUAL),
-            doc="search in other languages and across them with a second, multilingual model "
-            "(offline; 16 languages): `auto` embeds the non-English cards of a vault where "
-            "they are many (at least 20 cards and 2% of the vault), and every card once a "
-            "search is not in English; "
-            "`on` every card from the start; `off` never (non-English queries get the English "
-            "model and the lexical legs). It runs after the English embedding, which it never "
-            "delays; see [multilingual.md](multilingual.md)",
-            ui="Search in other languages and across them with a second, multilingual model: "
-            "`auto` starts it for a vault with many non-English notes, or at the first search "
-            "that is not in English; `on` always; `off` never.",
-            index=True,
-            cli="`--multilingual auto|on|off` (index, search, eval, ...)",
-        ),
-        # answers: take effect at the next request
-        Setting(
-            "legs",
-            ALL_LEGS,
-            choices_list(ALL_LEGS),
-            doc="which retrieval legs run (a list, or one comma-separated string)",
-            ui="Search legs to fuse: `dense` (meaning), `bm25`, `keyword`, `title`.",
-            cli="`--legs dense,bm25,keyword,title`",
-            default_doc="all four",
-            client="non-empty-list",
-        ),
-        Setting(
-            "graph",
-            True,
-            boolean(),
-            doc="the graph rerank",
-            ui="Rerank results with the link graph (the card *about* a topic above cards that "
-            "merely mention it).",
-            cli="`--no-graph`",
-        ),
-        Setting(
-            "graphStrength",
-            1.0,
-            number_range(0, 5),
-            doc="how strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
-            "evaluated default)",
-            ui="How strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
-            "evaluated default).",
-            default_doc="1.0",
-        ),
-        Setting(
-            "symbolLimit",
-            20,
-            positive_int(),
-            doc="search results (`workspace/symbol`, `zettel.search`)",
-            ui="Results in the Search view and in *Go to Symbol in Workspace*.",
-            cli="`search --limit`",
-            default_doc="20 (CLI 10)",
-            ui_json=_LIMIT,
-        ),
-        Setting(
-            "hoverLimit",
-            5,
-            positive_int(),
-            doc="related notes in a hover",
-            ui="Related notes shown in a hover.",
-            ui_json=_LIMIT,
-        ),
-        Setting(
-            "relatedLimit",
-            5,
-            positive_int(),
-            doc='links "Add related links" inserts',
-            ui="Links that *Add related links* inserts.",
-            cli="`suggest --limit`",
-            ui_json=_LIMIT,
-        ),
-        Setting(
-            "suggestSelfTune",
-            True,
-            boolean(),
-            doc="weigh the related-card suggestions by what predicts this vault's own links "
-            "(chosen once in the background after indexing, kept in the index folder; see "
-            "[evaluation.md](evaluation.md#self-tuned-suggestions)); `false`: the default weights",
-            ui="Weigh *Add related links* and the suggestions by what predicts this vault's own "
-            "links (chosen once in the background, kept in the index folder); off: the default "
-            "weights.",
-            cli="`suggest --no-self-tune`",
-        ),
-        Setting(
-            "relatedHeading",
-            "## Related",
-            heading(),
-            doc="the heading they go under",
-            ui="The heading under which *Add related links* inserts them.",
-        ),
-        Setting(
-            "diagnosticsUnresolved",
-            "warning",
-            one_of(SEVERITIES),
-            doc='severity of a link that names no card (with "did you mean"), or `off`; see '
-            "[lsp-diagnostics.md](lsp-diagnostics.md)",
-            ui="Severity of a diagnostic on a link that names no card (it says which cards come "
-            "close), or `off`.",
-        ),
-        Setting(
-            "diagnosticsAmbiguous",
-            "information",
-            one_of(SEVERITIES),
-            doc="severity of a link that several cards match (which ones, and which it picks), "
-            "or `off`",
-            ui="Severity of a diagnostic on a link that several cards match (it names them and "
-            "the one the link goes to), or `off`.",
-        ),
-        Setting(
-            "diagnosticsMissingAnchor",
-            "warning",
-            one_of(SEVERITIES),
-            doc="severity of `[[Card#Heading]]` / `[[Card#^block]]` when the card has no such "
-            "heading or block, or `off`",
-            ui="Severity of a diagnostic on `[[Card#Heading]]` or `[[Card#^block]]` when the "
-            "card has no such heading or block, or `off`.",
-        ),
-        Setting(
-            "diagnosticsDuplicateTitle",
-            "information",
-            one_of(SEVERITIES),
-            doc="severity of a title or alias that another card has too, or `off`",
-            ui="Severity of a diagnostic on a card's title or alias that another card has too "
-            "(links by that name are ambiguous), or `off`.",
-        ),
-        Setting(
-            "newNoteFolder",
-            None,
-            optional_string(),
-            doc="where *Create card* puts a card for an unresolved `[[link]]` (vault-relative; "
-            "`.` is the vault root)",
-            ui="Where *Create card «X»* puts the card an unresolved `[[link]]` names: a folder "
-            "relative to the vault (`.` is the vault root). Empty: the linking card's folder.",
-            default_doc="the linking card's folder",
-            client="optional-string",
-        ),
-    ]
-)
+    ),
+    Setting(
+        "followExternalSymlinks",
+        False,
+        BOOLEAN,
+        doc="follow symlinks (to notes or folders) whose target is outside the vault; off, "
+        "they are skipped and reported once with their target, so nothing outside the "
+        "vault is previewed or uploaded ([indexing.md](indexing.md#symlinks)). Symlinks "
+        "inside the vault always work. Changing it re-indexes",
+        ui="Follow symlinks (to notes or folders) whose target is outside the vault, e.g. "
+        "`passwd.md -> /etc/passwd`. Off: they are skipped and reported once (their "
+        "contents are never shown in hovers or sent to `#zettel.qdrantUrl#`); symlinks "
+        "inside the vault always work. A change re-indexes.",
+        cli="`--follow-external-symlinks`",
+    ),
+    Setting(
+        "multilingual",
+        "auto",
+        one_of(MULTILINGUAL),
+        doc="search in other languages and across them with a second, multilingual model "
+        "(offline; 16 languages): `auto` embeds the non-English cards of a vault where "
+        "they are many (at least 20 cards and 2% of the vault), and every card once a "
+        "search is not in English; "
+        "`on` every card from the start; `off` never (non-English queries get the English "
+        "model and the lexical legs). It runs after the English embedding, which it never "
+        "delays; see [multilingual.md](multilingual.md)",
+        ui="Search in other languages and across them with a second, multilingual model: "
+        "`auto` starts it for a vault with many non-English notes, or at the first search "
+        "that is not in English; `on` always; `off` never.",
+        cli="`--multilingual auto|on|off` (index, search, eval, ...)",
+    ),
+]
+# take effect at the next request
+_ANSWERS = [
+    Setting(
+        "legs",
+        ALL_LEGS,
+        choices_list(ALL_LEGS),
+        doc="which retrieval legs run (a list, or one comma-separated string)",
+        ui="Search legs to fuse: `dense` (meaning), `bm25`, `keyword`, `title`.",
+        cli="`--legs dense,bm25,keyword,title`",
+        default_doc="all four",
+        client="non-empty-list",
+    ),
+    Setting(
+        "graph",
+        True,
+        BOOLEAN,
+        doc="the graph rerank",
+        ui="Rerank results with the link graph (the card *about* a topic above cards that "
+        "merely mention it).",
+        cli="`--no-graph`",
+    ),
+    Setting(
+        "graphStrength",
+        1.0,
+        number_range(0, 5),
+        doc="how strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
+        "evaluated default)",
+        ui="How strongly the graph rerank discounts mention-only cards (0 = off; 1 is the "
+        "evaluated default).",
+        default_doc="1.0",
+    ),
+    Setting(
+        "symbolLimit",
+        20,
+        POSITIVE_INT,
+        doc="search results (`workspace/symbol`, `zettel.search`)",
+        ui="Results in the Search view and in *Go to Symbol in Workspace*.",
+        cli="`search --limit`",
+        default_doc="20 (CLI 10)",
+        ui_json=_LIMIT,
+    ),
+    Setting(
+        "hoverLimit",
+        5,
+        POSITIVE_INT,
+        doc="related notes in a hover",
+        ui="Related notes shown in a hover.",
+        ui_json=_LIMIT,
+    ),
+    Setting(
+        "relatedLimit",
+        5,
+        POSITIVE_INT,
+        doc='links "Add related links" inserts',
+        ui="Links that *Add related links* inserts.",
+        cli="`suggest --limit`",
+        ui_json=_LIMIT,
+    ),
+    Setting(
+        "suggestSelfTune",
+        True,
+        BOOLEAN,
+        doc="weigh the related-card suggestions by what predicts this vault's own links "
+        "(chosen once in the background after indexing, kept in the index folder; see "
+        "[evaluation.md](evaluation.md#self-tuned-suggestions)); `false`: the default weights",
+        ui="Weigh *Add related links* and the suggestions by what predicts this vault's own "
+        "links (chosen once in the background, kept in the index folder); off: the default "
+        "weights.",
+        cli="`suggest --no-self-tune`",
+    ),
+    Setting(
+        "relatedHeading",
+        "## Related",
+        HEADING,
+        doc="the heading they go under",
+        ui="The heading under which *Add related links* inserts them.",
+    ),
+    Setting(
+        "diagnosticsUnresolved",
+        "warning",
+        one_of(SEVERITIES),
+        doc='severity of a link that names no card (with "did you mean"), or `off`; see '
+        "[lsp-diagnostics.md](lsp-diagnostics.md)",
+        ui="Severity of a diagnostic on a link that names no card (it says which cards come "
+        "close), or `off`.",
+    ),
+    Setting(
+        "diagnosticsAmbiguous",
+        "information",
+        one_of(SEVERITIES),
+        doc="severity of a link that several cards match (which ones, and which it picks), "
+        "or `off`",
+        ui="Severity of a diagnostic on a link that several cards match (it names them and "
+        "the one the link goes to), or `off`.",
+    ),
+    Setting(
+        "diagnosticsMissingAnchor",
+        "warning",
+        one_of(SEVERITIES),
+        doc="severity of `[[Card#Heading]]` / `[[Card#^block]]` when the card has no such "
+        "heading or block, or `off`",
+        ui="Severity of a diagnostic on `[[Card#Heading]]` or `[[Card#^block]]` when the "
+        "card has no such heading or block, or `off`.",
+    ),
+    Setting(
+        "diagnosticsDuplicateTitle",
+        "information",
+        one_of(SEVERITIES),
+        doc="severity of a title or alias that another card has too, or `off`",
+        ui="Severity of a diagnostic on a card's title or alias that another card has too "
+        "(links by that name are ambiguous), or `off`.",
+    ),
+    Setting(
+        "newNoteFolder",
+        None,
+        OPTIONAL_STRING,
+        doc="where *Create card* puts a card for an unresolved `[[link]]` (vault-relative; "
+        "`.` is the vault root)",
+        ui="Where *Create card «X»* puts the card an unresolved `[[link]]` names: a folder "
+        "relative to the vault (`.` is the vault root). Empty: the linking card's folder.",
+        default_doc="the linking card's folder",
+        client="optional-string",
+    ),
+]
+CORE = Schema([*(dataclasses.replace(s, index=True) for s in _REOPEN), *_ANSWERS])
 
 _OLLAMA = (
     " Part of the optional Ollama layer: needs a local Ollama, and is off by default (only "
@@ -652,7 +608,7 @@ LLM = Schema(
         Setting(
             "ollamaHost",
             None,
-            host(),
+            HOST,
             field="host",
             doc="the Ollama URL; `localhost:11434`, `http://gpu-box:11434`, ... (notes leave "
             "the machine only when this names another one; [llm.md](llm.md#settings))",
@@ -668,7 +624,7 @@ LLM = Schema(
         Setting(
             "chatModel",
             DEFAULT_CHAT_MODEL,
-            model_name(),
+            MODEL_NAME,
             doc="the Ollama model for ask, expansion and rerank",
             ui="The Ollama model that answers *Ask* and runs `#zettel.expandQuery#` / "
             "`#zettel.llmRerank#` (pull it with `ollama pull <name>`)." + _OLLAMA,
@@ -678,7 +634,7 @@ LLM = Schema(
         Setting(
             "embedModel",
             DEFAULT_EMBED_MODEL,
-            model_name(),
+            MODEL_NAME,
             doc="what `Ollama.embed()` uses; the *index* model is the `model` setting "
             "(`ollama:<name>`)",
             ui="The Ollama embedding model for Ollama's own embedding calls. The index's model "
@@ -733,7 +689,7 @@ LLM = Schema(
         Setting(
             "expandQuery",
             False,
-            boolean(),
+            BOOLEAN,
             doc="query expansion in search and ask",
             ui="Query expansion: the Ollama model rewrites or splits the query before "
             "searching." + _OLLAMA_STEP,
@@ -742,7 +698,7 @@ LLM = Schema(
         Setting(
             "llmRerank",
             False,
-            boolean(),
+            BOOLEAN,
             doc="LLM rerank in search and ask (before the graph rerank)",
             ui="LLM rerank: the Ollama model rates the top results before the graph rerank."
             + _OLLAMA_STEP,

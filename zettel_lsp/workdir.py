@@ -126,12 +126,10 @@ def make_temp_work_dir(
     return work
 
 
-def remove_work_dir(
-    path: Path, *, tool: str | None = None, marker: str = MARKER, vault: Path | None = None
-) -> None:
-    """Delete a work folder: only one carrying ``marker`` (by ``tool``; None: any zettel-lsp
-    tool) that names this very folder, never a symlink, never when it overlaps ``vault``.
-    Nothing to do when it does not exist; raises :class:`WorkDirError` when refused."""
+def remove_work_dir(path: Path, *, tool: str | None = None, vault: Path | None = None) -> None:
+    """Delete a work folder: only one carrying :data:`MARKER` (by ``tool``; None: any
+    zettel-lsp tool) that names this very folder, never a symlink, never when it overlaps
+    ``vault``. Nothing to do when it does not exist; raises :class:`WorkDirError` when refused."""
     if path.is_symlink():
         raise WorkDirError(f"{path} is a symbolic link; zettel-lsp does not delete through it")
     if not path.exists():
@@ -140,7 +138,7 @@ def remove_work_dir(
         raise WorkDirError(f"{path} is a file, not a folder zettel-lsp made; left untouched")
     if vault is not None:
         check_apart(path, vault)
-    data = read_marker(path, tool=tool, marker=marker)
+    data = read_marker(path, tool=tool)
     made_for = data.get("path")
     if made_for is not None and made_for != str(path.resolve()):
         raise WorkDirError(
