@@ -43,15 +43,13 @@ T = TypeVar("T")
 
 
 class ZettelProtocol(RobustProtocol):
-    """pygls' protocol, validated (protocol.py: one answer per request, broken framing ends the
-    process), with cancellation that reaches our commands.
+    """:class:`RobustProtocol` with cancellation that reaches our commands.
 
-    pygls runs ``workspace/executeCommand`` through a generator that starts the command under a
-    new internal id, so a client's ``$/cancelRequest`` cancels only the outer step while the
-    command (a streaming ``zettel.ask``, an LLM search) runs on. Commands register a
-    :class:`threading.Event` under the request's id (:meth:`ZettelLanguageServer.cancel_event`);
-    a cancel sets it. A cancel for a request already answered is normal while a user types:
-    it is ignored quietly instead of logging a warning each time.
+    pygls runs ``workspace/executeCommand`` under a new internal id, so a client's
+    ``$/cancelRequest`` would cancel only the outer step while the command (a streaming
+    ``zettel.ask``, an LLM search) runs on: commands register an event under the request's id
+    (:meth:`ZettelLanguageServer.cancel_event`) that a cancel sets. A cancel for a request
+    already answered (normal while a user types) is ignored quietly.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -71,6 +69,8 @@ class ZettelProtocol(RobustProtocol):
 
 class ZettelLanguageServer(LanguageServer):
     """The zettel-lsp server: one instance per editor session."""
+
+    protocol: ZettelProtocol
 
     def __init__(self) -> None:
         super().__init__("zettel-lsp", __version__, max_workers=4, protocol_cls=ZettelProtocol)
@@ -94,25 +94,20 @@ class ZettelLanguageServer(LanguageServer):
         """An event set when the client cancels the request being handled (see ZettelProtocol).
         Call it in the handler itself (it reads the request's id from the context)."""
         event = threading.Event()
-        protocol = self.protocol
-        msg_id = protocol.msg_id
-        if isinstance(protocol, ZettelProtocol) and msg_id is not None:
-            protocol.cancel_events[msg_id] = event
+        if (msg_id := self.protocol.msg_id) is not None:
+            self.protocol.cancel_events[msg_id] = event
         return event
 
     def forget_cancel(self, event: threading.Event) -> None:
-        protocol = self.protocol
-        if isinstance(protocol, ZettelProtocol):
-            for key in [k for k, v in protocol.cancel_events.items() if v is event]:
-                protocol.cancel_events.pop(key, None)
+        events = self.protocol.cancel_events
+        for key in [k for k, v in events.items() if v is event]:
+            events.pop(key, None)
 
     def cancel_all(self) -> None:
         """At shutdown: stop every running command (a stream must not outlive stdout)."""
-        protocol = self.protocol
-        if isinstance(protocol, ZettelProtocol):
-            for event in list(protocol.cancel_events.values()):
-                event.set()
-            protocol.cancel_events.clear()
+        for event in list(self.protocol.cancel_events.values()):
+            event.set()
+        self.protocol.cancel_events.clear()
 
     # ------------------------------------------------------------------ optional LLM
 
