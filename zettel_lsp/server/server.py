@@ -73,7 +73,7 @@ class ZettelLanguageServer(LanguageServer):
     protocol: ZettelProtocol
 
     def __init__(self) -> None:
-        super().__init__("zettel-lsp", __version__, max_workers=4, protocol_cls=ZettelProtocol)
+        super().__init__("zettel-lsp", __version__, protocol_cls=ZettelProtocol)
         self.settings = ServerSettings()
         self.services: list[VaultService] = []
         self.requests = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zettel-request")
@@ -194,12 +194,8 @@ class ZettelLanguageServer(LanguageServer):
 
     def service_for(self, path: Path) -> VaultService | None:
         """The vault holding ``path`` (the innermost one if folders nest)."""
-        best: VaultService | None = None
-        for s in list(self.services):
-            inside = path == s.root or s.root in path.parents
-            if inside and (best is None or len(str(s.root)) > len(str(best.root))):
-                best = s
-        return best
+        inside = [s for s in list(self.services) if path == s.root or s.root in path.parents]
+        return max(inside, key=lambda s: len(str(s.root)), default=None)
 
     def open_uris(self) -> list[str]:
         """The editor's open documents, each URI as the client sent it (pygls keys its table by
@@ -236,14 +232,10 @@ class ZettelLanguageServer(LanguageServer):
     # ------------------------------------------------------------------ client I/O
 
     def show(self, level: str, message: str) -> None:
-        kinds = {
-            "error": types.MessageType.Error,
-            "warning": types.MessageType.Warning,
-            "info": types.MessageType.Info,
-        }
+        """A popup and a log line; ``level``: "error", "warning" or "info"."""
         log.log(logging.ERROR if level == "error" else logging.WARNING, "%s", message)
         self.window_show_message(
-            types.ShowMessageParams(type=kinds.get(level, types.MessageType.Info), message=message)
+            types.ShowMessageParams(type=types.MessageType[level.title()], message=message)
         )
 
     def operation(self, title: str, message: str) -> Operation:

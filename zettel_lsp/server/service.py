@@ -302,8 +302,7 @@ class VaultService:
             # outside the vault lock: the start's own steps do not wait for these
             found = stored_title_search(stored, query, options.limit)
             return SearchAnswer(found, False, self.status_note() or "starting", query=query)
-        engine = vault.engine if vault is not None else None
-        vectors = engine.query_vectors([query], options) if engine is not None else {}
+        vectors = vault.engine.query_vectors([query], options) if vault is not None else {}
 
         def rank() -> SearchAnswer:
             vault = self.vault
