@@ -47,9 +47,8 @@ def serve_stdio() -> None:
     log.addHandler(handler)
     log.setLevel(logging.INFO)
     try:
-        code = serve(
-            server, functools.partial(os.read, sys.stdin.buffer.fileno()), sys.stdout.buffer
-        )
+        stdin = functools.partial(os.read, sys.stdin.buffer.fileno())
+        code = serve(server.protocol, stdin, sys.stdout.buffer)
     finally:
         log.removeHandler(handler)
         server.cancel_all()

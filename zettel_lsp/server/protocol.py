@@ -1,24 +1,22 @@
-"""stdio for pygls' language server: pygls' dispatch, handlers and writer, with its own framing
+"""stdio for pygls' language server: pygls' dispatch, handlers and writer, with strict framing
 and the answers pygls leaves out.
 
 * Framing. pygls 2.1's loop (``pygls.io_.run_async``) knows one header line,
-  ``Content-Length: N\\r\\n``, and skips any other, so a bad header block leaves the server
-  alive but deaf; it waits for ever for a body shorter than announced, and ends with 0 at the end
-  of input. :class:`FrameReader` accepts header names in any case and LF line ends, and raises
+  ``Content-Length: N\\r\\n``, and skips any other: a bad header block leaves the server alive
+  but deaf, a body shorter than announced makes it wait for ever, and the end of input ends it
+  with 0. :class:`FrameReader` accepts header names in any case and LF line ends, and raises
   :class:`FramingError` at the first sign the stream is out of step or when a message stalls
   half-way (``ZETTEL_LSP_STALL_TIMEOUT`` seconds, 0: never); :func:`serve` then exits with 1 and
   a ``zettel-lsp: protocol error`` line on stderr. The end of input before ``shutdown`` exits 1.
-* Answers. pygls decodes a message in ``json.loads``' object hook, where a failure has no id to
-  answer: a request with params that do not fit gets no answer (pygls issue 326), nor does a
-  malformed one. :meth:`RobustProtocol.receive` decodes first and answers each request once:
+* Answers. pygls decodes in ``json.loads``' object hook, where a failure has no id to answer
+  (pygls issue 326). :meth:`RobustProtocol.receive` decodes first and answers each request once:
   -32700 or -32600 with id null for a body that is not a JSON object with a valid id, -32600 for
   a malformed request or one after ``shutdown``, -32002 before ``initialize``, -32602 for params
   that do not fit. Notifications and responses that do not fit are logged and dropped. pygls
   answers the rest (-32601, -32603 for a failed handler) and exits on ``exit``.
-* Unencodable answers. A result pygls would write as ``NaN`` (not JSON) or fail to write goes
-  out as -32603 under the request's id.
-* Quiet exit. A write to a closed stdout is dropped (pygls reports it to the client, recursively)
-  and so is asyncio's traceback for each request cancelled at exit.
+* A result that cannot be JSON (``NaN``, a type without a JSON form) goes out as -32603.
+* Quiet exit: a write to a closed stdout is dropped (pygls would report it to the client,
+  recursively), and so is asyncio's traceback for each request cancelled at exit.
 """
 
 from __future__ import annotations
@@ -39,7 +37,6 @@ from cattrs.v import format_exception, transform_error
 from lsprotocol import types
 from pygls import exceptions as rpc
 from pygls.io_ import StdoutWriter
-from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, json_rpc
 
 log = logging.getLogger("zettel_lsp")
@@ -201,12 +198,9 @@ class _Writer(StdoutWriter):
             super().write(data)
 
 
-def serve(server: LanguageServer, read: Callable[[int], bytes], stdout: BinaryIO) -> int:
+def serve(protocol: RobustProtocol, read: Callable[[int], bytes], stdout: BinaryIO) -> int:
     """Serve on ``read`` (blocking reads of stdin) and ``stdout`` until the end of input or
     broken framing and return the exit code; ``exit`` raises SystemExit (pygls)."""
-    protocol = server.protocol
-    if not isinstance(protocol, RobustProtocol):
-        raise TypeError("serve() needs a server whose protocol is a RobustProtocol")
     protocol.set_writer(_Writer(stdout))
     try:
         return asyncio.run(_serve(protocol, read))
@@ -215,8 +209,6 @@ def serve(server: LanguageServer, read: Callable[[int], bytes], stdout: BinaryIO
         return _exit_line(f"protocol error: {exc}; exiting so the editor can restart the server")
     except KeyboardInterrupt:  # run by hand in a terminal
         return 1
-    finally:
-        server.shutdown()  # type: ignore[no-untyped-call]
 
 
 async def _serve(protocol: RobustProtocol, read: Callable[[int], bytes]) -> int:
@@ -254,9 +246,6 @@ def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]
 
 def _exit_line(text: str) -> int:
     """``zettel-lsp: text`` on stderr (the client may not read window/logMessage any more); 1."""
-    out = logging.getLogger("zettel-lsp.exit")  # outside zettel_lsp's tree: not sent to the client
-    out.propagate = False
-    if not out.handlers:
-        out.addHandler(logging.StreamHandler(sys.stderr))
-    out.error("zettel-lsp: %s", text)
+    with contextlib.suppress(OSError, ValueError):  # stderr is gone too
+        print(f"zettel-lsp: {text}", file=sys.stderr, flush=True)
     return 1

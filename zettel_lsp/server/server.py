@@ -43,15 +43,13 @@ T = TypeVar("T")
 
 
 class ZettelProtocol(RobustProtocol):
-    """pygls' protocol, validated (protocol.py: one answer per request, broken framing ends the
-    process), with cancellation that reaches our commands.
+    """:class:`RobustProtocol` with cancellation that reaches our commands.
 
-    pygls runs ``workspace/executeCommand`` through a generator that starts the command under a
-    new internal id, so a client's ``$/cancelRequest`` cancels only the outer step while the
-    command (a streaming ``zettel.ask``, an LLM search) runs on. Commands register a
-    :class:`threading.Event` under the request's id (:meth:`ZettelLanguageServer.cancel_event`);
-    a cancel sets it. A cancel for a request already answered is normal while a user types:
-    it is ignored quietly instead of logging a warning each time.
+    pygls runs ``workspace/executeCommand`` under a new internal id, so a client's
+    ``$/cancelRequest`` would cancel only the outer step while the command (a streaming
+    ``zettel.ask``, an LLM search) runs on: commands register an event under the request's id
+    (:meth:`ZettelLanguageServer.cancel_event`) that a cancel sets. A cancel for a request
+    already answered (normal while a user types) is ignored quietly.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -72,8 +70,10 @@ class ZettelProtocol(RobustProtocol):
 class ZettelLanguageServer(LanguageServer):
     """The zettel-lsp server: one instance per editor session."""
 
+    protocol: ZettelProtocol
+
     def __init__(self) -> None:
-        super().__init__("zettel-lsp", __version__, max_workers=4, protocol_cls=ZettelProtocol)
+        super().__init__("zettel-lsp", __version__, protocol_cls=ZettelProtocol)
         self.settings = ServerSettings()
         self.services: list[VaultService] = []
         self.requests = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zettel-request")
@@ -94,25 +94,20 @@ class ZettelLanguageServer(LanguageServer):
         """An event set when the client cancels the request being handled (see ZettelProtocol).
         Call it in the handler itself (it reads the request's id from the context)."""
         event = threading.Event()
-        protocol = self.protocol
-        msg_id = protocol.msg_id
-        if isinstance(protocol, ZettelProtocol) and msg_id is not None:
-            protocol.cancel_events[msg_id] = event
+        if (msg_id := self.protocol.msg_id) is not None:
+            self.protocol.cancel_events[msg_id] = event
         return event
 
     def forget_cancel(self, event: threading.Event) -> None:
-        protocol = self.protocol
-        if isinstance(protocol, ZettelProtocol):
-            for key in [k for k, v in protocol.cancel_events.items() if v is event]:
-                protocol.cancel_events.pop(key, None)
+        events = self.protocol.cancel_events
+        for key in [k for k, v in events.items() if v is event]:
+            events.pop(key, None)
 
     def cancel_all(self) -> None:
         """At shutdown: stop every running command (a stream must not outlive stdout)."""
-        protocol = self.protocol
-        if isinstance(protocol, ZettelProtocol):
-            for event in list(protocol.cancel_events.values()):
-                event.set()
-            protocol.cancel_events.clear()
+        for event in list(self.protocol.cancel_events.values()):
+            event.set()
+        self.protocol.cancel_events.clear()
 
     # ------------------------------------------------------------------ optional LLM
 
@@ -199,12 +194,8 @@ class ZettelLanguageServer(LanguageServer):
 
     def service_for(self, path: Path) -> VaultService | None:
         """The vault holding ``path`` (the innermost one if folders nest)."""
-        best: VaultService | None = None
-        for s in list(self.services):
-            inside = path == s.root or s.root in path.parents
-            if inside and (best is None or len(str(s.root)) > len(str(best.root))):
-                best = s
-        return best
+        inside = [s for s in list(self.services) if path == s.root or s.root in path.parents]
+        return max(inside, key=lambda s: len(str(s.root)), default=None)
 
     def open_uris(self) -> list[str]:
         """The editor's open documents, each URI as the client sent it (pygls keys its table by
@@ -241,14 +232,10 @@ class ZettelLanguageServer(LanguageServer):
     # ------------------------------------------------------------------ client I/O
 
     def show(self, level: str, message: str) -> None:
-        kinds = {
-            "error": types.MessageType.Error,
-            "warning": types.MessageType.Warning,
-            "info": types.MessageType.Info,
-        }
+        """A popup and a log line; ``level``: "error", "warning" or "info"."""
         log.log(logging.ERROR if level == "error" else logging.WARNING, "%s", message)
         self.window_show_message(
-            types.ShowMessageParams(type=kinds.get(level, types.MessageType.Info), message=message)
+            types.ShowMessageParams(type=types.MessageType[level.title()], message=message)
         )
 
     def operation(self, title: str, message: str) -> Operation:

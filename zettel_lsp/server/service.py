@@ -13,8 +13,8 @@ answer is final. If another zettel-lsp holds the index (its lock), the vault run
 graph features work, search uses titles and a plain text scan, and the user is told why.
 
 Thread safety: one lock guards the vault (index reads and writes, graph, engine, phase).
-Nothing outside this class takes it: features run their index and graph steps through
-:meth:`VaultService.read` and :meth:`VaultService.write`, and never call a model inside them.
+Only this class changes what it guards; features run their index and graph steps through
+:meth:`VaultService.read` and never call a model inside them.
 Query embeddings (a model call; with an ``ollama:`` model an HTTP request) are computed before
 the ranking step takes the lock (:meth:`SearchEngine.query_vectors`), so a slow model never
 holds up the watcher's graph updates or another request.
@@ -144,7 +144,6 @@ class VaultService:
         self._op: Operation | None = None
         self._last_report = 0.0
         self._warm: threading.Thread | None = None
-        self._store_warmed = False  # the stored vectors were read ahead (_warm_store)
         self._ml_loading = threading.Lock()  # one multilingual model load at a time
         self._self_tuning = threading.Lock()  # one calibration at a time (self_tune)
         self._self_tune_skipped = False  # the vault is over SELF_TUNE_MAX_CARDS (logged)
@@ -175,11 +174,6 @@ class VaultService:
                 return False
             self._stop.wait(SELF_TUNE_QUIET - idle)
         return True
-
-    def write(self, fn: Callable[[], T], /) -> T:
-        """Run ``fn``, which changes the vault's graph, engine or phase, alone."""
-        with self._lock:
-            return fn()
 
     def listen(self, key: str, fn: GraphListener) -> None:
         """Call ``fn`` after every graph change (one listener per ``key``; a second call with
@@ -212,7 +206,10 @@ class VaultService:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.stop()
-        vault = self.write(self._detach_closed)
+        with self._lock:
+            vault, self.vault = self.vault, None
+            self.phase = Phase.CLOSED
+            self._drop_stored()
         if vault is not None:
             vault.close()  # waits for a running index batch; a later one sees the store closed
             if compact:
@@ -221,25 +218,16 @@ class VaultService:
             self._thread.join(timeout=10)
         self._end_op("closed")
 
-    def _detach_closed(self) -> Vault | None:
-        vault, self.vault = self.vault, None
-        self.phase = Phase.CLOSED
-        self._drop_stored()
-        return vault
-
     def open_stored(self) -> None:
         """Open the last session's database for the searches that come before the index and
         the graph are open (start-up's first step)."""
         s = self.settings
         stored = IndexDB.existing(index_folder(self.root, s.index_path, s.cache_path))
-
-        def keep() -> None:
+        with self._lock:
             if self.phase == Phase.STARTING and self._stored is None:
                 self._stored = stored
             elif stored is not None:
                 stored.close()
-
-        self.write(keep)
 
     def _drop_stored(self) -> None:
         """Close the last session's database (call under the vault lock)."""
@@ -249,17 +237,13 @@ class VaultService:
 
     def reindex(self) -> None:
         """A full reconcile now (in the background); re-open the index if it was locked."""
-
-        def restart_if_no_index() -> bool:
-            if self.phase not in (Phase.READ_ONLY, Phase.FAILED):
-                return False
-            self.phase = Phase.STARTING
-            self.done.clear()
-            self._stop.clear()
-            self._store_warmed = False  # a store opened anew reads from disk again
-            return True
-
-        if self.write(restart_if_no_index):
+        with self._lock:
+            restart = self.phase in (Phase.READ_ONLY, Phase.FAILED)
+            if restart:
+                self.phase = Phase.STARTING
+                self.done.clear()
+                self._stop.clear()
+        if restart:
             self.start()
             return
         threading.Thread(target=self._reconcile, name="zettel-reindex", daemon=True).start()
@@ -318,8 +302,7 @@ class VaultService:
             # outside the vault lock: the start's own steps do not wait for these
             found = stored_title_search(stored, query, options.limit)
             return SearchAnswer(found, False, self.status_note() or "starting", query=query)
-        engine = vault.engine if vault is not None else None
-        vectors = engine.query_vectors([query], options) if engine is not None else {}
+        vectors = vault.engine.query_vectors([query], options) if vault is not None else {}
 
         def rank() -> SearchAnswer:
             vault = self.vault
@@ -377,22 +360,13 @@ class VaultService:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
-        vault = self.write(self._detach)
+        with self._lock:
+            vault, self.vault = self.vault, None
         if vault is not None:
             try:
                 vault.close()
             except Exception:  # closing is best effort; the lock goes regardless
                 log.exception("closing the index of %s after a failure", self.root)
-
-    def _detach(self) -> Vault | None:
-        vault, self.vault = self.vault, None
-        return vault
-
-    def _set_phase(self, phase: Phase) -> None:
-        def change() -> None:
-            self.phase = phase
-
-        self.write(change)
 
     def _step(self, name: str, t0: float) -> float:
         """Record start-up step ``name`` as taking from ``t0`` until now; returns now."""
@@ -423,13 +397,10 @@ class VaultService:
             vault.close()
             return
         vault.self_tune = s.suggest_self_tune
-
-        def opened() -> None:
+        with self._lock:
             self.vault = vault
             self.phase = Phase.SYNCING
             self._drop_stored()
-
-        self.write(opened)
         t = self._step("open", t)
         vault.on_foreign_query = lambda: self._foreign_query(vault)
         self._warm = threading.Thread(target=self._load_model, args=(vault,), daemon=True)
@@ -439,16 +410,13 @@ class VaultService:
         self._report(f"{report.cards} cards ({report.summary()}); building the link graph")
         if self._stop.is_set():
             return
-        self._set_phase(Phase.GRAPH)
+        with self._lock:
+            self.phase = Phase.GRAPH
         graph, engine, problems = vault.load_graph()  # parsing: no lock
-
-        def built() -> None:
+        with self._lock:
             vault.graph, vault.engine = graph, engine
-            self.graph = graph
-            self.problems = problems
+            self.graph, self.problems = graph, problems
             self.graph_version += 1
-
-        self.write(built)
         t = self._step("graph", t)
         # the first edit would build the mention automata under the lock: build them now
         threading.Thread(target=graph.prepare_mentions, name="mentions", daemon=True).start()
@@ -480,34 +448,20 @@ class VaultService:
         self._embedding_phase(vault)
 
     def _compact_before_embedding(self, vault: Vault) -> bool:
-        """After a vault's first lexical phase, when it wrote at least
-        :func:`~zettel_lsp.index.compact.compact_after` points and leaves as many chunks to
-        embed: compact the shard before embedding, as ``zettel-lsp index`` does, so that a
-        server stopped while embedding (an editor closed or killed during a first index) opens
-        from indexed segments next time; never compacted, its open rebuilds the BM25 index of
-        every point. The optimizer runs in a child process (it holds the interpreter lock
-        while it works); the index is detached meanwhile and
-        requests are answered from the graph: titles and a scan of the text, as when another
-        process holds the index. False when the vault was closed meanwhile."""
+        """After a first lexical phase big enough (``compaction_before_embedding``), compact
+        the shard before embedding, as ``zettel-lsp index`` does: a server stopped while
+        embedding then reopens from indexed segments instead of rebuilding the BM25 index of
+        every point. The optimizer runs in a child process; meanwhile the index is detached and
+        requests are answered from titles and a text scan (as when read-only). False when the
+        vault was closed meanwhile."""
         ix = vault.indexer
         points = ix.compaction_before_embedding()
         if not points:
             return True
-
-        def detach() -> bool:
+        with self._lock:
             if self.vault is not vault:
                 return False  # closed meanwhile
             self.vault = None
-            return True
-
-        def attach() -> bool:
-            if self._stop.is_set():
-                return False
-            self.vault = vault
-            return True
-
-        if not self.write(detach):
-            return False
         self._report(
             f"compacting the new index ({points:,} points) before embedding, so that a restart "
             "opens it fast; titles and text are searched meanwhile"
@@ -517,7 +471,11 @@ class VaultService:
         except Exception:  # only a faster reopen is lost: the index is open again, embed on
             log.exception("%s: compacting the new index failed; embedding goes on", self.root)
             done = None
-        if not self.write(attach):
+        with self._lock:
+            closed = self._stop.is_set()
+            if not closed:
+                self.vault = vault
+        if closed:
             vault.close()  # the service closed while it was detached: nobody else will
             return False
         if done is not None:
@@ -546,16 +504,11 @@ class VaultService:
     def _embedding_phase(self, vault: Vault) -> None:
         self._wait_for_model()
         pending = vault.dense_pending
-
-        def next_phase() -> None:
+        with self._lock:
             self.phase = Phase.EMBEDDING if pending else Phase.READY
             self.dense_progress = (0, pending)
-
-        self.write(next_phase)
         if not pending:
-            self._end_op(vault.summary())
-            log.info("%s", vault.summary())
-            self.self_tune()
+            self._ready(vault)
             return
         self._report(f"embedding {pending} chunks (lexical search works already)", 0)
         if self._watcher is not None:
@@ -570,21 +523,21 @@ class VaultService:
         vault = self.vault
         if vault is None or vault.dense_pending:
             return
-
-        def ready() -> bool:
+        with self._lock:
             was_embedding = self.phase == Phase.EMBEDDING
             if self.phase in (Phase.EMBEDDING, Phase.GRAPH) and self.graph_ready.is_set():
                 self.phase = Phase.READY
-            return was_embedding
-
-        if self.write(ready):
-            self._end_op(vault.summary())
-            log.info("%s", vault.summary())
-            self.self_tune()
+        if was_embedding:
+            self._ready(vault)
         elif count and self.phase == Phase.READY and vault.self_tune:
             # edits came in while ready: once they add up to a tenth of the vault's cards or
             # links, the weights are chosen again (checked in the thread, under the lock)
             self.self_tune()
+
+    def _ready(self, vault: Vault) -> None:
+        self._end_op(vault.summary())
+        log.info("%s", vault.summary())
+        self.self_tune()
 
     def set_self_tune(self, on: bool) -> None:
         """The ``suggestSelfTune`` setting changed: takes effect at the next suggestion (and
@@ -597,14 +550,10 @@ class VaultService:
             self.self_tune()
 
     def self_tune(self) -> None:
-        """After "ready", in a thread of its own and with its own ``$/progress``: choose the
-        related-card suggestions' weights on the vault's own links where that is due (none
-        chosen yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`; asked
-        at "ready" and again whenever edits were embedded while ready). It
-        yields to the editor: a card at a time, once no request came for
-        :data:`SELF_TUNE_QUIET` seconds, the vault lock held only for its graph and index
-        reads.
-        Suggestions use the stored or default weights until it is done."""
+        """In a thread of its own, with its own ``$/progress``: choose the related-card
+        suggestions' weights on the vault's own links if :meth:`Vault.calibration_due`. It
+        yields to the editor (a card at a time, after :data:`SELF_TUNE_QUIET` seconds without
+        a request); suggestions use the stored or default weights until it is done."""
         threading.Thread(
             target=self._calibrate, name=f"zettel-self-tune-{self.root.name}", daemon=True
         ).start()
@@ -678,25 +627,18 @@ class VaultService:
             self._self_tuning.release()
 
     def _warm_store(self, vault: Vault) -> None:
-        """Once per session, after the model loaded and before "ready" (in the model's
-        thread, while the start-up thread syncs and builds the graph): read the stored vectors
-        a slice at a time (:meth:`Vault.warm_store`), so that the first searches after "ready"
-        answer as fast as the later ones, and no search after "ready" waits for it."""
-        if self._store_warmed:
-            return
-        self._store_warmed = True
+        """Once the model loaded and before "ready" (in the model's thread, while the start-up
+        thread syncs and builds the graph): read the stored vectors a slice at a time
+        (:meth:`Vault.warm_store`), so that the first searches after "ready" answer as fast as
+        the later ones, and no search after "ready" waits for it."""
         t0 = time.perf_counter()
         try:
             n = vault.warm_store(should_stop=self._stop.is_set)
         except Exception as exc:  # noqa: BLE001 - only a speed-up: searches work without it
             log.warning("%s: reading the stored vectors ahead failed (%s)", self.root.name, exc)
             return
-        log.info(
-            "%s: %d stored vectors read ahead (%.1f s)",
-            self.root.name,
-            n,
-            time.perf_counter() - t0,
-        )
+        seconds = time.perf_counter() - t0
+        log.info("%s: %d stored vectors read ahead (%.1f s)", self.root.name, n, seconds)
 
     def _load_model(self, vault: Vault) -> None:
         try:
@@ -730,12 +672,9 @@ class VaultService:
 
     def _fail(self, phase: Phase, reason: str) -> None:
         """No index: keep answering from the graph and a text scan, and tell the user."""
-
-        def no_index() -> None:
+        with self._lock:
             self.phase = Phase.GRAPH  # the final phase once the cards are read
             self.reason = reason
-
-        self.write(no_index)
         if phase == Phase.READ_ONLY:
             message = (
                 f"zettel-lsp: {reason}. This window answers read-only: links, backlinks, hover "
@@ -756,14 +695,11 @@ class VaultService:
         )
         graph = LinkGraph.build(cards)
         titles = title_index(graph)
-
-        def read_only() -> None:
+        with self._lock:
             self.graph, self.titles, self.problems = graph, titles, problems
             self.phase = phase
             self.graph_version += 1
             self._drop_stored()
-
-        self.write(read_only)
         self.graph_ready.set()
         self._graph_changed()
         self._warm_up()
@@ -783,14 +719,10 @@ class VaultService:
         if vault is None or not (report.cards_changed or report.paths_removed):
             # nothing for the graph: no write lock, which would wait for whoever reads
             return
-
-        def update() -> bool:
-            if self.vault is not vault or not vault.apply(report):
-                return False
-            self.graph_version += 1
-            return True
-
-        changed = self.write(update)
+        with self._lock:
+            changed = self.vault is vault and vault.apply(report)
+            if changed:
+                self.graph_version += 1
         if changed:
             self._graph_changed()
         if changed and self._watcher is not None:
