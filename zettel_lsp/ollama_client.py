@@ -1,19 +1,11 @@
 """One Ollama connection for the whole project: which host, the HTTP client, one error map.
 
 Used by ``index/embedders/ollama_backend.py`` (``ollama:`` embedding models) and by
-``llm/client.py`` (chat, status, embeddings for the LLM features). Nothing here keeps state
-between calls other than the client; settings are passed in (:class:`OllamaSettings`).
-
-- Host: :func:`resolve_ollama_host` (the setting, else a local ``OLLAMA_HOST``, else
-  ``http://127.0.0.1:11434``); :func:`ollama_url`; :func:`ollama_model_name`.
-- :class:`OllamaHttp`: the official ``ollama`` client with the settings' timeouts (connect, and
-  the longest wait for a byte), plus the one ``/api/embed`` call with its answer checked.
-- The error map: :func:`classify` turns any exception of a call into an :class:`OllamaFailure`
-  (what went wrong, independent of the caller), and :func:`failure_message` words it as one
-  line, for the LLM features or for an index embedding model (their messages differ in what
-  they tell the user to do, and both are kept as they were).
-
-``ollama`` and ``httpx`` (about 0.3 s to import) load on the first call, not on import.
+``llm/client.py`` (the LLM features). Settings are passed in (:class:`OllamaSettings`).
+:func:`classify` turns any exception of a call into an :class:`OllamaFailure`, and
+:meth:`OllamaHttp.message` words it as one line, for the LLM features or for an index embedding
+model (they tell the user different things to do). ``ollama`` and ``httpx`` (about 0.3 s to
+import) load on the first call, not on import.
 """
 
 from __future__ import annotations
@@ -242,32 +234,6 @@ _MESSAGES: dict[Failure, tuple[str, str]] = {
 }
 
 
-def failure_message(
-    failure: OllamaFailure,
-    settings: OllamaSettings,
-    host: str,
-    *,
-    model: str | None = None,
-    embedding_model: str | None = None,
-) -> str:
-    """One line for a failed call to ``host``. ``model``: the Ollama model the call used (named
-    in a "pull it" hint). ``embedding_model``: the index's model setting (``ollama:NAME``) when
-    the call embedded for the index; None for the LLM features."""
-    llm, embedding = _MESSAGES[failure.kind]
-    at = (
-        f"embedding model '{embedding_model}' at {host}" if embedding_model else f"Ollama at {host}"
-    )
-    return (embedding if embedding_model else llm).format(
-        at=at,
-        detail=failure.detail,
-        code=f" (HTTP {failure.status})" if failure.status > 0 else "",
-        pull=f"; pull it with 'ollama pull {model}'" if model else "",
-        connect=settings.connect_timeout,
-        timeout=settings.timeout,
-        start=_START_OLLAMA,
-    )
-
-
 # ---------------------------------------------------------------------------------- client
 
 
@@ -308,9 +274,19 @@ class OllamaHttp:
         *,
         embedding_model: str | None = None,
     ) -> str:
-        """:func:`failure_message` for this server and settings."""
-        return failure_message(
-            failure, self.settings, self.host, model=model, embedding_model=embedding_model
+        """One line for a failed call. ``model``: the Ollama model the call used (named in a
+        "pull it" hint). ``embedding_model``: the index's model setting (``ollama:NAME``) when
+        the call embedded for the index; None for the LLM features."""
+        llm, embedding = _MESSAGES[failure.kind]
+        at = f"embedding model '{embedding_model}' at " if embedding_model else "Ollama at "
+        return (embedding if embedding_model else llm).format(
+            at=at + self.host,
+            detail=failure.detail,
+            code=f" (HTTP {failure.status})" if failure.status > 0 else "",
+            pull=f"; pull it with 'ollama pull {model}'" if model else "",
+            connect=self.settings.connect_timeout,
+            timeout=self.settings.timeout,
+            start=_START_OLLAMA,
         )
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
@@ -322,10 +298,7 @@ class OllamaHttp:
             response = self.client.embed(model=model, input=list(texts))
         except Exception as exc:
             raise OllamaError(classify(exc)) from exc
-        try:
-            vectors = [[float(x) for x in row] for row in response.embeddings]
-        except (ValueError, TypeError, KeyError) as exc:
-            raise OllamaError(OllamaFailure(Failure.MALFORMED, type(exc).__name__)) from exc
+        vectors = [list(row) for row in response.embeddings]  # floats: the client validated them
         if len(vectors) != len(texts) or not all(vectors):
             detail = f"{len(vectors)} vectors for {len(texts)} texts"
             raise OllamaError(OllamaFailure(Failure.MALFORMED, detail))

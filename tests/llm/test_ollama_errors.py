@@ -21,7 +21,6 @@ from zettel_lsp.ollama_client import (
     OllamaHttp,
     OllamaSettings,
     classify,
-    failure_message,
 )
 
 HOST = "http://127.0.0.1:9"
@@ -97,11 +96,10 @@ def test_classify(exc: BaseException, kind: Failure, detail: str) -> None:
     ],
 )
 def test_one_map_in_the_words_of_each_caller(failure: OllamaFailure, llm: str, index: str) -> None:
-    assert failure_message(failure, SETTINGS, HOST, model="m:latest") == llm
-    embedding = "ollama:m:latest"
-    assert failure_message(
-        failure, SETTINGS, HOST, model="m:latest", embedding_model=embedding
-    ) == (index)
+    http = OllamaHttp(SETTINGS)
+    assert http.host == HOST
+    assert http.message(failure, "m:latest") == llm
+    assert http.message(failure, "m:latest", embedding_model="ollama:m:latest") == index
 
 
 def test_embed_answers_are_checked(stub: OllamaStub) -> None:
