@@ -29,14 +29,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from zettel_lsp.llm.ask import AskResult, ask
-    from zettel_lsp.llm.client import Cancel, Ollama
-    from zettel_lsp.llm.errors import LLMCancelled, LLMError, LLMUnavailable
-    from zettel_lsp.llm.expand import expand_query
-    from zettel_lsp.llm.rerank import llm_rerank
-    from zettel_lsp.llm.search import search_llm
-    from zettel_lsp.llm.settings import LLM_KEYS, LLMSettings, parse
+if TYPE_CHECKING:  # "X as X": re-exported
+    from zettel_lsp.llm.ask import AskResult as AskResult
+    from zettel_lsp.llm.ask import ask as ask
+    from zettel_lsp.llm.client import Cancel as Cancel
+    from zettel_lsp.llm.client import Ollama as Ollama
+    from zettel_lsp.llm.errors import LLMCancelled as LLMCancelled
+    from zettel_lsp.llm.errors import LLMError as LLMError
+    from zettel_lsp.llm.errors import LLMUnavailable as LLMUnavailable
+    from zettel_lsp.llm.expand import expand_query as expand_query
+    from zettel_lsp.llm.rerank import llm_rerank as llm_rerank
+    from zettel_lsp.llm.search import search_llm as search_llm
+    from zettel_lsp.llm.settings import LLM_KEYS as LLM_KEYS
+    from zettel_lsp.llm.settings import LLMSettings as LLMSettings
+    from zettel_lsp.llm.settings import parse as parse
 
 _EXPORTS = {
     "AskResult": "ask",
@@ -53,22 +59,6 @@ _EXPORTS = {
     "LLMSettings": "settings",
     "parse": "settings",
 }
-
-__all__ = [
-    "LLM_KEYS",
-    "AskResult",
-    "Cancel",
-    "LLMCancelled",
-    "LLMError",
-    "LLMSettings",
-    "LLMUnavailable",
-    "Ollama",
-    "ask",
-    "expand_query",
-    "llm_rerank",
-    "parse",
-    "search_llm",
-]
 
 
 def __getattr__(name: str) -> Any:
