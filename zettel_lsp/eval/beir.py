@@ -97,7 +97,7 @@ class BeirCollection:
 # ---------------------------------------------------------------------------------- loading
 
 
-def load_beir(root: Path, split: str = "test") -> BeirCollection:
+def load_beir(root: Path) -> BeirCollection:
     """Read a collection folder. Raises :class:`BeirError` naming the file (and line)."""
     root = root.resolve()
     if not root.is_dir():
@@ -120,7 +120,7 @@ def load_beir(root: Path, split: str = "test") -> BeirCollection:
         )
         for line, qid, obj in _records(qpath)
     ]
-    qrels = _load_qrels(root / "qrels" / f"{split}.tsv")
+    qrels = _load_qrels(root / "qrels" / "test.tsv")
     links, types = _load_links(root / "links.tsv")
     return BeirCollection(root, root.name, docs, queries, qrels, links, types)
 

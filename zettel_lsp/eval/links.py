@@ -337,13 +337,7 @@ def evaluate_links(
         bm25_hits = engine.store.bm25_search(card.text[:4000], 60)
         bm25 = [p for p in dict.fromkeys(h.path for h in bm25_hits) if p not in exclude]
         aa = [p for p, _ in two_hop_neighbours(graph, src, exclude)]
-        lists = [
-            ("ours", ours),
-            ("title", by_mention["title"]),
-            ("title_specific", by_mention["title_specific"]),
-            ("bm25", bm25),
-            ("adamic_adar", aa),
-        ]
+        lists = [("ours", ours), *by_mention.items(), ("bm25", bm25), ("adamic_adar", aa)]
         lists += [(name, fuse_suggestions(legs, f)) for name, f in rows.items()]
         for name, ranking in lists:
             scores.add(name, ranking, dsts)
