@@ -2,7 +2,7 @@
 
 Used by ``index/embedders/ollama_backend.py`` (``ollama:`` embedding models) and by
 ``llm/client.py`` (the LLM features). Settings are passed in (:class:`OllamaSettings`).
-:func:`classify` turns any exception of a call into an :class:`OllamaFailure`, and
+:func:`classify` turns any exception of a call into an :class:`OllamaError`, and
 :meth:`OllamaHttp.message` words it as one line, for the LLM features or for an index embedding
 model (they tell the user different things to do). ``ollama`` and ``httpx`` (about 0.3 s to
 import) load on the first call, not on import.
@@ -157,11 +157,14 @@ NO_ANSWER = frozenset(
 UNAVAILABLE = NO_ANSWER | {Failure.NOT_FOUND}
 
 
-@dataclass(frozen=True, slots=True)
-class OllamaFailure:
-    kind: Failure
-    detail: str = ""  # the server's error text, or the exception's type (and text)
-    status: int = 0  # the HTTP status of a server error (0 or less: none, e.g. mid-stream)
+class OllamaError(Exception):
+    """What went wrong in an Ollama call, whoever made it (see :func:`classify`)."""
+
+    def __init__(self, kind: Failure, detail: str = "", status: int = 0) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail  # the server's error text, or the exception's type (and text)
+        self.status = status  # the HTTP status of a server error (0 or less: none)
 
     @property
     def unavailable(self) -> bool:
@@ -172,18 +175,10 @@ class OllamaFailure:
         return self.kind in NO_ANSWER
 
 
-class OllamaError(Exception):
-    """A failed call of :class:`OllamaHttp`, already classified (see :func:`classify`)."""
-
-    def __init__(self, failure: OllamaFailure) -> None:
-        self.failure = failure
-        super().__init__(f"{failure.kind.value}: {failure.detail}")
-
-
-def classify(exc: BaseException) -> OllamaFailure:
+def classify(exc: BaseException) -> OllamaError:
     """The one map from an exception of an Ollama call to what went wrong."""
     if isinstance(exc, OllamaError):
-        return exc.failure
+        return exc
     import httpx
     import ollama
     import pydantic
@@ -191,18 +186,18 @@ def classify(exc: BaseException) -> OllamaFailure:
     if isinstance(exc, ollama.ResponseError):
         error = one_line(str(exc.error), SERVER_ERROR_CHARS)
         kind = Failure.NOT_FOUND if exc.status_code == 404 else Failure.SERVER_ERROR
-        return OllamaFailure(kind, error, exc.status_code)
+        return OllamaError(kind, error, exc.status_code)
     if isinstance(exc, httpx.ConnectTimeout):
-        return OllamaFailure(Failure.CONNECT_TIMEOUT)
+        return OllamaError(Failure.CONNECT_TIMEOUT)
     if isinstance(exc, httpx.TimeoutException):
-        return OllamaFailure(Failure.READ_TIMEOUT)
+        return OllamaError(Failure.READ_TIMEOUT)
     if isinstance(exc, ConnectionError | httpx.ConnectError):
-        return OllamaFailure(Failure.UNREACHABLE)
+        return OllamaError(Failure.UNREACHABLE)
     if isinstance(exc, httpx.HTTPError):
-        return OllamaFailure(Failure.TRANSPORT, _flat(f"{type(exc).__name__}: {exc}"))
+        return OllamaError(Failure.TRANSPORT, _flat(f"{type(exc).__name__}: {exc}"))
     if isinstance(exc, pydantic.ValidationError | ValueError):  # JSONDecodeError included
-        return OllamaFailure(Failure.MALFORMED, type(exc).__name__)
-    return OllamaFailure(Failure.OTHER, _flat(f"{type(exc).__name__}: {exc}"))
+        return OllamaError(Failure.MALFORMED, type(exc).__name__)
+    return OllamaError(Failure.OTHER, _flat(f"{type(exc).__name__}: {exc}"))
 
 
 _START_OLLAMA = "start Ollama ('ollama serve') or choose another model"
@@ -269,7 +264,7 @@ class OllamaHttp:
 
     def message(
         self,
-        failure: OllamaFailure,
+        failure: OllamaError,
         model: str | None = None,
         *,
         embedding_model: str | None = None,
@@ -297,9 +292,9 @@ class OllamaHttp:
         try:
             response = self.client.embed(model=model, input=list(texts))
         except Exception as exc:
-            raise OllamaError(classify(exc)) from exc
+            raise classify(exc) from exc
         vectors = [list(row) for row in response.embeddings]  # floats: the client validated them
         if len(vectors) != len(texts) or not all(vectors):
             detail = f"{len(vectors)} vectors for {len(texts)} texts"
-            raise OllamaError(OllamaFailure(Failure.MALFORMED, detail))
+            raise OllamaError(Failure.MALFORMED, detail)
         return vectors

@@ -129,9 +129,8 @@ class OllamaEmbedder(Embedder):
         try:
             return self._http.embed(self.ollama_model, texts)
         except OllamaError as exc:
-            failure = exc.failure
-            message = self._http.message(failure, self.ollama_model, embedding_model=self.model_id)
-            if failure.no_answer:
+            message = self._http.message(exc, self.ollama_model, embedding_model=self.model_id)
+            if exc.no_answer:
                 self._down_message = message
                 self._down_until = time.monotonic() + OLLAMA_RETRY_SECONDS
             raise EmbedderError(message) from exc
