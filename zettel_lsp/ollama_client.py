@@ -10,7 +10,6 @@ import) load on the first call, not on import.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import ipaddress
 import logging
@@ -75,16 +74,6 @@ def ollama_url(value: str) -> str:
     return _url(*_split_ollama_url(value))
 
 
-def _is_local(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_unspecified
-
-
 def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
     """Which Ollama to talk to, as a URL.
 
@@ -103,7 +92,13 @@ def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None =
     if not value:
         return OLLAMA_DEFAULT_HOST
     scheme, host, port, path = _split_ollama_url(value)
-    if not _is_local(host):
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is not None and ip.is_unspecified:
+        host = "127.0.0.1"  # bind-all: reached through this machine's loopback
+    elif host.lower() not in _LOOPBACK_NAMES and not (ip is not None and ip.is_loopback):
         log.info(
             "OLLAMA_HOST=%s points at another machine; zettel-lsp uses %s unless its own "
             "ollamaHost setting (--ollama-host) names a host",
@@ -111,9 +106,6 @@ def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None =
             OLLAMA_DEFAULT_HOST,
         )
         return OLLAMA_DEFAULT_HOST
-    with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host).is_unspecified:
-            host = "127.0.0.1"
     return _url(scheme, host, port, path)
 
 

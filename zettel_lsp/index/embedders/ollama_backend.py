@@ -1,15 +1,11 @@
 """Embeddings from an Ollama server: a model setting ``ollama:<name>`` (e.g.
-``ollama:nomic-embed-text``).
+``ollama:nomic-embed-text``), through :class:`~zettel_lsp.ollama_client.OllamaHttp`.
 
-Vectors come from ``/api/embed`` (through :class:`~zettel_lsp.ollama_client.OllamaHttp`), in
-batches of ``batch_size`` texts. The ``model_id`` is ``ollama:<name>:<tag>`` (``:latest`` when
-no tag is given) and does not contain the host, so moving Ollama to another port does not
-re-embed. The dimension comes from a probe (one request) and is remembered in
-``<cache_dir>/ollama-dims.json``, so an index can open (lexical legs) while Ollama is down.
-Token counting for chunking uses the bundled model's tokenizer (offline). The host and timeouts
-are the :class:`~zettel_lsp.ollama_client.OllamaSettings` passed in. When Ollama does not
-answer, calls raise :class:`EmbedderError` with a one-line message, and for
-``OLLAMA_RETRY_SECONDS`` afterwards fail at once instead of waiting again.
+The ``model_id`` is ``ollama:<name>:<tag>`` without the host, so moving Ollama does not
+re-embed. The dimension comes from a probe and is remembered in ``<cache_dir>/ollama-dims.json``,
+so an index can open (lexical legs) while Ollama is down. Tokens are counted with the bundled
+model's tokenizer (offline). After Ollama did not answer, calls fail at once for
+``OLLAMA_RETRY_SECONDS`` instead of waiting again.
 """
 
 from __future__ import annotations
