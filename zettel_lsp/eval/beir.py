@@ -260,13 +260,8 @@ def card_stems(docs: Sequence[BeirDoc]) -> dict[str, str]:
     Deterministic: depends only on the documents and their order."""
     bases = {d.id: safe_stem(d.title) for d in docs}
     counts = Counter(_key(b) for b in bases.values() if b)
-    stems: dict[str, str] = {}
-    taken: set[str] = set()
-    for d in docs:
-        b = bases[d.id]
-        if b and counts[_key(b)] == 1:
-            stems[d.id] = b
-            taken.add(_key(b))
+    stems = {i: b for i, b in bases.items() if b and counts[_key(b)] == 1}
+    taken = {_key(b) for b in stems.values()}
     for d in docs:
         if d.id in stems:
             continue
@@ -432,12 +427,10 @@ def prepare_work_dir(
     check_apart(index, collection.root, what="index folder", vault_what="collection folder")
     check_apart(index, vault, what="index folder", vault_what="vault copy")
     marker = _claim(work, collection, WORK_MARKER, "work folder")
-    index_apart = work not in index.parents
-    if index_apart:
+    if work not in index.parents:  # an index folder of its own
         claim_work_dir(index, vault=None, tool=TOOL, what="index folder")
-    digest = content_hash(collection.root)
-    if index_apart:
         write_marker(index, tool=TOOL, collection=str(collection.root))
+    digest = content_hash(collection.root)
     if (
         marker.get("content_hash") == digest
         and marker.get("version") == MATERIALISE_VERSION
