@@ -1,27 +1,13 @@
 """Optional LLM features through a local Ollama server (the official ``ollama`` client).
 
 Nothing else in zettel-lsp needs this package or a running Ollama. Every function here falls
-back to the non-LLM result with a one-line message when Ollama does not answer.
+back to the non-LLM result with a one-line message when Ollama does not answer. The API (the
+names below: settings, the :class:`Ollama` client, :func:`ask`, :func:`search_llm`, the errors)
+is described in docs/llm.md; ``ollama:`` index embedding models are in
+``index/embedders/ollama_backend.py``, and both share :mod:`zettel_lsp.ollama_client`.
 
-API (see docs/llm.md):
-
-- :class:`LLMSettings`, :func:`parse` (camelCase keys in :data:`LLM_KEYS`) -> (settings,
-  problems);
-- :class:`Ollama` (settings): ``status()``, ``chat_stream(messages, cancel)``,
-  ``chat(messages, cancel, format=)``, ``embed(texts)``, ``context_window()``,
-  ``first_time(message)``;
-- :func:`ask` (engine, llm, question, on_delta=, cancel=, options=) -> :class:`AskResult`;
-- :func:`search_llm` (engine, llm, text, options, expand=, rerank=, cancel=) ->
-  (results, messages);
-- errors :class:`LLMError` (``.message``), :class:`LLMUnavailable`, :class:`LLMCancelled`.
-
-Ollama embeddings for the index are an :class:`~zettel_lsp.index.embedders.base.Embedder` for a
-model named ``ollama:<name>`` (``index/embedders/ollama_backend.py``), given its host and
-timeouts in ``IndexSettings.ollama``. Both use one Ollama connection and one error map:
-:mod:`zettel_lsp.ollama_client`.
-
-The names below load on first use: importing ``zettel_lsp.llm.settings`` (the CLI and the server
-do at start) does not import the ``ollama`` client (about 0.3 s).
+The names load on first use: importing ``zettel_lsp.llm.settings`` (the CLI and the server do at
+start) does not import the ``ollama`` client (about 0.3 s).
 """
 
 from __future__ import annotations

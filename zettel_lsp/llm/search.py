@@ -125,10 +125,6 @@ def _search(
 _KINDS = ("exact", "prefix", "covers", "inside")  # search/titles.py, strongest first
 
 
-def _strength(kind: str) -> int:
-    return _KINDS.index(kind) if kind in _KINDS else len(_KINDS)
-
-
 def fused_candidates(
     engine: SearchEngine,
     queries: Sequence[str | Query],
@@ -152,7 +148,7 @@ def fused_candidates(
         matches = engine.titles.search(query, opts.leg_depth)
         for m in matches:
             old = title_matches.get(m.path)
-            if old is None or _strength(m.kind) < _strength(old):
+            if old is None or _KINDS.index(m.kind) < _KINDS.index(old):
                 title_matches[m.path] = m.kind
         words.extend(w for w in query.terms if w not in words)
         for leg, hits in engine.run_legs(query, opts, matches, vectors=vectors).items():
