@@ -164,10 +164,10 @@ def _shared_lock(folder: Path) -> Iterator[None]:
 _INDEX_FILES = (*DB_FILES, "shard")
 
 
-def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> IndexState:
+def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> None:
     """Copy the index of ``vault`` in ``seed`` into ``index_dir`` (a folder eval-links made)
     as the index of ``copy``: its shard and parsed cards are copied, its state says ``copy``.
-    The seed is only read. Returns the copied state."""
+    The seed is only read."""
     check_apart(index_dir, seed.folder, what="index folder", vault_what="seed index")
     with _shared_lock(seed.folder):
         state = check_seed(seed, vault)
@@ -181,7 +181,6 @@ def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> Ind
         copy_db(seed.folder, index_dir)
     state.vault = str(copy.resolve())
     write_state(index_dir, state)
-    return state
 
 
 @contextmanager

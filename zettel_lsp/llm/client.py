@@ -88,12 +88,7 @@ class Ollama:
         return LLMUnavailable(message) if failure.unavailable else LLMError(message)
 
     def _run(self, fn: Callable[[], T], cancel: Cancel | None, model: str | None) -> T:
-        """``fn()`` with errors translated; with ``cancel``, on a thread the caller can leave."""
-        if cancel is None:
-            try:
-                return fn()
-            except Exception as exc:
-                raise self.translate(exc, model) from exc
+        """``fn()`` with errors translated, on a thread the caller leaves when ``cancel`` fires."""
 
         def once() -> Generator[T, None, None]:
             yield fn()
