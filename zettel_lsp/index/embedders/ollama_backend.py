@@ -16,6 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
@@ -67,7 +68,6 @@ class OllamaEmbedder(Embedder):
         self.document_prefix, self.query_prefix = _TASK_PREFIXES.get(base, ("", ""))
         self._http = OllamaHttp(ollama)
         self._tokenizer_dir = assemble_default_model(cache_dir)  # counts tokens, offline
-        self._dim: int | None = None
         self._down_until = 0.0
         self._down_message = ""
 
@@ -75,21 +75,8 @@ class OllamaEmbedder(Embedder):
     def model_id(self) -> str:
         return f"{OLLAMA_PREFIX}{self.ollama_model}"  # host-independent
 
-    @property
+    @cached_property
     def dim(self) -> int:
-        if self._dim is None:
-            self._dim = self._probe_dim()
-        return self._dim
-
-    def close(self) -> None:
-        self._http.close()
-
-    def _load_tokenizer(self) -> Tokenizer:
-        from tokenizers import Tokenizer
-
-        return Tokenizer.from_file(str(self._tokenizer_dir / "tokenizer.json"))
-
-    def _probe_dim(self) -> int:
         """Probe the dimension; remember it so the index opens while Ollama is down."""
         cache = self.cache_dir / _DIMS_FILE
         try:
@@ -116,6 +103,14 @@ class OllamaEmbedder(Embedder):
             except OSError as exc:  # a read-only cache only costs a probe next time
                 log.info("could not remember the embedding dimension in %s: %s", cache, exc)
         return dim
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _load_tokenizer(self) -> Tokenizer:
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_file(str(self._tokenizer_dir / "tokenizer.json"))
 
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One ``/api/embed`` call; failures as one-line EmbedderErrors. After Ollama did not
