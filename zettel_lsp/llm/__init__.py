@@ -30,21 +30,16 @@ if TYPE_CHECKING:  # "X as X": re-exported
     from zettel_lsp.llm.settings import LLMSettings as LLMSettings
     from zettel_lsp.llm.settings import parse as parse
 
-_EXPORTS = {
-    "AskResult": "ask",
-    "ask": "ask",
-    "Cancel": "client",
-    "Ollama": "client",
-    "LLMCancelled": "errors",
-    "LLMError": "errors",
-    "LLMUnavailable": "errors",
-    "expand_query": "expand",
-    "llm_rerank": "rerank",
-    "search_llm": "search",
-    "LLM_KEYS": "settings",
-    "LLMSettings": "settings",
-    "parse": "settings",
+_MODULES = {  # zettel_lsp.llm.<module>: the names it exports here
+    "ask": ("AskResult", "ask"),
+    "client": ("Cancel", "Ollama"),
+    "errors": ("LLMCancelled", "LLMError", "LLMUnavailable"),
+    "expand": ("expand_query",),
+    "rerank": ("llm_rerank",),
+    "search": ("search_llm",),
+    "settings": ("LLM_KEYS", "LLMSettings", "parse"),
 }
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
