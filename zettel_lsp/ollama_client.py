@@ -1,24 +1,15 @@
 """One Ollama connection for the whole project: which host, the HTTP client, one error map.
 
 Used by ``index/embedders/ollama_backend.py`` (``ollama:`` embedding models) and by
-``llm/client.py`` (chat, status, embeddings for the LLM features). Nothing here keeps state
-between calls other than the client; settings are passed in (:class:`OllamaSettings`).
-
-- Host: :func:`resolve_ollama_host` (the setting, else a local ``OLLAMA_HOST``, else
-  ``http://127.0.0.1:11434``); :func:`ollama_url`; :func:`ollama_model_name`.
-- :class:`OllamaHttp`: the official ``ollama`` client with the settings' timeouts (connect, and
-  the longest wait for a byte), plus the one ``/api/embed`` call with its answer checked.
-- The error map: :func:`classify` turns any exception of a call into an :class:`OllamaFailure`
-  (what went wrong, independent of the caller), and :func:`failure_message` words it as one
-  line, for the LLM features or for an index embedding model (their messages differ in what
-  they tell the user to do, and both are kept as they were).
-
-``ollama`` and ``httpx`` (about 0.3 s to import) load on the first call, not on import.
+``llm/client.py`` (the LLM features). Settings are passed in (:class:`OllamaSettings`).
+:func:`classify` turns any exception of a call into an :class:`OllamaError`, and
+:meth:`OllamaHttp.message` words it as one line, for the LLM features or for an index embedding
+model (they tell the user different things to do). ``ollama`` and ``httpx`` (about 0.3 s to
+import) load on the first call, not on import.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import ipaddress
 import logging
@@ -83,16 +74,6 @@ def ollama_url(value: str) -> str:
     return _url(*_split_ollama_url(value))
 
 
-def _is_local(host: str) -> bool:
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_unspecified
-
-
 def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
     """Which Ollama to talk to, as a URL.
 
@@ -111,7 +92,13 @@ def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None =
     if not value:
         return OLLAMA_DEFAULT_HOST
     scheme, host, port, path = _split_ollama_url(value)
-    if not _is_local(host):
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(host)
+    except ValueError:
+        ip = None
+    if ip is not None and ip.is_unspecified:
+        host = "127.0.0.1"  # bind-all: reached through this machine's loopback
+    elif host.lower() not in _LOOPBACK_NAMES and not (ip is not None and ip.is_loopback):
         log.info(
             "OLLAMA_HOST=%s points at another machine; zettel-lsp uses %s unless its own "
             "ollamaHost setting (--ollama-host) names a host",
@@ -119,9 +106,6 @@ def resolve_ollama_host(setting: str | None, environ: Mapping[str, str] | None =
             OLLAMA_DEFAULT_HOST,
         )
         return OLLAMA_DEFAULT_HOST
-    with contextlib.suppress(ValueError):
-        if ipaddress.ip_address(host).is_unspecified:
-            host = "127.0.0.1"
     return _url(scheme, host, port, path)
 
 
@@ -165,11 +149,14 @@ NO_ANSWER = frozenset(
 UNAVAILABLE = NO_ANSWER | {Failure.NOT_FOUND}
 
 
-@dataclass(frozen=True, slots=True)
-class OllamaFailure:
-    kind: Failure
-    detail: str = ""  # the server's error text, or the exception's type (and text)
-    status: int = 0  # the HTTP status of a server error (0 or less: none, e.g. mid-stream)
+class OllamaError(Exception):
+    """What went wrong in an Ollama call, whoever made it (see :func:`classify`)."""
+
+    def __init__(self, kind: Failure, detail: str = "", status: int = 0) -> None:
+        super().__init__(f"{kind.value}: {detail}")
+        self.kind = kind
+        self.detail = detail  # the server's error text, or the exception's type (and text)
+        self.status = status  # the HTTP status of a server error (0 or less: none)
 
     @property
     def unavailable(self) -> bool:
@@ -180,18 +167,10 @@ class OllamaFailure:
         return self.kind in NO_ANSWER
 
 
-class OllamaError(Exception):
-    """A failed call of :class:`OllamaHttp`, already classified (see :func:`classify`)."""
-
-    def __init__(self, failure: OllamaFailure) -> None:
-        self.failure = failure
-        super().__init__(f"{failure.kind.value}: {failure.detail}")
-
-
-def classify(exc: BaseException) -> OllamaFailure:
+def classify(exc: BaseException) -> OllamaError:
     """The one map from an exception of an Ollama call to what went wrong."""
     if isinstance(exc, OllamaError):
-        return exc.failure
+        return exc
     import httpx
     import ollama
     import pydantic
@@ -199,18 +178,18 @@ def classify(exc: BaseException) -> OllamaFailure:
     if isinstance(exc, ollama.ResponseError):
         error = one_line(str(exc.error), SERVER_ERROR_CHARS)
         kind = Failure.NOT_FOUND if exc.status_code == 404 else Failure.SERVER_ERROR
-        return OllamaFailure(kind, error, exc.status_code)
+        return OllamaError(kind, error, exc.status_code)
     if isinstance(exc, httpx.ConnectTimeout):
-        return OllamaFailure(Failure.CONNECT_TIMEOUT)
+        return OllamaError(Failure.CONNECT_TIMEOUT)
     if isinstance(exc, httpx.TimeoutException):
-        return OllamaFailure(Failure.READ_TIMEOUT)
+        return OllamaError(Failure.READ_TIMEOUT)
     if isinstance(exc, ConnectionError | httpx.ConnectError):
-        return OllamaFailure(Failure.UNREACHABLE)
+        return OllamaError(Failure.UNREACHABLE)
     if isinstance(exc, httpx.HTTPError):
-        return OllamaFailure(Failure.TRANSPORT, _flat(f"{type(exc).__name__}: {exc}"))
+        return OllamaError(Failure.TRANSPORT, _flat(f"{type(exc).__name__}: {exc}"))
     if isinstance(exc, pydantic.ValidationError | ValueError):  # JSONDecodeError included
-        return OllamaFailure(Failure.MALFORMED, type(exc).__name__)
-    return OllamaFailure(Failure.OTHER, _flat(f"{type(exc).__name__}: {exc}"))
+        return OllamaError(Failure.MALFORMED, type(exc).__name__)
+    return OllamaError(Failure.OTHER, _flat(f"{type(exc).__name__}: {exc}"))
 
 
 _START_OLLAMA = "start Ollama ('ollama serve') or choose another model"
@@ -240,32 +219,6 @@ _MESSAGES: dict[Failure, tuple[str, str]] = {
     ),
     Failure.OTHER: ("{at}: request failed ({detail})", "{at}: request failed ({detail})"),
 }
-
-
-def failure_message(
-    failure: OllamaFailure,
-    settings: OllamaSettings,
-    host: str,
-    *,
-    model: str | None = None,
-    embedding_model: str | None = None,
-) -> str:
-    """One line for a failed call to ``host``. ``model``: the Ollama model the call used (named
-    in a "pull it" hint). ``embedding_model``: the index's model setting (``ollama:NAME``) when
-    the call embedded for the index; None for the LLM features."""
-    llm, embedding = _MESSAGES[failure.kind]
-    at = (
-        f"embedding model '{embedding_model}' at {host}" if embedding_model else f"Ollama at {host}"
-    )
-    return (embedding if embedding_model else llm).format(
-        at=at,
-        detail=failure.detail,
-        code=f" (HTTP {failure.status})" if failure.status > 0 else "",
-        pull=f"; pull it with 'ollama pull {model}'" if model else "",
-        connect=settings.connect_timeout,
-        timeout=settings.timeout,
-        start=_START_OLLAMA,
-    )
 
 
 # ---------------------------------------------------------------------------------- client
@@ -303,14 +256,24 @@ class OllamaHttp:
 
     def message(
         self,
-        failure: OllamaFailure,
+        failure: OllamaError,
         model: str | None = None,
         *,
         embedding_model: str | None = None,
     ) -> str:
-        """:func:`failure_message` for this server and settings."""
-        return failure_message(
-            failure, self.settings, self.host, model=model, embedding_model=embedding_model
+        """One line for a failed call. ``model``: the Ollama model the call used (named in a
+        "pull it" hint). ``embedding_model``: the index's model setting (``ollama:NAME``) when
+        the call embedded for the index; None for the LLM features."""
+        llm, embedding = _MESSAGES[failure.kind]
+        at = f"embedding model '{embedding_model}' at " if embedding_model else "Ollama at "
+        return (embedding if embedding_model else llm).format(
+            at=at + self.host,
+            detail=failure.detail,
+            code=f" (HTTP {failure.status})" if failure.status > 0 else "",
+            pull=f"; pull it with 'ollama pull {model}'" if model else "",
+            connect=self.settings.connect_timeout,
+            timeout=self.settings.timeout,
+            start=_START_OLLAMA,
         )
 
     def embed(self, model: str, texts: Sequence[str]) -> list[list[float]]:
@@ -321,12 +284,9 @@ class OllamaHttp:
         try:
             response = self.client.embed(model=model, input=list(texts))
         except Exception as exc:
-            raise OllamaError(classify(exc)) from exc
-        try:
-            vectors = [[float(x) for x in row] for row in response.embeddings]
-        except (ValueError, TypeError, KeyError) as exc:
-            raise OllamaError(OllamaFailure(Failure.MALFORMED, type(exc).__name__)) from exc
+            raise classify(exc) from exc
+        vectors = [list(row) for row in response.embeddings]  # floats: the client validated them
         if len(vectors) != len(texts) or not all(vectors):
             detail = f"{len(vectors)} vectors for {len(texts)} texts"
-            raise OllamaError(OllamaFailure(Failure.MALFORMED, detail))
+            raise OllamaError(Failure.MALFORMED, detail)
         return vectors

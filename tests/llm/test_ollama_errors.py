@@ -17,11 +17,9 @@ from zettel_lsp.llm import LLMError, LLMUnavailable
 from zettel_lsp.ollama_client import (
     Failure,
     OllamaError,
-    OllamaFailure,
     OllamaHttp,
     OllamaSettings,
     classify,
-    failure_message,
 )
 
 HOST = "http://127.0.0.1:9"
@@ -54,54 +52,53 @@ REQUEST = httpx.Request("POST", f"{HOST}/api/embed")
 def test_classify(exc: BaseException, kind: Failure, detail: str) -> None:
     failure = classify(exc)
     assert (failure.kind, failure.detail) == (kind, detail)
-    assert classify(OllamaError(failure)) is failure
+    assert classify(failure) is failure
 
 
 @pytest.mark.parametrize(
     ("failure", "llm", "index"),
     [
         (
-            OllamaFailure(Failure.NOT_FOUND, "model 'm:latest' not found", 404),
+            OllamaError(Failure.NOT_FOUND, "model 'm:latest' not found", 404),
             f"Ollama at {HOST}: model 'm:latest' not found; pull it with 'ollama pull m:latest'",
             f"embedding model 'ollama:m:latest' at {HOST}: model 'm:latest' not found; "
             "pull it with 'ollama pull m:latest'",
         ),
         (
-            OllamaFailure(Failure.SERVER_ERROR, "runner died", 500),
+            OllamaError(Failure.SERVER_ERROR, "runner died", 500),
             f"Ollama at {HOST} answered with an error: runner died (HTTP 500)",
             f"embedding model 'ollama:m:latest' at {HOST}: runner died (HTTP 500)",
         ),
         (
-            OllamaFailure(Failure.CONNECT_TIMEOUT),
+            OllamaError(Failure.CONNECT_TIMEOUT),
             f"Ollama at {HOST} did not accept a connection within 2 s",
             f"embedding model 'ollama:m:latest' at {HOST}: no connection within 2 s; "
             "start Ollama ('ollama serve') or choose another model",
         ),
         (
-            OllamaFailure(Failure.READ_TIMEOUT),
+            OllamaError(Failure.READ_TIMEOUT),
             f"Ollama at {HOST} did not answer within 60 s (llmTimeout)",
             f"embedding model 'ollama:m:latest' at {HOST}: no answer within 60 s; "
             "start Ollama ('ollama serve') or choose another model",
         ),
         (
-            OllamaFailure(Failure.UNREACHABLE),
+            OllamaError(Failure.UNREACHABLE),
             f"Ollama at {HOST} is not reachable; start it with 'ollama serve' or set ollamaHost",
             f"embedding model 'ollama:m:latest' at {HOST}: not reachable; "
             "start Ollama ('ollama serve') or choose another model",
         ),
         (
-            OllamaFailure(Failure.MALFORMED, "JSONDecodeError"),
+            OllamaError(Failure.MALFORMED, "JSONDecodeError"),
             f"Ollama at {HOST} sent a malformed answer (JSONDecodeError)",
             f"embedding model 'ollama:m:latest' at {HOST}: malformed answer (JSONDecodeError)",
         ),
     ],
 )
-def test_one_map_in_the_words_of_each_caller(failure: OllamaFailure, llm: str, index: str) -> None:
-    assert failure_message(failure, SETTINGS, HOST, model="m:latest") == llm
-    embedding = "ollama:m:latest"
-    assert failure_message(
-        failure, SETTINGS, HOST, model="m:latest", embedding_model=embedding
-    ) == (index)
+def test_one_map_in_the_words_of_each_caller(failure: OllamaError, llm: str, index: str) -> None:
+    http = OllamaHttp(SETTINGS)
+    assert http.host == HOST
+    assert http.message(failure, "m:latest") == llm
+    assert http.message(failure, "m:latest", embedding_model="ollama:m:latest") == index
 
 
 def test_embed_answers_are_checked(stub: OllamaStub) -> None:
@@ -110,7 +107,7 @@ def test_embed_answers_are_checked(stub: OllamaStub) -> None:
     assert http.embed("nomic-embed-text", []) == []
     with pytest.raises(OllamaError) as info:
         http.embed("nope", ["a"])
-    assert info.value.failure.kind is Failure.NOT_FOUND
+    assert info.value.kind is Failure.NOT_FOUND
     http.close()
 
 

@@ -4,19 +4,10 @@ A collection folder holds ``corpus.jsonl`` (``_id``, ``title``, ``text``), ``que
 (``_id``, ``text``), ``qrels/test.tsv`` (``query-id``, ``corpus-id``, ``score``) and optionally
 ``links.tsv`` (``src``, ``dst``, ``type``: a citation graph or title mentions).
 
-:func:`materialise` writes one Markdown card per document into a folder of its own (never into
-the collection): the file is named after the document's title when that is a usable, unique file
-name, otherwise a safe unique name with the real title in frontmatter ``title:``; the document id
-is in frontmatter ``id:``. The body is the text and then the document's links as ``[[stem]]``
-under ``## Cites`` (citation graphs) or ``## Links``. (A document with no text and no links is a
-card of frontmatter only: the index gives such a card one chunk of its title.)
-
-:func:`prepare_work_dir` owns the folder that holds the materialised vault and its index: by
-default one per collection in the user cache. It is reused while its marker names the same
-content hash, and it refuses any folder it did not create and any folder that is, holds or is
-inside the collection (the rules of zettel_lsp/workdir.py); an index folder outside the work
-folder gets the same rules and a marker of its own. Nothing here deletes a folder; a stale card
-is removed only when the vault's own manifest says this module wrote it.
+:func:`materialise` writes one Markdown card per document (:func:`render_card`) into a folder of
+its own, never into the collection; :func:`prepare_work_dir` owns the folder that holds that
+vault and its index (the rules of zettel_lsp/workdir.py). Nothing here deletes a folder; a stale
+card is removed only when the vault's own manifest says this module wrote it.
 """
 
 from __future__ import annotations
@@ -106,7 +97,7 @@ class BeirCollection:
 # ---------------------------------------------------------------------------------- loading
 
 
-def load_beir(root: Path, split: str = "test") -> BeirCollection:
+def load_beir(root: Path) -> BeirCollection:
     """Read a collection folder. Raises :class:`BeirError` naming the file (and line)."""
     root = root.resolve()
     if not root.is_dir():
@@ -129,29 +120,20 @@ def load_beir(root: Path, split: str = "test") -> BeirCollection:
         )
         for line, qid, obj in _records(qpath)
     ]
-    qrels = _load_qrels(root / "qrels" / f"{split}.tsv")
+    qrels = _load_qrels(root / "qrels" / "test.tsv")
     links, types = _load_links(root / "links.tsv")
     return BeirCollection(root, root.name, docs, queries, qrels, links, types)
 
 
 def _records(path: Path) -> Iterator[tuple[int, str, dict[str, Any]]]:
     """(line, ``_id``, object) of a JSONL file whose ids must be unique."""
-    seen: set[str] = set()
-    for line, obj in _jsonl(path):
-        rid = _field_id(obj, path, line)
-        if rid in seen:
-            raise BeirError(path, f"duplicate _id {rid!r}", line)
-        seen.add(rid)
-        yield line, rid, obj
-
-
-def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise BeirError(path, "missing (a BEIR collection needs corpus.jsonl and queries.jsonl)")
     try:
         lines = path.read_bytes().splitlines()
     except OSError as exc:
         raise BeirError(path, f"cannot be read ({exc.strerror or exc})") from exc
+    seen: set[str] = set()
     for n, raw in enumerate(lines, start=1):
         try:
             text = raw.decode("utf-8-sig" if n == 1 else "utf-8")
@@ -165,7 +147,11 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise BeirError(path, f"not a JSON object ({exc.msg})", n) from exc
         if not isinstance(obj, dict):
             raise BeirError(path, "not a JSON object", n)
-        yield n, obj
+        rid = _field_id(obj, path, n)
+        if rid in seen:
+            raise BeirError(path, f"duplicate _id {rid!r}", n)
+        seen.add(rid)
+        yield n, rid, obj
 
 
 def _field_id(obj: Mapping[str, Any], path: Path, line: int) -> str:
@@ -274,13 +260,8 @@ def card_stems(docs: Sequence[BeirDoc]) -> dict[str, str]:
     Deterministic: depends only on the documents and their order."""
     bases = {d.id: safe_stem(d.title) for d in docs}
     counts = Counter(_key(b) for b in bases.values() if b)
-    stems: dict[str, str] = {}
-    taken: set[str] = set()
-    for d in docs:
-        b = bases[d.id]
-        if b and counts[_key(b)] == 1:
-            stems[d.id] = b
-            taken.add(_key(b))
+    stems = {i: b for i, b in bases.items() if b and counts[_key(b)] == 1}
+    taken = {_key(b) for b in stems.values()}
     for d in docs:
         if d.id in stems:
             continue
@@ -309,16 +290,17 @@ def _clean(s: str) -> str:
     return s.encode("utf-8", errors="replace").decode("utf-8")
 
 
-def _label(title: str) -> str:
-    return _SPACES.sub(" ", re.sub(r"[\[\]|]", " ", title)).strip()
+def _link(stem: str, title: str) -> str:
+    """``- [[stem]]``, or ``- [[stem|title]]`` when the title (without ``[]|``) differs."""
+    label = _SPACES.sub(" ", re.sub(r"[\[\]|]", " ", _clean(title))).strip()
+    return f"- [[{stem}|{label}]]\n" if label and label != stem else f"- [[{stem}]]\n"
 
 
 def render_card(
     doc: BeirDoc, stem: str, targets: Sequence[tuple[str, str]], heading: str = "Links"
 ) -> str:
     """One card's Markdown: frontmatter (``id``, and ``title`` when the file name is not the
-    title), the text, and ``## <heading>`` with one
-    ``- [[stem]]`` (``[[stem|title]]`` when they differ) per ``(stem, title)`` target."""
+    title), the text, and ``## <heading>`` with one :func:`_link` per ``(stem, title)`` target."""
     title = _clean(doc.title).strip()
     text = _clean(doc.text).strip()
     meta: dict[str, str] = {"id": _clean(doc.id)}
@@ -329,15 +311,7 @@ def render_card(
     if text:
         parts.append(text + "\n")
     if targets:
-        lines = []
-        for target_stem, target_title in targets:
-            label = _label(_clean(target_title))
-            lines.append(
-                f"- [[{target_stem}|{label}]]\n"
-                if label and label != target_stem
-                else f"- [[{target_stem}]]\n"
-            )
-        parts.append(f"## {heading}\n\n" + "".join(lines))
+        parts.append(f"## {heading}\n\n" + "".join(_link(s, t) for s, t in targets))
     return "\n".join(parts)
 
 
@@ -374,11 +348,7 @@ def materialise(collection: BeirCollection, folder: Path) -> dict[str, str]:
         )
         path = folder / paths[doc.id]
         data = text.encode("utf-8")
-        try:
-            same = path.read_bytes() == data
-        except FileNotFoundError:
-            same = False
-        if not same:
+        if not path.is_file() or path.read_bytes() != data:
             path.write_bytes(data)
     for rel in sorted(written - new_files):
         stale = folder / rel
@@ -457,12 +427,10 @@ def prepare_work_dir(
     check_apart(index, collection.root, what="index folder", vault_what="collection folder")
     check_apart(index, vault, what="index folder", vault_what="vault copy")
     marker = _claim(work, collection, WORK_MARKER, "work folder")
-    index_apart = work not in index.parents
-    if index_apart:
+    if work not in index.parents:  # an index folder of its own
         claim_work_dir(index, vault=None, tool=TOOL, what="index folder")
-    digest = content_hash(collection.root)
-    if index_apart:
         write_marker(index, tool=TOOL, collection=str(collection.root))
+    digest = content_hash(collection.root)
     if (
         marker.get("content_hash") == digest
         and marker.get("version") == MATERIALISE_VERSION

@@ -3,31 +3,19 @@
 For each held-out (src, dst) link, a copy of the vault un-links it (all held-out links at once):
 variant ``mention`` turns the link into its visible text; variant ``removed`` deletes the sentence
 that holds it. The copy is indexed once; then for each src, each ranker lists cards src does not
-link to (nor is), and Recall@5, Recall@10 and MRR of dst are reported, and precision@5 per src
-(the share of its first five suggestions that are held-out links, over the srcs with at least
-one suggestion), for:
+link to (nor is), scored by :class:`_Scores`. The rankers:
 
 - ``ours``: what the server suggests: the legs of :func:`zettel_lsp.search.suggest.suggestion_legs`
-  (unlinked mentions, dense rankings of src's passages, BM25 of src's text, and graph legs that
-  are not titles: shared neighbours, co-citation, coupling, hub lines, backlinks) fused by
-  weighted RRF (:data:`~zettel_lsp.search.suggest.DEFAULT_SUGGEST_FUSION`, or the legs and
-  weights asked for); with ``ablate``, also ours without each leg (``-leg``), without the graph
-  legs (``-graph``), and each leg alone (``=leg``);
+  fused by weighted RRF (:data:`~zettel_lsp.search.suggest.DEFAULT_SUGGEST_FUSION`, or the legs
+  and weights asked for); with ``ablate``, also the rows of :func:`ablations`;
 - ``title``: exact title/alias match only (the unlinked mentions, in order of appearance), and
-  ``title_specific``: the same cards as the server ranks them, most confident first, noise left
-  out (:func:`zettel_lsp.search.suggest.rank_mentions`);
+  ``title_specific``: the same cards as the server ranks them (:func:`mention_rankings`);
 - ``bm25``: BM25 over src's text;
 - ``adamic_adar``: Adamic-Adar on the remaining link graph (two hops).
 
-:func:`holdout_copy` writes the copy into a new temporary folder (marked, removed afterwards),
-never beside or inside the vault; an index folder the caller names must be new, empty or marked
-by eval-links, and apart from the vault (zettel_lsp/workdir.py).
-
 A seed index (:func:`seed_index`, ``eval-links --seed-index DIR``) starts the copy's index from
-an index of the same vault and model: it is copied (under a shared lock, never written), its
-state pointed at the copy, and the indexer then re-reads only the changed notes and reuses the
-stored vector of every chunk whose embedded text is unchanged. The figures equal a cold run's up
-to BM25's average chunk length, which an index fixes when it is first filled.
+an index of the same vault and model, so the indexer re-reads only the changed notes. The figures
+equal a cold run's up to BM25's average chunk length, which an index fixes when first filled.
 """
 
 from __future__ import annotations
@@ -36,13 +24,14 @@ import csv
 import logging
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.eval.metrics import recall_at_k, reciprocal_rank
+from zettel_lsp.eval.metrics import mean_metrics, recall_at_k, reciprocal_rank
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.db import DB_FILE, DB_FILES, copy_db
 from zettel_lsp.index.sparse_copy import copy_tree
@@ -175,10 +164,10 @@ def _shared_lock(folder: Path) -> Iterator[None]:
 _INDEX_FILES = (*DB_FILES, "shard")
 
 
-def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> IndexState:
+def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> None:
     """Copy the index of ``vault`` in ``seed`` into ``index_dir`` (a folder eval-links made)
     as the index of ``copy``: its shard and parsed cards are copied, its state says ``copy``.
-    The seed is only read. Returns the copied state."""
+    The seed is only read."""
     check_apart(index_dir, seed.folder, what="index folder", vault_what="seed index")
     with _shared_lock(seed.folder):
         state = check_seed(seed, vault)
@@ -192,7 +181,6 @@ def seed_index(seed: SeedIndex, vault: Path, index_dir: Path, copy: Path) -> Ind
         copy_db(seed.folder, index_dir)
     state.vault = str(copy.resolve())
     write_state(index_dir, state)
-    return state
 
 
 @contextmanager
@@ -245,49 +233,34 @@ class LinkEvalReport:
     legs_ms: dict[str, float] | None = None  # time to compute one source's legs: p50, p95
 
 
-def precision_at_k(ranked: Sequence[str], relevant: set[str], k: int) -> float | None:
-    """Of the first ``k`` suggestions (fewer when fewer are made), the share that are held-out
-    links; None when nothing is suggested."""
-    top = ranked[:k]
-    if not top:
-        return None
-    return len(relevant & set(top)) / len(top)
-
-
+@dataclass(slots=True)
 class _Scores:
-    """Recall@5, Recall@10 and MRR per held-out pair; precision@5 per source (over sources with
-    at least one suggestion; ``suggested`` is their share)."""
+    """Recall@5, Recall@10 and MRR per held-out pair; precision@5 per source (the share of its
+    first five suggestions that are held-out links, over sources with at least one suggestion;
+    ``suggested`` is their share)."""
 
-    def __init__(self) -> None:
-        self.pairs: dict[str, list[tuple[float, float, float]]] = {}
-        self.precision: dict[str, list[float]] = {}
-        self.sources: dict[str, int] = {}
+    pairs: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+    precision: dict[str, list[float]] = field(default_factory=dict)
+    sources: Counter[str] = field(default_factory=Counter)
 
     def add(self, name: str, ranking: Sequence[str], dsts: set[str]) -> None:
-        rows = self.pairs.setdefault(name, [])
-        for dst in sorted(dsts):
-            rows.append(
-                (
-                    recall_at_k(ranking, {dst}, 5),
-                    recall_at_k(ranking, {dst}, 10),
-                    reciprocal_rank(ranking, {dst}),
-                )
-            )
-        self.sources[name] = self.sources.get(name, 0) + 1
-        p5 = precision_at_k(ranking, dsts, 5)
-        if p5 is not None:
-            self.precision.setdefault(name, []).append(p5)
+        self.pairs.setdefault(name, []).extend(
+            {
+                "recall@5": recall_at_k(ranking, {dst}, 5),
+                "recall@10": recall_at_k(ranking, {dst}, 10),
+                "mrr": reciprocal_rank(ranking, {dst}),
+            }
+            for dst in sorted(dsts)
+        )
+        self.sources[name] += 1
+        if top := ranking[:5]:
+            self.precision.setdefault(name, []).append(len(dsts & set(top)) / len(top))
 
     def report(self, sources: int) -> LinkEvalReport:
         rankers: dict[str, dict[str, float]] = {}
         for name, rows in self.pairs.items():
-            if not rows:
-                continue
             p5 = self.precision.get(name, [])
-            rankers[name] = {
-                "recall@5": sum(r[0] for r in rows) / len(rows),
-                "recall@10": sum(r[1] for r in rows) / len(rows),
-                "mrr": sum(r[2] for r in rows) / len(rows),
+            rankers[name] = mean_metrics(rows) | {
                 "precision@5": sum(p5) / len(p5) if p5 else 0.0,
                 "suggested": len(p5) / self.sources[name],
             }
@@ -315,12 +288,11 @@ def _by_src(held: Sequence[HeldOut]) -> dict[str, set[str]]:
 def ablations(fusion: SuggestFusion) -> dict[str, SuggestFusion]:
     """The ablation rows: ours without the graph legs (``-graph``), without each leg
     (``-leg``), and each leg alone (``=leg``)."""
-    out = {"ours-graph": fusion.without(GRAPH_LEGS)}
-    for leg in fusion.legs:
-        out[f"ours-{leg}"] = fusion.without([leg])
-    for leg in fusion.legs:
-        out[f"={leg}"] = fusion.only([leg])
-    return out
+    return {
+        "ours-graph": fusion.without(GRAPH_LEGS),
+        **{f"ours-{leg}": fusion.without([leg]) for leg in fusion.legs},
+        **{f"={leg}": fusion.only([leg]) for leg in fusion.legs},
+    }
 
 
 def evaluate_links(
@@ -364,13 +336,7 @@ def evaluate_links(
         bm25_hits = engine.store.bm25_search(card.text[:4000], 60)
         bm25 = [p for p in dict.fromkeys(h.path for h in bm25_hits) if p not in exclude]
         aa = [p for p, _ in two_hop_neighbours(graph, src, exclude)]
-        lists = [
-            ("ours", ours),
-            ("title", by_mention["title"]),
-            ("title_specific", by_mention["title_specific"]),
-            ("bm25", bm25),
-            ("adamic_adar", aa),
-        ]
+        lists = [("ours", ours), *by_mention.items(), ("bm25", bm25), ("adamic_adar", aa)]
         lists += [(name, fuse_suggestions(legs, f)) for name, f in rows.items()]
         for name, ranking in lists:
             scores.add(name, ranking, dsts)

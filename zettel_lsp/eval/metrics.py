@@ -23,8 +23,8 @@ def ndcg_at_k(ranked: Sequence[str], gains: Mapping[str, float], k: int) -> floa
     return dcg([gains.get(p, 0.0) for p in ranked[:k]]) / ideal
 
 
-def reciprocal_rank(ranked: Sequence[str], relevant: set[str], k: int | None = None) -> float:
-    for i, p in enumerate(ranked[:k] if k else ranked):
+def reciprocal_rank(ranked: Sequence[str], relevant: set[str]) -> float:
+    for i, p in enumerate(ranked):
         if p in relevant:
             return 1.0 / (i + 1)
     return 0.0

@@ -144,16 +144,16 @@ def ask(
     words = query.terms
     top = results[:k]
 
-    def fallback(err: LLMError, used: Sequence[CardResult], answer: str = "") -> AskResult:
+    def result(used: Sequence[CardResult], answer: str, err: LLMError | None) -> AskResult:
         cancelled = isinstance(err, LLMCancelled) or is_cancelled(cancel)
         return AskResult(
             question,
             answer,
             model,
             [source_dict(r, words) for r in used],
-            None if cancelled else err.message,
+            None if cancelled or err is None else err.message,
             messages,
-            len(used) if answer else 0,
+            len(used) if answer or err is None else 0,
             cancelled,
         )
 
@@ -161,11 +161,11 @@ def ask(
         messages.append("no card matches the question; nothing was sent to the model")
         return AskResult(question, "", model, [], None, messages)
     if is_cancelled(cancel):
-        return fallback(LLMCancelled("cancelled"), top)
+        return result(top, "", LLMCancelled("cancelled"))
     try:
         window = llm.context_window(cancel=cancel)
     except LLMError as exc:
-        return fallback(exc, top)
+        return result(top, "", exc)
     prompt, used = build_prompt(question, top, window)
     parts: list[str] = []
     try:
@@ -176,14 +176,5 @@ def ask(
     except LLMError as exc:
         if parts:
             exc = LLMError(f"the answer was cut off: {exc.message}")
-        return fallback(exc, used, "".join(parts))
-    return AskResult(
-        question,
-        "".join(parts),
-        model,
-        [source_dict(r, words) for r in used],
-        None,
-        messages,
-        len(used),
-        is_cancelled(cancel),
-    )
+        return result(used, "".join(parts), exc)
+    return result(used, "".join(parts), None)

@@ -1,17 +1,16 @@
-"""A small wrapper over the official ``ollama`` client: timeouts, cancellation, one-line errors.
+"""The LLM features' Ollama client: the official ``ollama`` client with timeouts, cancellation
+and one-line errors.
 
-Every call is bounded by the HTTP timeouts (``connect_timeout`` to connect, ``timeout`` without a
-byte from the server). Calls that take ``cancel`` (a ``threading.Event`` or a callable returning
-True when the caller gave up) run the request on a daemon thread and poll ``cancel`` every
-``POLL_SECONDS``: the caller gets control back within that time even while the socket is
-silent, and the thread stops reading at the next chunk (or at the timeout). Every failure is
-raised as :class:`LLMUnavailable` (no server, unknown model, timeout) or :class:`LLMError`
-(server error, malformed answer), never as a client or socket exception: the connection and the
-error map are :mod:`zettel_lsp.ollama_client`'s, shared with the index's ``ollama:`` models.
+Calls that take ``cancel`` (a ``threading.Event`` or a callable returning True when the caller
+gave up) run the request on a daemon thread and poll ``cancel`` every ``POLL_SECONDS``, so the
+caller gets control back at once even while the socket is silent. Failures are raised as
+:class:`LLMUnavailable` (no server, unknown model, timeout) or :class:`LLMError`; the connection
+and the error map are :mod:`zettel_lsp.ollama_client`'s.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -36,6 +35,7 @@ POLL_SECONDS = 0.05
 STATUS_TTL_SECONDS = 10.0
 STATUS_TIMEOUT_SECONDS = 2.0
 DEFAULT_CONTEXT_LENGTH = 4096  # when /api/show does not say
+_END = object()  # the last item of a thread's queue
 
 
 def is_cancelled(cancel: Cancel | None) -> bool:
@@ -88,31 +88,52 @@ class Ollama:
         return LLMUnavailable(message) if failure.unavailable else LLMError(message)
 
     def _run(self, fn: Callable[[], T], cancel: Cancel | None, model: str | None) -> T:
-        """``fn()`` with errors translated; with ``cancel``, on a thread the caller can leave."""
-        if cancel is None:
-            try:
-                return fn()
-            except Exception as exc:
-                raise self.translate(exc, model) from exc
-        box: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+        """``fn()`` with errors translated, on a thread the caller leaves when ``cancel`` fires."""
+
+        def once() -> Generator[T, None, None]:
+            yield fn()
+
+        for value in self._threaded(once, cancel, model):
+            return value
+        raise LLMCancelled("cancelled")
+
+    def _threaded(
+        self,
+        produce: Callable[[], Generator[T, None, None]],
+        cancel: Cancel | None,
+        model: str | None,
+    ) -> Iterator[T]:
+        """The items of ``produce()``, made on a daemon thread. Ends within ``POLL_SECONDS`` of
+        ``cancel`` firing; the thread then stops (and closes ``produce()``) at its next item or
+        at the read timeout. Errors are raised translated."""
+        box: queue.Queue[tuple[bool, Any]] = queue.Queue()
+        stop = threading.Event()
 
         def work() -> None:
             try:
-                box.put((True, fn()))
+                with contextlib.closing(produce()) as items:
+                    for item in items:
+                        if stop.is_set():
+                            return
+                        box.put((True, item))
+                box.put((True, _END))
             except BaseException as exc:  # noqa: BLE001 - handed to the caller
                 box.put((False, exc))
 
         threading.Thread(target=work, name="zettel-ollama", daemon=True).start()
-        while True:
-            if is_cancelled(cancel):
-                raise LLMCancelled("cancelled")
-            try:
-                ok, value = box.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                continue
-            if ok:
-                return value  # type: ignore[no-any-return]
-            raise self.translate(value, model) from value
+        try:
+            while not is_cancelled(cancel):
+                try:
+                    ok, value = box.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                if not ok:
+                    raise self.translate(value, model) from value
+                if value is _END:
+                    return
+                yield value
+        finally:
+            stop.set()
 
     # ------------------------------------------------------------------ calls
 
@@ -126,36 +147,34 @@ class Ollama:
             if not refresh and self._status and now - self._status[0] < STATUS_TTL_SECONDS:
                 return dict(self._status[1])
         s = self.settings
-        out: dict[str, Any] = {
-            "reachable": False,
-            "host": self.host,
-            "models": [],
-            "chat_model": s.chat_model,
-            "chat_model_available": False,
-            "embed_model": s.embed_model,
-            "embed_model_available": False,
-            "message": None,
-        }
+        message: str | None = None
         try:
             listed = self._status_http.client.list()
             models = sorted({m.model for m in listed.models if m.model})
         except Exception as exc:  # noqa: BLE001 - reported, not raised
-            err = self.translate(exc)
+            models = []
+            message = self.translate(exc).message
             if isinstance(exc, httpx.TimeoutException):
-                err = LLMUnavailable(
+                message = (
                     f"Ollama at {self.host} did not answer within {STATUS_TIMEOUT_SECONDS:g} s"
                 )
-            out["message"] = err.message
-        else:
-            out["reachable"] = True
-            out["models"] = models
-            out["chat_model_available"] = any(same_model(m, s.chat_model) for m in models)
-            out["embed_model_available"] = any(same_model(m, s.embed_model) for m in models)
-            if not out["chat_model_available"]:
-                out["message"] = (
-                    f"Ollama at {self.host} has no model '{s.chat_model}'; "
-                    f"pull it with 'ollama pull {s.chat_model}'"
-                )
+        reachable = message is None
+        chat_available = any(same_model(m, s.chat_model) for m in models)
+        if reachable and not chat_available:
+            message = (
+                f"Ollama at {self.host} has no model '{s.chat_model}'; "
+                f"pull it with 'ollama pull {s.chat_model}'"
+            )
+        out = {
+            "reachable": reachable,
+            "host": self.host,
+            "models": models,
+            "chat_model": s.chat_model,
+            "chat_model_available": chat_available,
+            "embed_model": s.embed_model,
+            "embed_model_available": any(same_model(m, s.embed_model) for m in models),
+            "message": message,
+        }
         with self._lock:
             self._status = (time.monotonic(), out)
         return dict(out)
@@ -225,58 +244,29 @@ class Ollama:
         model: str | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> Iterator[str]:
-        """Stream ``/api/chat``: yields pieces of the answer as they arrive.
-
-        Stops (the iterator ends) within ``POLL_SECONDS`` of ``cancel`` firing, even while the
-        server is silent; the reading thread then closes the response at its next chunk or
-        at the read timeout. Raises LLMError / LLMUnavailable on failure (also mid-stream)."""
+        """Stream ``/api/chat``: yields pieces of the answer as they arrive; ends when
+        ``cancel`` fires (see :meth:`_threaded`). Raises LLMError / LLMUnavailable on failure
+        (also mid-stream)."""
         name = model or self.settings.chat_model
-        chunks: queue.Queue[tuple[str, Any]] = queue.Queue()
-        stop = threading.Event()
         payload = [dict(m) for m in messages]
         opts = self._options(options, cancel)
 
-        def work() -> None:
-            try:
-                stream = cast(
-                    Generator[ollama.ChatResponse, None, None],
-                    self._http.client.chat(model=name, messages=payload, stream=True, options=opts),
-                )
-                try:
-                    for part in stream:
-                        if stop.is_set():
-                            return
-                        if part.message.content:
-                            chunks.put(("text", part.message.content))
-                        if part.done:
-                            chunks.put(("done", part.done_reason))
-                            return
-                finally:
-                    stream.close()  # closes the HTTP response
-                chunks.put(("error", LLMError(f"Ollama at {self.host} ended the answer early")))
-            except BaseException as exc:  # noqa: BLE001 - handed to the reader
-                chunks.put(("error", exc))
+        def pieces() -> Generator[str, None, None]:
+            stream = cast(
+                Generator[ollama.ChatResponse, None, None],
+                self._http.client.chat(model=name, messages=payload, stream=True, options=opts),
+            )
+            with contextlib.closing(stream):  # closes the HTTP response
+                for part in stream:
+                    if part.message.content:
+                        yield part.message.content
+                    if part.done:
+                        if part.done_reason == "length":
+                            log.info("the answer reached the model's length limit")
+                        return
+            raise LLMError(f"Ollama at {self.host} ended the answer early")
 
-        thread = threading.Thread(target=work, name="zettel-ollama-stream", daemon=True)
-        thread.start()
-        try:
-            while True:
-                if is_cancelled(cancel):
-                    return
-                try:
-                    kind, value = chunks.get(timeout=POLL_SECONDS)
-                except queue.Empty:
-                    continue
-                if kind == "text":
-                    yield str(value)
-                elif kind == "done":
-                    if value == "length":
-                        log.info("the answer reached the model's length limit")
-                    return
-                else:
-                    raise self.translate(value, name) from value
-        finally:
-            stop.set()
+        yield from self._threaded(pieces, cancel, name)
 
     def embed(
         self, texts: Sequence[str], cancel: Cancel | None = None, *, model: str | None = None

@@ -41,23 +41,11 @@ def parse_queries(answer: str, original: str) -> list[str]:
     data = loads_lenient(answer)
     if data is None:
         raise LLMError("the model did not answer in JSON")
-    found: list[Any] = []
-    if isinstance(data, list):
-        found = data
-    elif isinstance(data, str):
-        found = [data]
-    elif isinstance(data, dict):
-        for key in _LIST_KEYS:
-            value = data.get(key)
-            if isinstance(value, list):
-                found = value
-                break
-            if isinstance(value, str):
-                found = [value]
-                break
-        else:
-            lists = [v for v in data.values() if isinstance(v, list)]
-            found = lists[0] if lists else []
+    if isinstance(data, dict):  # the first known key, else the first list
+        known = next((data[k] for k in _LIST_KEYS if isinstance(data.get(k), list | str)), None)
+        lists = (v for v in data.values() if isinstance(v, list))
+        data = known if known is not None else next(lists, [])
+    found: list[Any] = [data] if isinstance(data, str) else data if isinstance(data, list) else []
     seen = {normalise_text(original).casefold()}
     out: list[str] = []
     for item in found:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import re
 from typing import Any
@@ -19,26 +21,15 @@ def loads_lenient(text: str) -> Any | None:
     text = text.strip()
     if not text:
         return None
-    try:
+    with contextlib.suppress(ValueError):
         return json.loads(text)
-    except ValueError:
-        pass
     fenced = _FENCE.search(text)
     if fenced:
-        try:
+        with contextlib.suppress(ValueError):
             return json.loads(fenced.group(1))
-        except ValueError:
-            pass
     decoder = json.JSONDecoder()
-    tries = 0
-    for at, char in enumerate(text[:MAX_SCAN_CHARS]):
-        if char in "{[":
-            try:
-                value, _ = decoder.raw_decode(text, at)
-            except ValueError:
-                tries += 1
-                if tries >= MAX_TRIES:
-                    return None
-                continue
-            return value
+    starts = (at for at, char in enumerate(text[:MAX_SCAN_CHARS]) if char in "{[")
+    for at in itertools.islice(starts, MAX_TRIES):
+        with contextlib.suppress(ValueError):
+            return decoder.raw_decode(text, at)[0]
     return None

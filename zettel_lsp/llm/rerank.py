@@ -34,34 +34,6 @@ _ID_KEYS = ("id", "note", "index", "n")
 _RATING_KEYS = ("rating", "score", "relevance", "grade")
 
 
-def rate(
-    llm: Ollama,
-    query: str,
-    candidates: Sequence[CardResult],
-    words: Sequence[str],
-    cancel: Cancel | None = None,
-) -> dict[int, float]:
-    """The model's 0-3 rating per candidate index (0-based). Raises LLMError."""
-    notes = "\n".join(
-        RERANK_NOTE.format(
-            id=i,
-            title=r.title,
-            excerpt=excerpt(_body(str(r.chunk.get("text", "")), r.title), words, EXCERPT_CHARS),
-        )
-        for i, r in enumerate(candidates, start=1)
-    )
-    answer = llm.chat(
-        [
-            {"role": "system", "content": RERANK_SYSTEM},
-            {"role": "user", "content": RERANK_USER.format(query=query, notes=notes)},
-        ],
-        cancel,
-        format="json",
-        options={"temperature": 0.0},
-    )
-    return parse_ratings(answer, len(candidates))
-
-
 def _body(text: str, title: str) -> str:
     """The chunk without a first heading that repeats the title (the prompt shows the title)."""
     first, _, rest = text.partition("\n")
@@ -71,16 +43,12 @@ def _body(text: str, title: str) -> str:
 
 
 def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
+    """A rating as the model wrote it (3, 2.5, " 3 "), clamped to 0-3; None when it is none."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
-        x = float(value)
-    elif isinstance(value, str):
-        try:
-            x = float(value.strip())
-        except ValueError:
-            return None
-    else:
+    try:
+        x = float(value)  # strips whitespace around a string itself
+    except ValueError:
         return None
     return min(max(x, 0.0), MAX_RATING) if math.isfinite(x) else None
 
@@ -137,13 +105,7 @@ def parse_ratings(answer: str, n: int) -> dict[int, float]:
     return ratings
 
 
-def combine(
-    results: Sequence[CardResult],
-    ratings: dict[int, float],
-    *,
-    k: int = RRF_K,
-    llm_weight: float = LLM_WEIGHT,
-) -> list[CardResult]:
+def combine(results: Sequence[CardResult], ratings: dict[int, float], k: int) -> list[CardResult]:
     """New results (copies) ordered by the RRF of fused order and rating order (module doc).
     Each rated card records ``notes["llm_rating"]`` and ``legs["llm"]`` (its rating rank)."""
     out: list[CardResult] = []
@@ -151,7 +113,7 @@ def combine(
         c = CardResult(r.path, 1.0 / (k + i + 1), r.chunk, dict(r.legs), dict(r.notes))
         if i in ratings:
             rank = 1 + sum(1 for v in ratings.values() if v > ratings[i])
-            c.score += llm_weight / (k + rank)
+            c.score += LLM_WEIGHT / (k + rank)
             c.legs["llm"] = rank
             c.notes["llm_rating"] = ratings[i]
         out.append(c)
@@ -168,11 +130,27 @@ def llm_rerank(
     *,
     k: int = RRF_K,
     cancel: Cancel | None = None,
-    candidates: int = MAX_CANDIDATES,
 ) -> list[CardResult]:
-    """Rate the top ``candidates`` and combine (see module doc). Raises LLMError."""
+    """The model rates the top ``MAX_CANDIDATES`` 0-3, combined with the fused order (see
+    module doc). Raises LLMError."""
     if not results:
         return []
-    top = list(results[:candidates])
-    ratings = rate(llm, query, top, words, cancel)
-    return combine(results, ratings, k=k)
+    top = results[:MAX_CANDIDATES]
+    notes = "\n".join(
+        RERANK_NOTE.format(
+            id=i,
+            title=r.title,
+            excerpt=excerpt(_body(str(r.chunk.get("text", "")), r.title), words, EXCERPT_CHARS),
+        )
+        for i, r in enumerate(top, start=1)
+    )
+    answer = llm.chat(
+        [
+            {"role": "system", "content": RERANK_SYSTEM},
+            {"role": "user", "content": RERANK_USER.format(query=query, notes=notes)},
+        ],
+        cancel,
+        format="json",
+        options={"temperature": 0.0},
+    )
+    return combine(results, parse_ratings(answer, len(top)), k)

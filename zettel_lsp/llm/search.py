@@ -62,9 +62,9 @@ def search_llm(
             subqueries = expand_query(llm, query.text, cancel)
         except LLMError as exc:
             messages.append(f"query expansion skipped: {exc.message}")
-    plain = llm is None or query.empty or not (subqueries or rerank)
+    llm = None if query.empty or not (subqueries or rerank) else llm
     try:
-        return _search(engine, llm, query, subqueries, opts, rerank, plain, cancel, messages, read)
+        return _search(engine, llm, query, subqueries, opts, rerank, cancel, read, messages)
     except EmbedderError as exc:
         if "dense" not in opts.legs:
             raise
@@ -72,9 +72,7 @@ def search_llm(
         lexical = replace(opts, legs=tuple(leg for leg in opts.legs if leg != "dense"))
         if not lexical.legs:
             return [], messages
-        return _search(
-            engine, llm, query, subqueries, lexical, rerank, plain, cancel, messages, read
-        )
+        return _search(engine, llm, query, subqueries, lexical, rerank, cancel, read, messages)
 
 
 def _search(
@@ -84,12 +82,11 @@ def _search(
     subqueries: list[str],
     opts: SearchOptions,
     rerank: bool,
-    plain: bool,
     cancel: Cancel | None,
-    messages: list[str],
     read: Reader,
+    messages: list[str],
 ) -> tuple[list[CardResult], list[str]]:
-    if plain or llm is None:
+    if llm is None:  # no LLM step: exactly engine.search
         vectors = engine.query_vectors([query], opts)  # the model call, outside ``read``
         return read(lambda: engine.search(query, opts, vectors=vectors)), messages
     queries: list[str | Query] = [query, *subqueries]
@@ -128,10 +125,6 @@ def _search(
 _KINDS = ("exact", "prefix", "covers", "inside")  # search/titles.py, strongest first
 
 
-def _strength(kind: str) -> int:
-    return _KINDS.index(kind) if kind in _KINDS else len(_KINDS)
-
-
 def fused_candidates(
     engine: SearchEngine,
     queries: Sequence[str | Query],
@@ -155,7 +148,7 @@ def fused_candidates(
         matches = engine.titles.search(query, opts.leg_depth)
         for m in matches:
             old = title_matches.get(m.path)
-            if old is None or _strength(m.kind) < _strength(old):
+            if old is None or _KINDS.index(m.kind) < _KINDS.index(old):
                 title_matches[m.path] = m.kind
         words.extend(w for w in query.terms if w not in words)
         for leg, hits in engine.run_legs(query, opts, matches, vectors=vectors).items():

@@ -1,15 +1,11 @@
 """Embeddings from an Ollama server: a model setting ``ollama:<name>`` (e.g.
-``ollama:nomic-embed-text``).
+``ollama:nomic-embed-text``), through :class:`~zettel_lsp.ollama_client.OllamaHttp`.
 
-Vectors come from ``/api/embed`` (through :class:`~zettel_lsp.ollama_client.OllamaHttp`), in
-batches of ``batch_size`` texts. The ``model_id`` is ``ollama:<name>:<tag>`` (``:latest`` when
-no tag is given) and does not contain the host, so moving Ollama to another port does not
-re-embed. The dimension comes from a probe (one request) and is remembered in
-``<cache_dir>/ollama-dims.json``, so an index can open (lexical legs) while Ollama is down.
-Token counting for chunking uses the bundled model's tokenizer (offline). The host and timeouts
-are the :class:`~zettel_lsp.ollama_client.OllamaSettings` passed in. When Ollama does not
-answer, calls raise :class:`EmbedderError` with a one-line message, and for
-``OLLAMA_RETRY_SECONDS`` afterwards fail at once instead of waiting again.
+The ``model_id`` is ``ollama:<name>:<tag>`` without the host, so moving Ollama does not
+re-embed. The dimension comes from a probe and is remembered in ``<cache_dir>/ollama-dims.json``,
+so an index can open (lexical legs) while Ollama is down. Tokens are counted with the bundled
+model's tokenizer (offline). After Ollama did not answer, calls fail at once for
+``OLLAMA_RETRY_SECONDS`` instead of waiting again.
 """
 
 from __future__ import annotations
@@ -20,6 +16,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Unpack
 
@@ -71,7 +68,6 @@ class OllamaEmbedder(Embedder):
         self.document_prefix, self.query_prefix = _TASK_PREFIXES.get(base, ("", ""))
         self._http = OllamaHttp(ollama)
         self._tokenizer_dir = assemble_default_model(cache_dir)  # counts tokens, offline
-        self._dim: int | None = None
         self._down_until = 0.0
         self._down_message = ""
 
@@ -79,21 +75,8 @@ class OllamaEmbedder(Embedder):
     def model_id(self) -> str:
         return f"{OLLAMA_PREFIX}{self.ollama_model}"  # host-independent
 
-    @property
+    @cached_property
     def dim(self) -> int:
-        if self._dim is None:
-            self._dim = self._probe_dim()
-        return self._dim
-
-    def close(self) -> None:
-        self._http.close()
-
-    def _load_tokenizer(self) -> Tokenizer:
-        from tokenizers import Tokenizer
-
-        return Tokenizer.from_file(str(self._tokenizer_dir / "tokenizer.json"))
-
-    def _probe_dim(self) -> int:
         """Probe the dimension; remember it so the index opens while Ollama is down."""
         cache = self.cache_dir / _DIMS_FILE
         try:
@@ -121,6 +104,14 @@ class OllamaEmbedder(Embedder):
                 log.info("could not remember the embedding dimension in %s: %s", cache, exc)
         return dim
 
+    def close(self) -> None:
+        self._http.close()
+
+    def _load_tokenizer(self) -> Tokenizer:
+        from tokenizers import Tokenizer
+
+        return Tokenizer.from_file(str(self._tokenizer_dir / "tokenizer.json"))
+
     def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One ``/api/embed`` call; failures as one-line EmbedderErrors. After Ollama did not
         answer, fails at once (with the same message) for OLLAMA_RETRY_SECONDS."""
@@ -129,9 +120,8 @@ class OllamaEmbedder(Embedder):
         try:
             return self._http.embed(self.ollama_model, texts)
         except OllamaError as exc:
-            failure = exc.failure
-            message = self._http.message(failure, self.ollama_model, embedding_model=self.model_id)
-            if failure.no_answer:
+            message = self._http.message(exc, self.ollama_model, embedding_model=self.model_id)
+            if exc.no_answer:
                 self._down_message = message
                 self._down_until = time.monotonic() + OLLAMA_RETRY_SECONDS
             raise EmbedderError(message) from exc
