@@ -22,42 +22,24 @@ LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[[ xX/-]\][ \t
 
 Spans = list[tuple[int, int]]
 
-# Everything here is a linear scan: a regular expression for "optional blockquote markers, then
-# a fence" backtracked exponentially on ~30 nested ``> `` markers (issue #12).
-
-
-def _after_quote_markers(text: str, pos: int, end: int) -> int:
-    """Where a line's content starts after blockquote markers (each: up to 3 spaces or tabs,
-    ``>``, one optional space) and up to 3 spaces of indentation."""
-    while True:
-        k, n = pos, 0
-        while k < end and n < 3 and text[k] in " \t":
-            k += 1
-            n += 1
-        if k < end and text[k] == ">":
-            pos = k + 1
-            if pos < end and text[pos] == " ":
-                pos += 1
-            continue
-        break
-    n = 0
-    while pos < end and n < 3 and text[pos] == " ":
-        pos += 1
-        n += 1
-    return pos
+# Blockquote markers (each: up to 3 spaces or tabs, ``>``, one optional space), up to 3 spaces,
+# then a fence mark, if any. Possessive: a backtracking form took minutes on ~30 nested ``> ``
+# markers (issue #12).
+_FENCE = re.compile(r"(?:[ \t]{0,3}> ?)*+ {0,3}(`{3,}|~{3,})?")
+# An ATX heading's marks: up to 3 spaces, 1-6 ``#``, then a space, a tab or the end of the line.
+_ATX = re.compile(r" {0,3}(#{1,6})(?=[ \t]|\Z)")
 
 
 def _fence(text: str, pos: int, end: int) -> tuple[str, int, int]:
     """The fence mark of the line ``text[pos:end]`` (after blockquote markers and up to 3 spaces):
     its character, run length and end. The run is 0 where no fence opens or closes: fewer than 3
     backticks or tildes, or backticks followed by a backtick (an info string cannot hold one)."""
-    at = k = _after_quote_markers(text, pos, end)
-    char = text[at] if at < end else ""
-    while char in ("`", "~") and k < end and text[k] == char:
-        k += 1
-    if k - at < 3 or (char == "`" and "`" in text[k:end]):
-        return "", 0, k
-    return char, k - at, k
+    m = _FENCE.match(text, pos, end)
+    assert m is not None  # every part of the pattern is optional
+    run = m.group(1)
+    if not run or (run[0] == "`" and "`" in text[m.end() : end]):
+        return "", 0, m.end()
+    return run[0], len(run), m.end()
 
 
 def fence_line(line: str) -> bool:
@@ -67,24 +49,15 @@ def fence_line(line: str) -> bool:
 
 def atx_heading(line: str) -> tuple[int, str] | None:
     """An ATX heading line (up to 3 spaces, 1-6 ``#``, then a space, a tab or the end) as
-    (level, text without the closing ``#`` sequence), else None. One pass over the line."""
-    n = len(line)
-    i = 0
-    while i < n and i < 3 and line[i] == " ":
-        i += 1
-    j = i
-    while j < n and line[j] == "#":
-        j += 1
-    level = j - i
-    if not 1 <= level <= 6 or (j < n and line[j] not in " \t"):
+    (level, text without the closing ``#`` sequence), else None."""
+    m = _ATX.match(line)
+    if m is None:
         return None
-    rest = line[j:].strip(" \t")
-    k = len(rest)
-    while k > 0 and rest[k - 1] == "#":
-        k -= 1
-    if 0 < k < len(rest) and rest[k - 1] in " \t":
-        rest = rest[:k].rstrip(" \t")
-    return level, rest
+    rest = line[m.end() :].strip(" \t")
+    body = rest.rstrip("#")
+    if body != rest and body[-1:] in (" ", "\t"):
+        rest = body.rstrip(" \t")
+    return len(m.group(1)), rest
 
 
 def fenced_code_spans(text: str, start: int = 0) -> Spans:
