@@ -208,21 +208,11 @@ def _markdown_dest(link: Link) -> tuple[Part, bool] | None:
     found = markdown_links(link.raw)
     if not found or found[0].start != 0:
         return None
-    m = found[0]
-    close = (2 if m.embed else 1) + len(m.text)
-    q = close + 2
-    while q < len(link.raw) and link.raw[q] in " \t":
-        q += 1
-    angle = link.raw[q : q + 1] == "<"
-    if angle:
-        q += 1
-    dest = m.destination
-    if link.raw[q : q + len(dest)] != dest:
-        return None
+    dest, q = found[0].destination, found[0].dest_start
     lead = len(dest) - len(dest.lstrip())
     path = dest.strip().split("#", 1)[0]
     at = link.span.start + q + lead
-    return Part(at, at + len(path), path), angle
+    return Part(at, at + len(path), path), link.raw[q - 1] == "<"
 
 
 def _markdown_fragment(link: Link) -> tuple[Part, bool] | None:
