@@ -211,11 +211,7 @@ class MentionMatcher:
             return []
         if not self._built:
             self.prepare()
-        back: tuple[list[int], list[int]] | None = None
-        if not unicodedata.is_normalized("NFC", text):  # matched as NFC, reported in text
-            text, starts_in, ends_in = nfc_with_offsets(text)
-            back = (starts_in, ends_in)
-        low = lower_same_length(text)
+        low, back = _matchable(text)
         n = len(low)
         candidates: list[tuple[int, int, str, tuple[str, ...]]] = []
         owners = self._owners
@@ -260,11 +256,7 @@ def phrases_in(
     scan costs time: the title index's ``inside`` matches."""
     if not text or longest <= 0:
         return []
-    back: tuple[list[int], list[int]] | None = None
-    if not unicodedata.is_normalized("NFC", text):
-        text, starts_in, ends_in = nfc_with_offsets(text)
-        back = (starts_in, ends_in)
-    low = lower_same_length(text)
+    low, back = _matchable(text)
     n = len(low)
     word = [_is_word_char(c) for c in low]
     # a match may start at i unless i is inside a word, and end at j unless j is inside one
@@ -280,6 +272,15 @@ def phrases_in(
             if sub in table and long_enough(sub, min_length) and not _joined(low, start, end):
                 candidates.append((start, end, sub, (sub,)))
     return _select(candidates, back, ())
+
+
+def _matchable(text: str) -> tuple[str, tuple[list[int], list[int]] | None]:
+    """``text`` as matched (NFC, lower case), with its characters' offsets in ``text`` when
+    NFC moved them."""
+    if unicodedata.is_normalized("NFC", text):
+        return lower_same_length(text), None
+    nfc, starts, ends = nfc_with_offsets(text)
+    return lower_same_length(nfc), (starts, ends)
 
 
 def _select(
