@@ -174,7 +174,6 @@ class LinkGraph:
         same: dict[Resolution, Resolution] = {}
         for path in g.cards:
             g._resolve_links(path, same)
-        g._matcher = g._build_matcher()
         reusable = g._reusable(mentions)
         for path, card in g.cards.items():
             entry = reusable(path, card.text)
@@ -495,12 +494,6 @@ class LinkGraph:
             return set()
         return {normalise(p) for p in (card.title, *card.aliases)}
 
-    def _build_matcher(self) -> MentionMatcher:
-        return MentionMatcher(
-            ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases)),
-            self.mention_min_length,
-        )
-
     def prepare_mentions(self) -> None:
         """Build the mention matcher's automata now, not on the first change that needs them
         (:meth:`MentionMatcher.prepare`); safe outside the vault lock."""
@@ -513,7 +506,8 @@ class LinkGraph:
 
     def _matcher_now(self) -> MentionMatcher:
         if self._matcher is None:
-            self._matcher = self._build_matcher()
+            names = ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases))
+            self._matcher = MentionMatcher(names, self.mention_min_length)
         return self._matcher
 
     def _refresh_mentions(self, touched: list[str], changed: set[str]) -> None:
@@ -525,8 +519,8 @@ class LinkGraph:
             skip = set(touched)
             others = (c for p, c in self.cards.items() if p not in skip) if len(probe) else ()
             hit = {c.path: c.text for c in others if probe.find(c.text)}
-            for src in [p for p in self.cards if p in hit]:  # in the cards' order, as before
-                self._find_mentions(src, hit[src])
+            for src, text in hit.items():
+                self._find_mentions(src, text)
         for path in touched:
             self._find_mentions(path)
 
@@ -561,12 +555,9 @@ class LinkGraph:
     def _mention_target(self, path: str, keys: tuple[str, ...]) -> str | None:
         """The card a name owned by ``keys`` names in the card at ``path``: None for the card's
         own title, or a name it shares with others."""
-        if len(keys) == 1:
-            key = keys[0]
-            return key if key != path and key in self.cards else None
         if path in keys:
             return None
         owners = [k for k in keys if k in self.cards]
-        if len(owners) <= 1:
-            return owners[0] if owners else None
-        return min(owners, key=lambda p: tie_break_key(p, path))
+        if len(owners) == 1:
+            return owners[0]
+        return min(owners, key=lambda p: tie_break_key(p, path), default=None)
