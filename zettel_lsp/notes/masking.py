@@ -232,35 +232,25 @@ def math_spans(text: str) -> Spans:
     if len(runs) < 2:
         return []
     blanks = [m.start() for m in _BLANK_LINE.finditer(text)]
-    # for each run, the next double run and the next run that can close inline math (-1: none)
-    next_double = [-1] * len(runs)
-    next_closer = [-1] * len(runs)
-    nd = nc = -1
-    for i in range(len(runs) - 1, -1, -1):
-        next_double[i], next_closer[i] = nd, nc
-        s, e = runs[i]
-        if e - s >= 2:
-            nd = i
-        elif s > 0 and not text[s - 1].isspace() and not (e < n and text[e].isdigit()):
-            nc = i
+    doubles = [i for i, (s, e) in enumerate(runs) if e - s >= 2]
+    # single runs that can close inline math
+    closers = [
+        i
+        for i, (s, e) in enumerate(runs)
+        if e - s == 1 and s > 0 and not text[s - 1].isspace() and not (e < n and text[e].isdigit())
+    ]
     spans: Spans = []
     i = 0
     while i < len(runs):
         s, e = runs[i]
-        if e - s >= 2:
-            j = next_double[i]
-            if j == -1:
-                i += 1
-                continue
-            spans.append((s, runs[j][1]))
-            i = j + 1
-            continue
-        j = next_closer[i]
-        if j == -1 or e >= n or text[e].isspace():
-            i += 1
-            continue
-        b = bisect.bisect_right(blanks, s)
-        if b < len(blanks) and blanks[b] < runs[j][0]:  # the closer is in a later paragraph
+        after = doubles if e - s >= 2 else closers
+        k = bisect.bisect_right(after, i)
+        j = after[k] if k < len(after) else -1
+        if j != -1 and e - s == 1:
+            b = bisect.bisect_right(blanks, s)
+            if e >= n or text[e].isspace() or (b < len(blanks) and blanks[b] < runs[j][0]):
+                j = -1  # no opener, or the closer is in a later paragraph
+        if j == -1:
             i += 1
             continue
         spans.append((s, runs[j][1]))
