@@ -83,9 +83,11 @@ class NameSource(StrEnum):
 
 _BAD_TITLE = re.compile(r"[|#^\[\]\n\r]")
 _WIKI_INNER = re.compile(r"^(!?)\[\[(.*)\]\]$", re.DOTALL)
-_FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE)
+_FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENCODE = {"%": "%25", " ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\t": "%09"}
 _HIGH_ESCAPE = re.compile(r"%[89A-Fa-f][0-9A-Fa-f]")
+# what a wikilink may write before the path: Dendron's scheme, then "./" or "/"
+_WIKI_PREFIX = re.compile(rf"(?:{DENDRON_SCHEME.pattern})?(?:\./|/)?", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------ names
@@ -374,13 +376,9 @@ def _retarget(
 
 
 def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) -> str | None:
-    m = DENDRON_SCHEME.match(written)
+    m = _WIKI_PREFIX.match(written)
     prefix = m.group(0) if m else ""
     body = written[len(prefix) :]
-    for lead in ("./", "/"):
-        if body.startswith(lead):
-            prefix, body = prefix + lead, body[len(lead) :]
-            break
     has_md = body.lower().endswith(".md")
     md = body[-3:] if has_md else ""
     bare = body[:-3] if has_md else body
@@ -469,18 +467,15 @@ def frontmatter_title(card: Card) -> Part | None:
     """The frontmatter ``title`` value as written (inside its quotes, if quoted)."""
     if card.body_start_line == 0:
         return None
-    index = LineIndex(card.text)
-    for line in range(1, card.body_start_line - 1):
-        text = index.line_text(line)
-        m = _FM_TITLE.match(text)
-        if m is None:
-            continue
-        value = m.group(2)
-        at = index.line_start(line) + m.start(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            return Part(at + 1, at + len(value) - 1, value[1:-1])
-        return Part(at, at + len(value), value)
-    return None
+    index = LineIndex(card.text)  # between the "---" lines
+    inner = index.line_start(1), index.line_start(card.body_start_line - 1)
+    m = _FM_TITLE.search(card.text, *inner)
+    if m is None:
+        return None
+    value, at = m.group(2), m.start(2)
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return Part(at + 1, at + len(value) - 1, value[1:-1])
+    return Part(at, at + len(value), value)
 
 
 _YAML_PLAIN_UNSAFE = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`\s]|: | #|:$|\s$")
