@@ -15,8 +15,7 @@ try:  # the C loader is ~10x faster on 13k cards; fall back to pure Python where
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
-# Parsed front matter is bounded: deeper or larger values are kept as plain text (a 1 KB block
-# nested 500 levels deep broke pickling and JSON downstream).
+# Parsed front matter is bounded (pickling and JSON recurse): deeper values are kept as text.
 MAX_DEPTH = 16
 MAX_NODES = 10_000
 

@@ -14,10 +14,6 @@ binary, and it must be right on a three-word query as on a card:
    (ä, ß, é, ñ, ç, ...) count as one such word each, up to three.
 3. **No evidence** (a short query of content words, "search inside vault"): English, the
    default model's language; the lexical legs answer it either way.
-
-No packaged language identifier: ``py3langid`` called short English queries French, Danish
-or Latin, and loads a model; the rules above need no data file and call the golden queries
-right (``tests/notes/test_language.py``).
 """
 
 from __future__ import annotations

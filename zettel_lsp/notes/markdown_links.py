@@ -1,18 +1,15 @@
 """Markdown links ``[text](destination "title")`` found by a linear scan.
 
-The grammar is the regular expression the parser used before (issue #12)::
+The grammar is this regular expression's (a test compares the two on random input)::
 
     (!?)\\[((?:[^\\[\\]\\n\\\\]|\\\\.|\\[[^\\[\\]\\n]*\\])*)\\]
     \\([ \\t]*(?:<([^<>\\n]*)>|((?:[^\\s()\\\\<]|\\\\.|\\([^\\s()]*\\))+))
     (?:[ \\t]+(?:"[^"\\n]*"|'[^'\\n]*'|\\([^()\\n]*\\)))?[ \\t]*\\)
 
 that is: the text may hold escapes and one level of [brackets]; the destination is ``<...>`` or
-bare, with escapes and one level of balanced parentheses; an optional title follows. Searched
-with ``finditer``, that expression rescanned a long destination (or text) from every ``[`` that
-could open a link, e.g. ``[a](\\)`` repeated, and took seconds on a 100 KB line. Here each step
-(the text from a position, the destination from a position, the tail after a destination) is
-computed once per position and remembered, so every character is read a fixed number of times.
-The result equals that expression's ``finditer`` (a test compares them on random input).
+bare, with escapes and one level of balanced parentheses; an optional title follows. Its
+``finditer`` rescans from every ``[`` that could open a link (issue #12); here each step (the
+text, the destination, the tail after it) is computed once per position and remembered.
 """
 
 from __future__ import annotations

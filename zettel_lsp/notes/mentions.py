@@ -372,10 +372,8 @@ def unlinkable(card: Card, text: str | None = None) -> list[tuple[int, int]]:
     """Where no mention in ``card`` may become a link, sorted and merged: what the parser masks
     (frontmatter, code, comments), its links and inline tags, and in the prose that is left
     :func:`~zettel_lsp.notes.masking.unlinkable_spans` (other Markdown links and reference
-    links, URLs, HTML tags, math, the card's title line). Issue #14: "Link all" once turned
-    ``[agile manifesto](https://agilemanifesto.org/principles.html)`` into
-    ``.../[[Drama|principles]].html``. ``text``: the card's text, when the caller has read it
-    (a graph's card may read it from a file)."""
+    links, URLs, HTML tags, math, the card's title line). ``text``: the card's text, when the
+    caller has read it (a graph's card may read it from a file)."""
     links = [(ln.span.start, ln.span.end) for ln in card.links]
     base = merge_spans(sorted([*card.masked, *links]))
     prose = blank_out(card.text if text is None else text, base)

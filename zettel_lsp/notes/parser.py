@@ -25,8 +25,7 @@ from zettel_lsp.notes.title_rule import TitleSource, card_title, same_name
 
 log = logging.getLogger(__name__)
 
-# Seconds one card may take to parse (a normal card takes well under a millisecond; 600 KB,
-# 0.1 s). CPU seconds of the parsing thread: a busy machine does not turn a card to plain text.
+# CPU seconds of the parsing thread one card may take (a busy machine does not make it plain text)
 PARSE_BUDGET_S = 2.0
 
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
