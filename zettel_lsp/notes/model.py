@@ -80,13 +80,6 @@ class Link:
             return self.subpath
         return None
 
-    @property
-    def visible_text(self) -> str:
-        """What a reader sees in preview: the label if any, else the target (and subpath)."""
-        if self.label:
-            return self.label
-        return self.target + (f" > {self.subpath}" if self.subpath else "")
-
 
 @dataclass(frozen=True, slots=True)
 class Heading:
