@@ -153,10 +153,9 @@ class MentionMatcher:
             if not long_enough(norm, min_length):
                 continue  # too short to be a deliberate mention, or a bare number
             owners.setdefault(norm, set()).add(key)
-        self._size = len(owners)
         self._owners = {norm: tuple(sorted(keys)) for norm, keys in owners.items()}
         if boundary is None:
-            boundary = self._size >= self.BOUNDARY_MIN_PHRASES
+            boundary = len(owners) >= self.BOUNDARY_MIN_PHRASES
         self._boundary = boundary
         # built on the first find(): a start whose mentions all come from the database never
         # searches a text, and the automata are most of a matcher's making
@@ -198,7 +197,7 @@ class MentionMatcher:
             self._built = True
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._owners)
 
     def phrases(self) -> dict[str, tuple[str, ...]]:
         """Every phrase it finds (normalised), with its owners. Do not change the result."""
@@ -207,7 +206,7 @@ class MentionMatcher:
     def find(self, text: str, excluded: Sequence[tuple[int, int]] = ()) -> list[Mention]:
         """Whole-word, case-insensitive, non-overlapping mentions in ``text`` (the longest wins
         where matches overlap, then the leftmost: :func:`_select`)."""
-        if not self._size or not text:
+        if not self._owners or not text:
             return []
         if not self._built:
             self.prepare()

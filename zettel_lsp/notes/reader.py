@@ -163,14 +163,7 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
             # one NUL would end a C string downstream (tokenizer, LSP client): make it visible
             text = text.replace("\x00", "\ufffd")
             problems.append(f"{p}: {nuls:,} NUL byte{'s' if nuls > 1 else ''} replaced by U+FFFD")
-    return ReadResult(
-        ReadStatus.OK,
-        text=text,
-        size=size,
-        mtime_ns=st.st_mtime_ns,
-        replaced_invalid_utf8=replaced,
-        problems=problems,
-    )
+    return ReadResult(ReadStatus.OK, text, size, st.st_mtime_ns, replaced, problems)
 
 
 def _skipped(status: ReadStatus, problem: str, size: int = 0, mtime_ns: int = 0) -> ReadResult:
