@@ -88,17 +88,8 @@ def _links_and_names(card: Card) -> tuple[object, ...]:
     return (card.title, tuple(card.aliases), card.card_id, links)
 
 
-def _file(table: dict[str, list[str]], key: str, path: str) -> None:
-    """Add ``path`` to the cards under ``key`` (the caller files each card once per key)."""
-    paths = table.get(key)
-    if paths is None:
-        table[key] = [path]
-    else:
-        paths.append(path)
-
-
 def _unfile(table: dict[str, list[str]], key: str, path: str) -> None:
-    """Undo :func:`_file`; the key goes with its last card."""
+    """Take ``path`` out of the cards filed under ``key``; the key goes with its last card."""
     paths = table.get(key)
     if paths is not None:
         with contextlib.suppress(ValueError):
@@ -462,7 +453,7 @@ class LinkGraph:
                 kind = "embed" if link.is_embed else "link"
                 counts[kind] = counts.get(kind, 0) + 1
         for key in _link_keys(links):  # each once: _clear_outgoing took the card out of all
-            _file(self._by_key, key, path)
+            self._by_key.setdefault(key, []).append(path)
         if resolved:
             self._links[path] = tuple(resolved)
         self.graph.add_edges_from((path, dst, counts) for dst, counts in edges.items())
@@ -545,7 +536,7 @@ class LinkGraph:
             return
         self._mentions[path] = (spans, targets)
         for dst in dict.fromkeys(targets):
-            _file(self._named_by, dst, path)
+            self._named_by.setdefault(dst, []).append(path)
 
     def _drop_mentions(self, path: str) -> None:
         for dst in self.mention_targets(path):
