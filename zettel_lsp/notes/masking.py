@@ -318,11 +318,8 @@ def unlinkable_spans(prose: str) -> Spans:
     Sorted and merged. (Section headings stay prose: authors link there; "Link N confident
     mentions" leaves them alone, see :func:`heading_line_spans`.)"""
     found = [(link.start, link.end) for link in markdown_links(prose)]
-    found += reference_link_spans(prose)
-    found += url_spans(prose)
-    found += html_tag_spans(prose)
-    found += math_spans(prose)
-    found += title_line_spans(prose)
+    for spans in (reference_link_spans, url_spans, html_tag_spans, math_spans, title_line_spans):
+        found += spans(prose)
     return merge_spans(sorted(found))
 
 

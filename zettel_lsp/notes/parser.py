@@ -260,11 +260,9 @@ def _frontmatter_tags(data: dict[str, object]) -> list[Tag]:
 
 
 def _inline_tags(prose: str, lines: LineIndex) -> list[Tag]:
-    tags: list[Tag] = []
-    for m in TAG.finditer(prose):
-        name = m.group(1).rstrip("/-")
-        if not name:
-            continue
-        start = m.start()
-        tags.append(Tag(sys.intern(name), lines.span(start, start + 1 + len(name))))
-    return tags
+    """``#name`` tags; a trailing ``/`` or ``-`` is not part of the name (a letter always is)."""
+    return [
+        Tag(sys.intern(name), lines.span(m.start(), m.start() + 1 + len(name)))
+        for m in TAG.finditer(prose)
+        if (name := m.group(1).rstrip("/-"))
+    ]
