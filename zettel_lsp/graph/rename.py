@@ -66,9 +66,10 @@ class RenamePlan:
     edits: dict[str, list[TextEdit]] = field(default_factory=dict)
     move: tuple[str, str] | None = None
 
-    def add(self, path: str, edit: TextEdit) -> None:
-        """Add ``edit``, keeping each card's edits in text order."""
-        bisect.insort(self.edits.setdefault(path, []), edit, key=lambda e: e.start)
+    def add(self, path: str, edit: TextEdit | None) -> None:
+        """Add ``edit`` (None: nothing to change), keeping each card's edits in text order."""
+        if edit is not None:
+            bisect.insort(self.edits.setdefault(path, []), edit, key=lambda e: e.start)
 
     @property
     def edit_count(self) -> int:
@@ -198,6 +199,11 @@ def wiki_name(link: Link, swapped: bool) -> tuple[Part, Part | None] | None:
     return _trimmed(at, name), (_trimmed(at + len(name) + 1, sub) if hash_sign else None)
 
 
+def _changed(part: Part, new: str) -> TextEdit | None:
+    """The edit that writes ``new`` over ``part``; None when it is written so already."""
+    return None if new == part.text else TextEdit(part.start, part.end, new)
+
+
 def _trimmed(at: int, text: str) -> Part:
     """``text``, found at offset ``at``, without its surrounding white space."""
     lead = len(text) - len(text.lstrip())
@@ -277,13 +283,9 @@ def plan_file_rename(
     for src, link, res in _links_of(graph, {*graph.backlinks(old_path), old_path}, overrides):
         src_new = new_path if src == old_path else src
         if res.target == old_path and link.target:
-            edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
+            plan.add(src, _retarget(link, res, src, src_new, old_path, new_path, stem_wins))
         elif src == old_path and posixpath.dirname(old_path) != posixpath.dirname(new_path):
-            edit = _relative_from_moved(link, res, old_path, new_path)
-        else:
-            edit = None
-        if edit is not None:
-            plan.add(src, edit)
+            plan.add(src, _relative_from_moved(link, res, old_path, new_path))
     for edit in _title_edits(card, old_stem, new_stem):
         plan.add(old_path, edit)
     return plan
@@ -370,9 +372,7 @@ def _retarget(
             return None
         part, angle = found
         new = _markdown_target(part.text, angle, src, src_new, old_path, new_path)
-    if new is None or new == part.text:
-        return None
-    return TextEdit(part.start, part.end, new)
+    return None if new is None else _changed(part, new)
 
 
 def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) -> str | None:
@@ -443,8 +443,7 @@ def _relative_from_moved(
     has_md = decoded.lower().endswith(".md")
     target = res.target if has_md else strip_md(res.target)
     path = posixpath.relpath(target, posixpath.dirname(new_path) or ".")
-    new = _encode_like(part.text, path, angle)
-    return None if new == part.text else TextEdit(part.start, part.end, new)
+    return _changed(part, _encode_like(part.text, path, angle))
 
 
 def _title_edits(card: Card, old_stem: str, new_stem: str) -> list[TextEdit]:
@@ -540,10 +539,7 @@ def plan_title_rename(
         parts = wiki_name(link, res.swapped)
         if res.target != path or res.stage is not Stage.TITLE or parts is None:
             continue
-        part = parts[0]
-        new = case_like(part.text, card.title, new_title)
-        if new != part.text:
-            plan.add(src, TextEdit(part.start, part.end, new))
+        plan.add(src, _changed(parts[0], case_like(parts[0].text, card.title, new_title)))
     return plan
 
 
@@ -584,9 +580,7 @@ def plan_heading_rename(
         h = heading_for(card, link.heading)
         if h is None or h.line != heading.line:
             continue
-        edit = _heading_link_edit(link, heading.text, new_text)
-        if edit is not None:
-            plan.add(src, edit)
+        plan.add(src, _heading_link_edit(link, heading.text, new_text))
     return plan
 
 
