@@ -98,16 +98,12 @@ def _unfile(table: dict[str, list[str]], key: str, path: str) -> None:
             del table[key]
 
 
-def _link_keys(links: Iterable[Link]) -> set[str]:
+def _link_keys(links: list[Link]) -> set[str]:
     """The name keys a card's links are filed under for re-resolution (:func:`name_key` of
     each target, and of each label: Dendron order may resolve through the label side)."""
-    keys: set[str] = set()
-    for link in links:
-        if link.target:
-            keys.add(name_key(link.target))
-            if link.label:
-                keys.add(name_key(link.label.split("#", 1)[0]))
-    return keys
+    named = [link for link in links if link.target]
+    labels = {name_key(link.label.split("#", 1)[0]) for link in named if link.label}
+    return {name_key(link.target) for link in named} | labels
 
 
 def text_digest(text: str) -> str:
@@ -458,7 +454,7 @@ class LinkGraph:
             self._links[path] = tuple(resolved)
         self.graph.add_edges_from((path, dst, counts) for dst, counts in edges.items())
 
-    def _clear_outgoing(self, path: str, links: Iterable[Link]) -> None:
+    def _clear_outgoing(self, path: str, links: list[Link]) -> None:
         """Take out what the card at ``path`` added with ``links``, the links it was last
         resolved with."""
         self._links.pop(path, None)
