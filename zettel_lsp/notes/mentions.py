@@ -317,8 +317,7 @@ def _select(
             reach = max(reach, kept[j][1])
             j += 1
         if j == i + 1:
-            start, end, norm, keys = kept[i]
-            out.append(Mention(start, end, norm, keys))
+            out.append(Mention(*kept[i]))
         else:
             out.extend(_longest_first(kept[i:j]))
         i = j
