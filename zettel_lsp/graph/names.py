@@ -69,10 +69,7 @@ class NameTable:
         self._paths: dict[str, str] = {}  # norm(path without .md) -> path
         # name -> the cards filed under it (add_owner)
         self._tables: dict[Stage, dict[str, tuple[str, ...]]] = {
-            Stage.STEM: {},
-            Stage.TITLE: {},
-            Stage.ALIAS: {},
-            Stage.ID: {},
+            stage: {} for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS, Stage.ID)
         }
         self._choices: list[str] | None = None  # near()'s names, made when first asked
         # near()'s answers by key; a change drops only those it could alter (_changed)
