@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -199,14 +199,12 @@ def _shown(suggestions: Sequence[Suggestion]) -> list[str]:
     return [f"«{s.title}»" + (f" ({s.path})" if titles[s.title] > 1 else "") for s in suggestions]
 
 
-def _duplicates(graph: LinkGraph, card: Card) -> list[CardProblem]:
-    out: list[CardProblem] = []
+def _duplicates(graph: LinkGraph, card: Card) -> Iterator[CardProblem]:
     for shown, others in same_names(graph, card).items():
         start, end = _name_position(card, shown)
         what = "title" if shown == card.title else "alias"
         message = f"The {what} «{shown}» is also the title or an alias of {_listed(others)}"
-        out.append(CardProblem(Kind.DUPLICATE_TITLE, start, end, message, related=tuple(others)))
-    return out
+        yield CardProblem(Kind.DUPLICATE_TITLE, start, end, message, related=tuple(others))
 
 
 def _listed(paths: list[str]) -> str:
