@@ -400,8 +400,16 @@ class LinkGraph:
         its distance (breadth-first: nearer cards first)."""
         if path not in self.graph:
             return {}
-        undirected = self.graph.to_undirected(as_view=True)
-        return dict(nx.single_source_shortest_path_length(undirected, path, cutoff))
+
+        def around(node: str) -> Iterator[str]:
+            # a generator: the search asks for every card it reaches, and lists the neighbours
+            # only of those it expands (not of the cards at the cutoff)
+            yield from self.neighbours(node)
+
+        dist = {path: 0}
+        for u, v in nx.generic_bfs_edges(self.graph, path, around, depth_limit=cutoff):
+            dist[v] = dist[u] + 1
+        return dist
 
     def most_linked(self, n: int = 10) -> list[tuple[str, int]]:
         """The ``n`` cards with the most backlinks (in-degree), with that number; ties by path."""
