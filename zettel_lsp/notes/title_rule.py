@@ -200,8 +200,14 @@ def _typo_of(a: str, b: str) -> bool:
     "limitation")."""
     if len(a) < MIN_TYPO_LETTERS or abs(len(a) - len(b)) > 1 or a == b:
         return False
-    if len(a) == len(b):  # letters i and i + 1 swapped
-        return any(a[:i] + a[i + 1] + a[i] + a[i + 2 :] == b for i in range(2, len(a) - 3))
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return (
+            len(diff) == 2
+            and 2 <= diff[0] == diff[1] - 1 < len(a) - 3
+            and a[diff[0]] == b[diff[1]]
+            and a[diff[1]] == b[diff[0]]
+        )
     short, long = (a, b) if len(a) < len(b) else (b, a)
     return any(long[:i] + long[i + 1 :] == short for i in range(2, len(long) - 2))
 
