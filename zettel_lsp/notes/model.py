@@ -145,7 +145,5 @@ class Card:
     @property
     def body(self) -> str:
         """The text after the frontmatter block."""
-        if self.body_start_line == 0:
-            return self.text
         parts = self.text.split("\n", self.body_start_line)
         return parts[self.body_start_line] if len(parts) > self.body_start_line else ""
