@@ -239,10 +239,7 @@ def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | N
     Later H1s are section headings in many vaults ("# [[Raspberry Pi]]" inside "Homelab.md").
     Whether this text is the title or an alias is :func:`card_title`'s decision."""
     h1 = headings[0] if headings and headings[0].level == 1 and headings[0].text else None
-    if h1 is None:
-        return None
-    before = prose[body_start:].lstrip()
-    if not before.startswith("#"):
+    if h1 is None or not prose[body_start:].lstrip().startswith("#"):
         return None
     if WIKILINK.fullmatch(h1.text) or is_one_markdown_link(h1.text):
         return None
