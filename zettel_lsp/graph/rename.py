@@ -446,20 +446,15 @@ def _relative_from_moved(
     return _changed(part, _encode_like(part.text, path, angle))
 
 
-def _title_edits(card: Card, old_stem: str, new_stem: str) -> list[TextEdit]:
+def _title_edits(card: Card, old_stem: str, new_stem: str) -> Iterator[TextEdit]:
     """The frontmatter title and the opening H1 when they repeat the file name exactly."""
-    edits: list[TextEdit] = []
     fm_value = frontmatter_title(card)
     if fm_value is not None and fm_value.text == old_stem:
-        edits.append(
-            TextEdit(fm_value.start, fm_value.end, yaml_scalar(card.text, fm_value, new_stem))
-        )
+        yield TextEdit(fm_value.start, fm_value.end, yaml_scalar(card.text, fm_value, new_stem))
     h1 = opening_h1(card)
-    if h1 is not None:
-        part = heading_text(card, h1)
-        if part is not None and part.text == old_stem:
-            edits.append(TextEdit(part.start, part.end, new_stem))
-    return edits
+    part = heading_text(card, h1) if h1 is not None else None
+    if part is not None and part.text == old_stem:
+        yield TextEdit(part.start, part.end, new_stem)
 
 
 def frontmatter_title(card: Card) -> Part | None:
