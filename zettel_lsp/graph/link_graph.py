@@ -225,8 +225,7 @@ class LinkGraph:
     def apply_changes(self, removed: Iterable[str], cards: Iterable[Card]) -> None:
         """Delete the cards at ``removed``, then add or replace ``cards`` (paths not in
         ``removed``): the graph :meth:`upsert` and :meth:`remove` one at a time give, with one
-        search of the other cards for the titles and aliases that came, went or changed, not
-        one per card (a pass over every text: seconds at 100k cards)."""
+        search of the other cards for the titles and aliases that came, went or changed."""
         changed_phrases: set[str] = set()
         touched: list[str] = []
         links_moved = False
