@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from zettel_lsp.graph.link_graph import LINK_KINDS, EdgeKind, LinkGraph
+from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
 
@@ -48,10 +48,6 @@ def test_backlink_counts_are_the_backlinks_counted() -> None:
     counts = g.backlink_counts()
     assert counts == {p: len(g.backlinks(p)) for p in g.cards}
     assert counts["Self.md"] == 0 and counts["BM25.md"] == 2 and counts["Lonely.md"] == 0
-    # only the kinds asked for are counted (mentions are not edges of the graph: none)
-    assert g.backlink_counts((EdgeKind.MENTION,)) == {
-        p: len(g.backlinks(p, (EdgeKind.MENTION,))) for p in g.cards
-    }
 
 
 def test_unlinked_mentions_use_titles_and_aliases_and_skip_links() -> None:
@@ -63,10 +59,7 @@ def test_unlinked_mentions_use_titles_and_aliases_and_skip_links() -> None:
     assert g.mentions_of("Hub.md") == []  # everything there is inside links
     assert g.mentioned_by("BM25.md") == ["Dense retrieval.md", "Inverted index.md"]
     assert not g.graph.has_edge("Inverted index.md", "BM25.md")  # mentions are no edges
-    assert g.neighbours("BM25.md", kinds=(EdgeKind.MENTION,)) == {
-        "Dense retrieval.md",
-        "Inverted index.md",
-    }
+    assert g.neighbours("BM25.md") == {"Hub.md", "Inverted index.md"}
     assert g.link_counts("BM25.md") == (len(g.backlinks("BM25.md")), 2)
 
 
@@ -97,13 +90,12 @@ def test_distance_and_within() -> None:
     assert g.within("n3.md", 1) == {"n3.md": 0, "n2.md": 1, "n4.md": 1}
 
 
-def test_distance_can_follow_mentions_when_asked() -> None:
+def test_distance_does_not_follow_mentions() -> None:
     g = LinkGraph.build(
         cards({"Alpha.md": "about beta things", "Beta.md": "", "Gamma.md": "[[Alpha]]"})
     )
+    assert g.mentioned_by("Beta.md") == ["Alpha.md"]
     assert g.distance("Gamma.md", "Beta.md") is None
-    kinds = (EdgeKind.LINK, EdgeKind.EMBED, EdgeKind.MENTION)
-    assert g.distance("Gamma.md", "Beta.md", kinds=kinds) == 2
 
 
 def test_an_edge_holds_its_kinds_and_counts_and_goes_with_its_links() -> None:
@@ -267,7 +259,6 @@ def test_touches_agrees_with_neighbours_on_both_sides() -> None:
             assert g.touches(p, others) == (not others.isdisjoint(g.neighbours(p))), (p, others)
     assert g.touches("Hub.md", {"c3.md"}) and g.touches("c3.md", {"Hub.md"})
     assert not g.touches("Hub.md", {"y.md"})  # a mention is no link
-    assert g.touches("Hub.md", {"y.md"}, kinds=(EdgeKind.MENTION,))
 
 
 # ---------------------------------------------------------------- mentions kept between runs
@@ -335,28 +326,14 @@ def test_mentions_round_trip_through_the_database(tmp_path) -> None:
         db.close()
 
 
-# ---------------------------------------------------------------- queries and kinds
+# ---------------------------------------------------------------- queries
 
 
-KIND_SETS = [
-    LINK_KINDS,
-    (EdgeKind.LINK,),
-    (EdgeKind.EMBED,),
-    (EdgeKind.MENTION,),
-    (EdgeKind.LINK, EdgeKind.EMBED, EdgeKind.MENTION),
-]
-
-
-def joined(g: LinkGraph, kinds: tuple[EdgeKind, ...]) -> set[tuple[str, str]]:
-    """(source, target) of every link, embed or mention of ``kinds``, from the cards' lists."""
-    pairs: set[tuple[str, str]] = set()
-    for p in g.cards:
-        for rl in g.links_of(p):
-            kind = EdgeKind.EMBED if rl.link.is_embed else EdgeKind.LINK
-            if rl.target is not None and kind in kinds:
-                pairs.add((p, rl.target))
-        if EdgeKind.MENTION in kinds:
-            pairs.update((p, m.target) for m in g.mentions_of(p))
+def joined(g: LinkGraph, mentions: bool = False) -> set[tuple[str, str]]:
+    """(source, target) of every link and embed (and ``mentions``), from the cards' lists."""
+    pairs = {(p, rl.target) for p in g.cards for rl in g.links_of(p) if rl.target is not None}
+    if mentions:
+        pairs.update((p, m.target) for p in g.cards for m in g.mentions_of(p))
     return pairs
 
 
@@ -384,32 +361,28 @@ def test_queries_agree_with_the_cards_links_and_mentions(
     apply_ops(state, ops)
     g = LinkGraph.build(cards(state))
     paths = sorted(g.cards)
-    links = joined(g, LINK_KINDS)
-    assert g.linked_pairs() == {(u, v) for u, v in links if u != v}
-    for kinds in KIND_SETS:
-        pairs = joined(g, kinds)
-        edges = joined(g, tuple(k for k in kinds if k in LINK_KINDS))  # mentions: no backlinks
-        for p in paths:
-            near = {v for u, v in pairs if u == p} | {u for u, v in pairs if v == p}
-            assert g.neighbours(p, kinds) == near - {p}, (p, kinds)
-            assert g.backlinks(p, kinds) == sorted({u for u, v in edges if v == p and u != p})
-            assert g.outgoing(p, kinds) == sorted({v for u, v in edges if u == p and v != p})
-            for others in [set(), {p}, set(paths[:2]), set(paths[2:])]:
-                assert g.touches(p, others, kinds) == bool(others & (near - {p}))
-            dist = hops(pairs, p)
-            for cutoff in range(4):
-                assert g.within(p, cutoff, kinds) == {
-                    q: d for q, d in dist.items() if d <= cutoff
-                }, (p, cutoff, kinds)
-                for q in paths:
-                    expected = dist.get(q)
-                    if expected is not None and expected > cutoff:
-                        expected = None
-                    assert g.distance(p, q, cutoff, kinds) == expected, (p, q, cutoff, kinds)
-        assert g.backlink_counts(kinds) == {p: len(g.backlinks(p, kinds)) for p in paths}
+    pairs = joined(g)
+    assert g.linked_pairs() == {(u, v) for u, v in pairs if u != v}
     for p in paths:
-        out = {v for u, v in joined(g, KIND_SETS[-1]) if u == p}
-        inc = {u for u, v in joined(g, KIND_SETS[-1]) if v == p}
+        near = {v for u, v in pairs if u == p} | {u for u, v in pairs if v == p}
+        assert g.neighbours(p) == near - {p}, p
+        assert g.backlinks(p) == sorted({u for u, v in pairs if v == p and u != p})
+        assert g.outgoing(p) == sorted({v for u, v in pairs if u == p and v != p})
+        for others in [set(), {p}, set(paths[:2]), set(paths[2:])]:
+            assert g.touches(p, others) == bool(others & (near - {p}))
+        dist = hops(pairs, p)
+        for cutoff in range(4):
+            assert g.within(p, cutoff) == {q: d for q, d in dist.items() if d <= cutoff}
+            for q in paths:
+                expected = dist.get(q)
+                if expected is not None and expected > cutoff:
+                    expected = None
+                assert g.distance(p, q, cutoff) == expected, (p, q, cutoff)
+    assert g.backlink_counts() == {p: len(g.backlinks(p)) for p in paths}
+    with_mentions = joined(g, mentions=True)
+    for p in paths:
+        out = {v for u, v in with_mentions if u == p}
+        inc = {u for u, v in with_mentions if v == p}
         assert g.degree(p) == len(out) + len(inc), p
     counts = g.backlink_counts()
     ranked = sorted(((p, n) for p, n in counts.items() if n), key=lambda x: (-x[1], x[0]))

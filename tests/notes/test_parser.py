@@ -53,8 +53,6 @@ def test_link_properties() -> None:
     assert link.block_id == "b1" and link.heading is None
     link = only_link("![[T#H]]")
     assert link.heading == "H" and link.is_embed
-    assert only_link("[[T|Shown]]").visible_text == "Shown"
-    assert only_link("[[T#H]]").visible_text == "T > H"
 
 
 @pytest.mark.parametrize(

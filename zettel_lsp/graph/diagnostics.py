@@ -17,7 +17,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -106,12 +106,8 @@ def card_problems(
     if Kind.DUPLICATE_TITLE in kinds:
         out.extend(_duplicates(graph, card))
     resolved = [(link, graph.resolve_link(link, card.path)) for link in card.links]
-    if Kind.UNRESOLVED in kinds:  # the near misses of all its links in one comparison
-        graph.names.near_many(
-            name_key(link.target)
-            for link, res in resolved
-            if res.target is None and link.target and not res.attachment
-        )
+    if Kind.UNRESOLVED in kinds:
+        _expect_near_misses(graph, resolved)
     for link, res in resolved:
         problem = link_problem(graph, card, link, res, kinds)
         if problem is not None:
@@ -122,11 +118,14 @@ def card_problems(
 def expect_near_misses(graph: LinkGraph, paths: Iterable[str]) -> None:
     """Find ahead, all at once, the "did you mean" names of the unresolved links of the
     graph's cards at ``paths`` (a pass over many cards: :meth:`NameTable.near_many`)."""
+    _expect_near_misses(graph, ((r.link, r.resolution) for p in paths for r in graph.links_of(p)))
+
+
+def _expect_near_misses(graph: LinkGraph, links: Iterable[tuple[Link, Resolution]]) -> None:
     graph.names.near_many(
-        name_key(r.link.target)
-        for path in paths
-        for r in graph.links_of(path)
-        if r.target is None and r.link.target and not r.resolution.attachment
+        name_key(link.target)
+        for link, res in links
+        if res.target is None and link.target and not res.attachment
     )
 
 
@@ -135,7 +134,7 @@ def link_problem(
     card: Card,
     link: Link,
     res: Resolution,
-    kinds: frozenset[Kind] = ALL_KINDS,
+    kinds: frozenset[Kind],
 ) -> CardProblem | None:
     """The problem of one link (its resolution given), or None."""
     start, end = link.span.start_pos, link.span.end_pos
@@ -200,14 +199,12 @@ def _shown(suggestions: Sequence[Suggestion]) -> list[str]:
     return [f"«{s.title}»" + (f" ({s.path})" if titles[s.title] > 1 else "") for s in suggestions]
 
 
-def _duplicates(graph: LinkGraph, card: Card) -> list[CardProblem]:
-    out: list[CardProblem] = []
+def _duplicates(graph: LinkGraph, card: Card) -> Iterator[CardProblem]:
     for shown, others in same_names(graph, card).items():
         start, end = _name_position(card, shown)
         what = "title" if shown == card.title else "alias"
         message = f"The {what} «{shown}» is also the title or an alias of {_listed(others)}"
-        out.append(CardProblem(Kind.DUPLICATE_TITLE, start, end, message, related=tuple(others)))
-    return out
+        yield CardProblem(Kind.DUPLICATE_TITLE, start, end, message, related=tuple(others))
 
 
 def _listed(paths: list[str]) -> str:

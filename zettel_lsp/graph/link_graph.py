@@ -11,8 +11,7 @@ only the cards whose links or mentions can change; nothing is rebuilt.
 without a link. Their number grows faster than the vault (each card names more titles when there
 are more titles to name), so each card's mentions are two compact arrays (spans and targets),
 each target keeps who names it, and :meth:`LinkGraph.mentions_of` builds the
-:class:`UnlinkedMention` objects when asked. ``mention`` is a virtual edge kind: a query
-asked for it (``kinds``) follows a card's mentions, either direction, as if they were edges.
+:class:`UnlinkedMention` objects when asked.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import hashlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
 
 import networkx as nx
 
@@ -43,15 +41,6 @@ from zettel_lsp.notes.mentions import (
     unlinkable,
 )
 from zettel_lsp.notes.model import Card, Link
-
-
-class EdgeKind(StrEnum):
-    LINK = "link"
-    EMBED = "embed"
-    MENTION = "mention"
-
-
-LINK_KINDS: tuple[EdgeKind, ...] = (EdgeKind.LINK, EdgeKind.EMBED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +88,8 @@ def _links_and_names(card: Card) -> tuple[object, ...]:
     return (card.title, tuple(card.aliases), card.card_id, links)
 
 
-def _file(table: dict[str, list[str]], key: str, path: str) -> None:
-    """Add ``path`` to the cards under ``key`` (the caller files each card once per key)."""
-    paths = table.get(key)
-    if paths is None:
-        table[key] = [path]
-    else:
-        paths.append(path)
-
-
 def _unfile(table: dict[str, list[str]], key: str, path: str) -> None:
-    """Undo :func:`_file`; the key goes with its last card."""
+    """Take ``path`` out of the cards filed under ``key``; the key goes with its last card."""
     paths = table.get(key)
     if paths is not None:
         with contextlib.suppress(ValueError):
@@ -118,16 +98,12 @@ def _unfile(table: dict[str, list[str]], key: str, path: str) -> None:
             del table[key]
 
 
-def _link_keys(links: Iterable[Link]) -> set[str]:
+def _link_keys(links: list[Link]) -> set[str]:
     """The name keys a card's links are filed under for re-resolution (:func:`name_key` of
     each target, and of each label: Dendron order may resolve through the label side)."""
-    keys: set[str] = set()
-    for link in links:
-        if link.target:
-            keys.add(name_key(link.target))
-            if link.label:
-                keys.add(name_key(link.label.split("#", 1)[0]))
-    return keys
+    named = [link for link in links if link.target]
+    labels = {name_key(link.label.split("#", 1)[0]) for link in named if link.label}
+    return {name_key(link.target) for link in named} | labels
 
 
 def text_digest(text: str) -> str:
@@ -151,7 +127,7 @@ class LinkGraph:
         self._named_by: dict[str, list[str]] = {}
         # link name key -> the cards holding such a link, each once (lists: smaller than sets)
         self._by_key: dict[str, list[str]] = {}
-        self._mention_min_length = mention_min_length
+        self.mention_min_length = mention_min_length
         self._matcher: MentionMatcher | None = None
         # cards whose mentions were searched (not reused) since build(), or since this counter
         # was set to 0
@@ -161,10 +137,6 @@ class LinkGraph:
         # card came or went, or one's links, title, aliases or id changed): what is derived
         # from those alone (search/suggest/names.py) is kept over the saves that change prose only
         self.link_generation = 0
-
-    @property
-    def mention_min_length(self) -> int:
-        return self._mention_min_length
 
     # ------------------------------------------------------------------ building
 
@@ -188,8 +160,7 @@ class LinkGraph:
         # equal resolutions share one object
         same: dict[Resolution, Resolution] = {}
         for path in g.cards:
-            g._resolve_links(path, same, cleared=True)  # a new graph: nothing to take out
-        g._matcher = g._build_matcher()
+            g._resolve_links(path, same)
         reusable = g._reusable(mentions)
         for path, card in g.cards.items():
             entry = reusable(path, card.text)
@@ -207,12 +178,12 @@ class LinkGraph:
             spans, targets = self._mentions.get(path, _NO_MENTIONS)
             cards[path] = (digest, spans, targets)
         return MentionCache(
-            MENTION_FORMAT, self._mention_min_length, dict(self._matcher_now().phrases()), cards
+            MENTION_FORMAT, self.mention_min_length, dict(self._matcher_now().phrases()), cards
         )
 
     def forget_digests(self) -> None:
-        """Drop the text digests :meth:`build` kept for :meth:`mention_cache` (20 MB at 100k
-        cards); it computes them again when called."""
+        """Drop the text digests :meth:`build` kept for :meth:`mention_cache`, which computes
+        them again when called."""
         self._digests = {}
 
     def _reusable(self, cache: MentionCache | None) -> Callable[[str, str], CachedMentions | None]:
@@ -220,14 +191,14 @@ class LinkGraph:
         if (
             cache is None
             or cache.format != MENTION_FORMAT
-            or cache.min_length != self._mention_min_length
+            or cache.min_length != self.mention_min_length
         ):
             return lambda path, text: None
         now = self._matcher_now().phrases()
         changed = {
             p for p in now.keys() | cache.phrases.keys() if now.get(p) != cache.phrases.get(p)
         }
-        probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
+        probe = MentionMatcher(((p, p) for p in changed), self.mention_min_length)
 
         def reusable(path: str, text: str) -> CachedMentions | None:
             entry = cache.cards.get(path)
@@ -254,8 +225,7 @@ class LinkGraph:
     def apply_changes(self, removed: Iterable[str], cards: Iterable[Card]) -> None:
         """Delete the cards at ``removed``, then add or replace ``cards`` (paths not in
         ``removed``): the graph :meth:`upsert` and :meth:`remove` one at a time give, with one
-        search of the other cards for the titles and aliases that came, went or changed, not
-        one per card (a pass over every text: seconds at 100k cards)."""
+        search of the other cards for the titles and aliases that came, went or changed."""
         changed_phrases: set[str] = set()
         touched: list[str] = []
         links_moved = False
@@ -284,7 +254,7 @@ class LinkGraph:
             self._digests.pop(card.path, None)
             self.graph.add_node(card.path)
             self.names.replace(old, card)
-            self._resolve_links(card.path, cleared=True)
+            self._resolve_links(card.path)
             self._after_names_changed(card.path, old_keys ^ card_keys(card))
             touched.append(card.path)
         self._refresh_mentions(touched, changed_phrases)
@@ -352,20 +322,19 @@ class LinkGraph:
                 if res.target is None and not res.attachment:
                     yield ResolvedLink(path, link, res)
 
-    def backlink_counts(self, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> dict[str, int]:
-        """``len(self.backlinks(p, kinds))`` for every card ``p``: its in-degree over edges of
-        ``kinds``, a link to itself not counted."""
-        g = self._edges_of(kinds)
-        counts = dict(g.in_degree())
-        for node, _ in nx.selfloop_edges(g):
+    def backlink_counts(self) -> dict[str, int]:
+        """``len(self.backlinks(p))`` for every card ``p``: its in-degree, a link to itself not
+        counted."""
+        counts = dict(self.graph.in_degree())
+        for node, _ in nx.selfloop_edges(self.graph):
             counts[node] -= 1
         return counts
 
-    def backlinks(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
+    def backlinks(self, path: str) -> list[str]:
         """Cards that link to (or embed) ``path``, sorted."""
         if path not in self.graph:
             return []
-        return sorted(src for src in self._edges_of(kinds).pred[path] if src != path)
+        return sorted(src for src in self.graph.pred[path] if src != path)
 
     def mentioned_by(self, path: str) -> list[str]:
         """Cards that mention ``path``'s title or an alias in prose but never link to it."""
@@ -377,11 +346,11 @@ class LinkGraph:
             if src != path and not self.graph.has_edge(src, path)
         )
 
-    def outgoing(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> list[str]:
+    def outgoing(self, path: str) -> list[str]:
         """Cards ``path`` links to (or embeds), sorted."""
         if path not in self.graph:
             return []
-        return sorted(dst for dst in self._edges_of(kinds).succ[path] if dst != path)
+        return sorted(dst for dst in self.graph.succ[path] if dst != path)
 
     def linked_pairs(self) -> set[tuple[str, str]]:
         """Distinct (source, target) card pairs joined by a link or embed, self-links excluded."""
@@ -393,46 +362,24 @@ class LinkGraph:
     def resolve_link(self, link: Link, source: str) -> Resolution:
         return resolve_link(self.names, link, source)
 
-    def _edges_of(self, kinds: tuple[EdgeKind, ...]) -> nx.DiGraph[str]:
-        """The graph with only its edges that carry one of ``kinds`` (the graph itself when
-        ``kinds`` has both link kinds; otherwise a read-only view)."""
-        g = self.graph
-        if EdgeKind.LINK in kinds and EdgeKind.EMBED in kinds:
-            return g
-
-        def carries(u: str, v: str) -> bool:
-            return any(k in g.succ[u][v] for k in kinds)
-
-        view: nx.DiGraph[str] = nx.subgraph_view(g, filter_edge=carries)  # the stubs: Any
-        return view
-
-    def neighbours(self, path: str, kinds: tuple[EdgeKind, ...] = LINK_KINDS) -> set[str]:
-        """Cards joined to ``path`` by an edge of ``kinds`` in either direction."""
+    def neighbours(self, path: str) -> set[str]:
+        """Cards joined to ``path`` by a link or embed in either direction."""
         if path not in self.graph:
             return set()
-        out = set(nx.all_neighbors(self._edges_of(kinds), path))
-        if EdgeKind.MENTION in kinds:
-            out.update(self.mention_targets(path))
-            out.update(self._named_by.get(path, ()))
-        out.discard(path)
-        return out
+        return set(nx.all_neighbors(self.graph, path)) - {path}
 
-    def touches(
-        self, path: str, others: set[str], kinds: tuple[EdgeKind, ...] = LINK_KINDS
-    ) -> bool:
-        """Whether an edge of ``kinds`` joins ``path`` to one of ``others`` (either direction).
+    def touches(self, path: str, others: set[str]) -> bool:
+        """Whether a link or embed joins ``path`` to one of ``others`` (either direction).
         Walks the smaller side: a hub's thousand links are not listed to test three cards."""
-        if path not in self.graph or not others:
+        g = self.graph
+        if path not in g or not others:
             return False
-        if EdgeKind.MENTION in kinds or len(others) >= self.graph.degree(path):
-            return not others.isdisjoint(self.neighbours(path, kinds))
-        g = self._edges_of(kinds)
+        if len(others) >= g.degree(path):
+            return not others.isdisjoint(self.neighbours(path))
         return any(o != path and (g.has_edge(path, o) or g.has_edge(o, path)) for o in others)
 
-    def distance(
-        self, a: str, b: str, cutoff: int = 3, kinds: tuple[EdgeKind, ...] = LINK_KINDS
-    ) -> int | None:
-        """Shortest undirected path length from ``a`` to ``b`` over edges of ``kinds``.
+    def distance(self, a: str, b: str, cutoff: int = 3) -> int | None:
+        """Shortest undirected path length from ``a`` to ``b`` over links and embeds.
 
         Returns None when they are farther apart than ``cutoff`` (or unknown). A shortest path
         meets in a card within half the cutoff of one end and the other half of the other: the
@@ -442,15 +389,13 @@ class LinkGraph:
             return None
         if self.graph.degree(a) > self.graph.degree(b):
             a, b = b, a
-        near_a = self.within(a, cutoff - cutoff // 2, kinds)
-        near_b = self.within(b, cutoff // 2, kinds)
+        near_a = self.within(a, cutoff - cutoff // 2)
+        near_b = self.within(b, cutoff // 2)
         small, large = sorted((near_a, near_b), key=len)
         return min((d + large[n] for n, d in small.items() if n in large), default=None)
 
-    def within(
-        self, path: str, cutoff: int = 2, kinds: tuple[EdgeKind, ...] = LINK_KINDS
-    ) -> dict[str, int]:
-        """Every card within ``cutoff`` undirected hops of ``path`` over edges of ``kinds``, with
+    def within(self, path: str, cutoff: int = 2) -> dict[str, int]:
+        """Every card within ``cutoff`` undirected hops of ``path`` over links and embeds, with
         its distance (breadth-first: nearer cards first)."""
         if path not in self.graph:
             return {}
@@ -458,7 +403,7 @@ class LinkGraph:
         def around(node: str) -> Iterator[str]:
             # a generator: the search asks for every card it reaches, and lists the neighbours
             # only of those it expands (not of the cards at the cutoff)
-            yield from self.neighbours(node, kinds)
+            yield from self.neighbours(node)
 
         dist = {path: 0}
         for u, v in nx.generic_bfs_edges(self.graph, path, around, depth_limit=cutoff):
@@ -471,9 +416,8 @@ class LinkGraph:
         return sorted(((p, c) for p, c in counts.items() if c), key=lambda x: (-x[1], x[0]))[:n]
 
     def find_mentions_in(self, card: Card) -> list[UnlinkedMention]:
-        """Unlinked mentions in any card text (e.g. an editor's unsaved version), not stored.
-        The stored ones when it is the text of the card in the graph (kept current on every
-        change, :meth:`_refresh_mentions`): a 1 MB note takes a second to search again."""
+        """Unlinked mentions in any card text (e.g. an editor's unsaved version), not stored;
+        the stored ones when it is the text of the card in the graph."""
         known = self.cards.get(card.path)
         if known is not None and known.text == card.text:
             return self.mentions_of(card.path)
@@ -495,18 +439,10 @@ class LinkGraph:
 
     # ------------------------------------------------------------------ internals
 
-    def _resolve_links(
-        self,
-        path: str,
-        same: dict[Resolution, Resolution] | None = None,
-        *,
-        cleared: bool = False,
-    ) -> None:
-        """Resolve the links of the card at ``path`` again (``cleared``: the caller took its
-        previous links out already, with :meth:`_clear_outgoing`)."""
+    def _resolve_links(self, path: str, same: dict[Resolution, Resolution] | None = None) -> None:
+        """Resolve the links of the card at ``path`` (its earlier ones taken out already, by
+        :meth:`_clear_outgoing`)."""
         card = self.cards[path]
-        if not cleared:
-            self._clear_outgoing(path, card.links)
         resolved: list[Resolution] = []
         edges: dict[str, dict[str, int]] = {}  # target -> {kind: count}
         links = card.links
@@ -517,15 +453,15 @@ class LinkGraph:
             resolved.append(res)
             if res.target is not None:
                 counts = edges.setdefault(res.target, {})
-                kind = (EdgeKind.EMBED if link.is_embed else EdgeKind.LINK).value
+                kind = "embed" if link.is_embed else "link"
                 counts[kind] = counts.get(kind, 0) + 1
         for key in _link_keys(links):  # each once: _clear_outgoing took the card out of all
-            _file(self._by_key, key, path)
+            self._by_key.setdefault(key, []).append(path)
         if resolved:
             self._links[path] = tuple(resolved)
         self.graph.add_edges_from((path, dst, counts) for dst, counts in edges.items())
 
-    def _clear_outgoing(self, path: str, links: Iterable[Link]) -> None:
+    def _clear_outgoing(self, path: str, links: list[Link]) -> None:
         """Take out what the card at ``path`` added with ``links``, the links it was last
         resolved with."""
         self._links.pop(path, None)
@@ -542,6 +478,7 @@ class LinkGraph:
         affected.discard(changed)
         for src in sorted(affected):
             if src in self.cards:
+                self._clear_outgoing(src, self.cards[src].links)
                 self._resolve_links(src)
 
     # mentions
@@ -550,12 +487,6 @@ class LinkGraph:
         if card is None:
             return set()
         return {normalise(p) for p in (card.title, *card.aliases)}
-
-    def _build_matcher(self) -> MentionMatcher:
-        return MentionMatcher(
-            ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases)),
-            self._mention_min_length,
-        )
 
     def prepare_mentions(self) -> None:
         """Build the mention matcher's automata now, not on the first change that needs them
@@ -569,7 +500,8 @@ class LinkGraph:
 
     def _matcher_now(self) -> MentionMatcher:
         if self._matcher is None:
-            self._matcher = self._build_matcher()
+            names = ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases))
+            self._matcher = MentionMatcher(names, self.mention_min_length)
         return self._matcher
 
     def _refresh_mentions(self, touched: list[str], changed: set[str]) -> None:
@@ -577,12 +509,12 @@ class LinkGraph:
         holds one of the ``changed`` phrases."""
         if changed:
             self._matcher = None  # titles changed: rebuild lazily
-            probe = MentionMatcher(((p, p) for p in changed), self._mention_min_length)
+            probe = MentionMatcher(((p, p) for p in changed), self.mention_min_length)
             skip = set(touched)
             others = (c for p, c in self.cards.items() if p not in skip) if len(probe) else ()
             hit = {c.path: c.text for c in others if probe.find(c.text)}
-            for src in [p for p in self.cards if p in hit]:  # in the cards' order, as before
-                self._find_mentions(src, hit[src])
+            for src, text in hit.items():
+                self._find_mentions(src, text)
         for path in touched:
             self._find_mentions(path)
 
@@ -607,7 +539,7 @@ class LinkGraph:
             return
         self._mentions[path] = (spans, targets)
         for dst in dict.fromkeys(targets):
-            _file(self._named_by, dst, path)
+            self._named_by.setdefault(dst, []).append(path)
 
     def _drop_mentions(self, path: str) -> None:
         for dst in self.mention_targets(path):
@@ -617,12 +549,9 @@ class LinkGraph:
     def _mention_target(self, path: str, keys: tuple[str, ...]) -> str | None:
         """The card a name owned by ``keys`` names in the card at ``path``: None for the card's
         own title, or a name it shares with others."""
-        if len(keys) == 1:
-            key = keys[0]
-            return key if key != path and key in self.cards else None
         if path in keys:
             return None
         owners = [k for k in keys if k in self.cards]
-        if len(owners) <= 1:
-            return owners[0] if owners else None
-        return min(owners, key=lambda p: tie_break_key(p, path))
+        if len(owners) == 1:
+            return owners[0]
+        return min(owners, key=lambda p: tie_break_key(p, path), default=None)

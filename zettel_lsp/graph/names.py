@@ -69,14 +69,11 @@ class NameTable:
         self._paths: dict[str, str] = {}  # norm(path without .md) -> path
         # name -> the cards filed under it (add_owner)
         self._tables: dict[Stage, dict[str, tuple[str, ...]]] = {
-            Stage.STEM: {},
-            Stage.TITLE: {},
-            Stage.ALIAS: {},
-            Stage.ID: {},
+            stage: {} for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS, Stage.ID)
         }
         self._choices: list[str] | None = None  # near()'s names, made when first asked
-        # near()'s answers by (key, n); a change drops only those it could alter (_changed)
-        self._cache: dict[tuple[str, int], tuple[Suggestion, ...]] = {}
+        # near()'s answers by key; a change drops only those it could alter (_changed)
+        self._cache: dict[str, tuple[Suggestion, ...]] = {}
 
     def add(self, card: Card) -> None:
         self._paths[norm(strip_md(card.path))] = card.path
@@ -113,13 +110,12 @@ class NameTable:
             return
         stale = [k for k, found in self._cache.items() if any(s.path == removed for s in found)]
         if added:
-            keys = list(dict.fromkeys(k for k, _ in self._cache))
+            keys = list(self._cache)
             for name in added:
                 hits = process.extract(
                     name, keys, scorer=fuzz.ratio, score_cutoff=100 * CUTOFF, limit=None
                 )
-                near = {h[0] for h in hits}
-                stale += [k for k in self._cache if k[0] in near]
+                stale += [h[0] for h in hits]
         for k in stale:
             self._cache.pop(k, None)
 
@@ -136,21 +132,19 @@ class NameTable:
         """The card whose vault path (without ``.md``, normalised as ``norm``) is ``key``."""
         return self._paths.get(key)
 
-    def near(self, text: str, n: int = SUGGESTIONS) -> tuple[Suggestion, ...]:
-        """At most ``n`` cards whose title, alias or file name is close to ``text`` (a ratio
-        of at least ``CUTOFF``), each card once under its closest name, closest first (ties:
-        by path)."""
-        key = (norm(text), n)
-        found = self._cache.get(key)
-        if found is None:
-            self.near_many((key[0],), n)
-            found = self._cache[key]
-        return found
+    def near(self, text: str) -> tuple[Suggestion, ...]:
+        """At most ``SUGGESTIONS`` cards whose title, alias or file name is close to ``text`` (a
+        ratio of at least ``CUTOFF``), each card once under its closest name, closest first
+        (ties: by path)."""
+        key = norm(text)
+        if key not in self._cache:
+            self.near_many((key,))
+        return self._cache[key]
 
-    def near_many(self, texts: Iterable[str], n: int = SUGGESTIONS) -> None:
+    def near_many(self, texts: Iterable[str]) -> None:
         """Answer :meth:`near` for every one of ``texts`` ahead (a pass over many cards): the
         names are compared with all of them at once, a few hundred at a time."""
-        todo = list(dict.fromkeys(k for k in map(norm, texts) if (k, n) not in self._cache))
+        todo = list(dict.fromkeys(k for k in map(norm, texts) if k not in self._cache))
         names = self._names()
         for i in range(0, len(todo), _BATCH):
             batch = todo[i : i + _BATCH]
@@ -164,18 +158,19 @@ class NameTable:
                 hits = [(names[j], float(row[j]) + 1) for j in at]
                 if len(self._cache) >= CACHED:
                     self._cache.clear()
-                self._cache[key, n] = self._rank(key, hits, n) if key else ()
+                self._cache[key] = self._rank(key, hits) if key else ()
 
     def _names(self) -> list[str]:
         if self._choices is None:
             self._choices = list(dict.fromkeys(k for s in _NEAR_STAGES for k in self._tables[s]))
         return self._choices
 
-    def _rank(self, key: str, hits: list[tuple[str, float]], n: int) -> tuple[Suggestion, ...]:
+    def _rank(self, key: str, hits: list[tuple[str, float]]) -> tuple[Suggestion, ...]:
         """The answer from ``hits`` (names with rapidfuzz's ratio, highest first). difflib's
         ratio orders them: it counts matching runs, not letters scattered over a name
         (rapidfuzz's ratio puts "Region" before "Relation" for "Religion"). rapidfuzz's ratio
         is an upper bound: once n cards score above a hit's, none can."""
+        n = SUGGESTIONS
         matcher = difflib.SequenceMatcher(autojunk=False, b=key)
         scored: list[tuple[float, str, str]] = []
         for name, bound in hits:

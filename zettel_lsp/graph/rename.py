@@ -66,9 +66,10 @@ class RenamePlan:
     edits: dict[str, list[TextEdit]] = field(default_factory=dict)
     move: tuple[str, str] | None = None
 
-    def add(self, path: str, edit: TextEdit) -> None:
-        """Add ``edit``, keeping each card's edits in text order."""
-        bisect.insort(self.edits.setdefault(path, []), edit, key=lambda e: e.start)
+    def add(self, path: str, edit: TextEdit | None) -> None:
+        """Add ``edit`` (None: nothing to change), keeping each card's edits in text order."""
+        if edit is not None:
+            bisect.insort(self.edits.setdefault(path, []), edit, key=lambda e: e.start)
 
     @property
     def edit_count(self) -> int:
@@ -83,9 +84,11 @@ class NameSource(StrEnum):
 
 _BAD_TITLE = re.compile(r"[|#^\[\]\n\r]")
 _WIKI_INNER = re.compile(r"^(!?)\[\[(.*)\]\]$", re.DOTALL)
-_FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE)
+_FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENCODE = {"%": "%25", " ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\t": "%09"}
 _HIGH_ESCAPE = re.compile(r"%[89A-Fa-f][0-9A-Fa-f]")
+# what a wikilink may write before the path: Dendron's scheme, then "./" or "/"
+_WIKI_PREFIX = re.compile(rf"(?:{DENDRON_SCHEME.pattern})?(?:\./|/)?", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------ names
@@ -196,6 +199,11 @@ def wiki_name(link: Link, swapped: bool) -> tuple[Part, Part | None] | None:
     return _trimmed(at, name), (_trimmed(at + len(name) + 1, sub) if hash_sign else None)
 
 
+def _changed(part: Part, new: str) -> TextEdit | None:
+    """The edit that writes ``new`` over ``part``; None when it is written so already."""
+    return None if new == part.text else TextEdit(part.start, part.end, new)
+
+
 def _trimmed(at: int, text: str) -> Part:
     """``text``, found at offset ``at``, without its surrounding white space."""
     lead = len(text) - len(text.lstrip())
@@ -208,21 +216,11 @@ def _markdown_dest(link: Link) -> tuple[Part, bool] | None:
     found = markdown_links(link.raw)
     if not found or found[0].start != 0:
         return None
-    m = found[0]
-    close = (2 if m.embed else 1) + len(m.text)
-    q = close + 2
-    while q < len(link.raw) and link.raw[q] in " \t":
-        q += 1
-    angle = link.raw[q : q + 1] == "<"
-    if angle:
-        q += 1
-    dest = m.destination
-    if link.raw[q : q + len(dest)] != dest:
-        return None
+    dest, q = found[0].destination, found[0].dest_start
     lead = len(dest) - len(dest.lstrip())
     path = dest.strip().split("#", 1)[0]
     at = link.span.start + q + lead
-    return Part(at, at + len(path), path), angle
+    return Part(at, at + len(path), path), link.raw[q - 1] == "<"
 
 
 def _markdown_fragment(link: Link) -> tuple[Part, bool] | None:
@@ -285,13 +283,9 @@ def plan_file_rename(
     for src, link, res in _links_of(graph, {*graph.backlinks(old_path), old_path}, overrides):
         src_new = new_path if src == old_path else src
         if res.target == old_path and link.target:
-            edit = _retarget(link, res, src, src_new, old_path, new_path, stem_wins)
+            plan.add(src, _retarget(link, res, src, src_new, old_path, new_path, stem_wins))
         elif src == old_path and posixpath.dirname(old_path) != posixpath.dirname(new_path):
-            edit = _relative_from_moved(link, res, old_path, new_path)
-        else:
-            edit = None
-        if edit is not None:
-            plan.add(src, edit)
+            plan.add(src, _relative_from_moved(link, res, old_path, new_path))
     for edit in _title_edits(card, old_stem, new_stem):
         plan.add(old_path, edit)
     return plan
@@ -378,19 +372,13 @@ def _retarget(
             return None
         part, angle = found
         new = _markdown_target(part.text, angle, src, src_new, old_path, new_path)
-    if new is None or new == part.text:
-        return None
-    return TextEdit(part.start, part.end, new)
+    return None if new is None else _changed(part, new)
 
 
 def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) -> str | None:
-    m = DENDRON_SCHEME.match(written)
+    m = _WIKI_PREFIX.match(written)
     prefix = m.group(0) if m else ""
     body = written[len(prefix) :]
-    for lead in ("./", "/"):
-        if body.startswith(lead):
-            prefix, body = prefix + lead, body[len(lead) :]
-            break
     has_md = body.lower().endswith(".md")
     md = body[-3:] if has_md else ""
     bare = body[:-3] if has_md else body
@@ -455,42 +443,33 @@ def _relative_from_moved(
     has_md = decoded.lower().endswith(".md")
     target = res.target if has_md else strip_md(res.target)
     path = posixpath.relpath(target, posixpath.dirname(new_path) or ".")
-    new = _encode_like(part.text, path, angle)
-    return None if new == part.text else TextEdit(part.start, part.end, new)
+    return _changed(part, _encode_like(part.text, path, angle))
 
 
-def _title_edits(card: Card, old_stem: str, new_stem: str) -> list[TextEdit]:
+def _title_edits(card: Card, old_stem: str, new_stem: str) -> Iterator[TextEdit]:
     """The frontmatter title and the opening H1 when they repeat the file name exactly."""
-    edits: list[TextEdit] = []
     fm_value = frontmatter_title(card)
     if fm_value is not None and fm_value.text == old_stem:
-        edits.append(
-            TextEdit(fm_value.start, fm_value.end, yaml_scalar(card.text, fm_value, new_stem))
-        )
+        yield TextEdit(fm_value.start, fm_value.end, yaml_scalar(card.text, fm_value, new_stem))
     h1 = opening_h1(card)
-    if h1 is not None:
-        part = heading_text(card, h1)
-        if part is not None and part.text == old_stem:
-            edits.append(TextEdit(part.start, part.end, new_stem))
-    return edits
+    part = heading_text(card, h1) if h1 is not None else None
+    if part is not None and part.text == old_stem:
+        yield TextEdit(part.start, part.end, new_stem)
 
 
 def frontmatter_title(card: Card) -> Part | None:
     """The frontmatter ``title`` value as written (inside its quotes, if quoted)."""
     if card.body_start_line == 0:
         return None
-    index = LineIndex(card.text)
-    for line in range(1, card.body_start_line - 1):
-        text = index.line_text(line)
-        m = _FM_TITLE.match(text)
-        if m is None:
-            continue
-        value = m.group(2)
-        at = index.line_start(line) + m.start(2)
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            return Part(at + 1, at + len(value) - 1, value[1:-1])
-        return Part(at, at + len(value), value)
-    return None
+    index = LineIndex(card.text)  # between the "---" lines
+    inner = index.line_start(1), index.line_start(card.body_start_line - 1)
+    m = _FM_TITLE.search(card.text, *inner)
+    if m is None:
+        return None
+    value, at = m.group(2), m.start(2)
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return Part(at + 1, at + len(value) - 1, value[1:-1])
+    return Part(at, at + len(value), value)
 
 
 _YAML_PLAIN_UNSAFE = re.compile(r"^[-?:,\[\]{}#&*!|>'\"%@`\s]|: | #|:$|\s$")
@@ -555,10 +534,7 @@ def plan_title_rename(
         parts = wiki_name(link, res.swapped)
         if res.target != path or res.stage is not Stage.TITLE or parts is None:
             continue
-        part = parts[0]
-        new = case_like(part.text, card.title, new_title)
-        if new != part.text:
-            plan.add(src, TextEdit(part.start, part.end, new))
+        plan.add(src, _changed(parts[0], case_like(parts[0].text, card.title, new_title)))
     return plan
 
 
@@ -599,9 +575,7 @@ def plan_heading_rename(
         h = heading_for(card, link.heading)
         if h is None or h.line != heading.line:
             continue
-        edit = _heading_link_edit(link, heading.text, new_text)
-        if edit is not None:
-            plan.add(src, edit)
+        plan.add(src, _heading_link_edit(link, heading.text, new_text))
     return plan
 
 

@@ -68,9 +68,5 @@ def link_section(card: Card, link: Link) -> str:
 
 def _is_title_heading(card: Card, line_text: str, line: int) -> bool:
     """Whether ``line`` is a heading of ``card`` whose text is the card's title."""
-    for h in card.headings:
-        if h.line == line:
-            return same_name(heading_as_written(line_text, h), card.title)
-        if h.line > line:
-            break
-    return False
+    h = next((h for h in card.headings if h.line == line), None)
+    return h is not None and same_name(heading_as_written(line_text, h), card.title)

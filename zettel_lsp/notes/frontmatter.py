@@ -15,8 +15,7 @@ try:  # the C loader is ~10x faster on 13k cards; fall back to pure Python where
 except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Loader = yaml.SafeLoader
 
-# Parsed front matter is bounded: deeper or larger values are kept as plain text (a 1 KB block
-# nested 500 levels deep broke pickling and JSON downstream).
+# Parsed front matter is bounded (pickling and JSON recurse): deeper values are kept as text.
 MAX_DEPTH = 16
 MAX_NODES = 10_000
 
@@ -147,13 +146,7 @@ def string_list(value: Any, *, split: bool = False) -> list[str]:
     ``split`` also splits string values on commas and whitespace (Obsidian's tag field rules).
     """
     items = list(value) if isinstance(value, list | tuple) else [value]
-    out: list[str] = []
-    for item in items:
-        text = scalar_text(item)
-        if text is None:
-            continue
-        if split:
-            out.extend(part for part in re.split(r"[,\s]+", text) if part)
-        else:
-            out.append(text)
-    return out
+    texts = [text for text in map(scalar_text, items) if text is not None]
+    if not split:
+        return texts
+    return [part for text in texts for part in re.split(r"[,\s]+", text) if part]

@@ -14,10 +14,6 @@ binary, and it must be right on a three-word query as on a card:
    (ä, ß, é, ñ, ç, ...) count as one such word each, up to three.
 3. **No evidence** (a short query of content words, "search inside vault"): English, the
    default model's language; the lexical legs answer it either way.
-
-No packaged language identifier: ``py3langid`` called short English queries French, Danish
-or Latin, and loads a model; the rules above need no data file and call the golden queries
-right (``tests/notes/test_language.py``).
 """
 
 from __future__ import annotations
@@ -42,33 +38,21 @@ ENGLISH_WORDS: Final = frozenset(
     "should could my your our their its an a i you we they he she there here than then into "
     "about over under between after before also only just very all any each some".split()
 )
-_GERMAN = (
-    "der die das den dem des und ist nicht ein eine einer einen mit von zu auf für sich auch wie "
-    "wird werden oder aber bei nach aus wenn kann sind war ich du wir ihr sie es im zum zur über "
-    "noch nur"
-)
-_FRENCH = (
-    "le la les un une des du et est sont pas pour dans avec sur que qui ce cette ces au aux par "
-    "plus ou mais comme il elle nous vous ils elles être avoir fait"
-)
-_SPANISH = (
-    "el los las es son para con por una unos unas del al lo como más pero su sus se muy "
-    "también está están que"
-)
-_PORTUGUESE = "é são não com uma os as um ao dos das pelo pela para por que se mais também"
-_ITALIAN = "il gli di che è sono per con una della delle degli nel nella non come anche più ma"
-_DUTCH = "het een van en is zijn niet met voor op te dat die ook maar als bij naar dan"
 # language code -> its function words that are not also common English words
 FUNCTION_WORDS: Final = {
     code: frozenset(words.split()) - ENGLISH_WORDS
-    for code, words in (
-        ("de", _GERMAN),
-        ("fr", _FRENCH),
-        ("es", _SPANISH),
-        ("pt", _PORTUGUESE),
-        ("it", _ITALIAN),
-        ("nl", _DUTCH),
-    )
+    for code, words in {
+        "de": "der die das den dem des und ist nicht ein eine einer einen mit von zu auf für sich "
+        "auch wie wird werden oder aber bei nach aus wenn kann sind war ich du wir ihr sie es im "
+        "zum zur über noch nur",
+        "fr": "le la les un une des du et est sont pas pour dans avec sur que qui ce cette ces au "
+        "aux par plus ou mais comme il elle nous vous ils elles être avoir fait",
+        "es": "el los las es son para con por una unos unas del al lo como más pero su sus se muy "
+        "también está están que",
+        "pt": "é são não com uma os as um ao dos das pelo pela para por que se mais também",
+        "it": "il gli di che è sono per con una della delle degli nel nella non come anche più ma",
+        "nl": "het een van en is zijn niet met voor op te dat die ook maar als bij naar dan",
+    }.items()
 }
 OTHER_WORDS: Final = frozenset().union(*FUNCTION_WORDS.values())
 # letters English does not write, and the language they point to when function words are silent

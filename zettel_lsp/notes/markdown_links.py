@@ -1,18 +1,15 @@
 """Markdown links ``[text](destination "title")`` found by a linear scan.
 
-The grammar is the regular expression the parser used before (issue #12)::
+The grammar is this regular expression's (a test compares the two on random input)::
 
     (!?)\\[((?:[^\\[\\]\\n\\\\]|\\\\.|\\[[^\\[\\]\\n]*\\])*)\\]
     \\([ \\t]*(?:<([^<>\\n]*)>|((?:[^\\s()\\\\<]|\\\\.|\\([^\\s()]*\\))+))
     (?:[ \\t]+(?:"[^"\\n]*"|'[^'\\n]*'|\\([^()\\n]*\\)))?[ \\t]*\\)
 
 that is: the text may hold escapes and one level of [brackets]; the destination is ``<...>`` or
-bare, with escapes and one level of balanced parentheses; an optional title follows. Searched
-with ``finditer``, that expression rescanned a long destination (or text) from every ``[`` that
-could open a link, e.g. ``[a](\\)`` repeated, and took seconds on a 100 KB line. Here each step
-(the text from a position, the destination from a position, the tail after a destination) is
-computed once per position and remembered, so every character is read a fixed number of times.
-The result equals that expression's ``finditer`` (a test compares them on random input).
+bare, with escapes and one level of balanced parentheses; an optional title follows. Its
+``finditer`` rescans from every ``[`` that could open a link (issue #12); here each step (the
+text, the destination, the tail after it) is computed once per position and remembered.
 """
 
 from __future__ import annotations
@@ -42,6 +39,7 @@ class MarkdownLink(NamedTuple):
     embed: bool
     text: str  # between the brackets, as written
     destination: str  # inside <...>, or the bare destination, as written
+    dest_start: int  # where the destination starts (after the "<" of <...>)
 
 
 def _skip(pattern: re.Pattern[str], s: str, i: int) -> int:
@@ -73,7 +71,7 @@ class _Scan:
         self._text_end: dict[int, int] = {}
         self._dest_end: dict[int, int] = {}
         self._tail_end: dict[int, int] = {}
-        self._after: dict[int, tuple[int, str] | None] = {}
+        self._after: dict[int, tuple[int, int, int] | None] = {}
 
     def text_end(self, q: int) -> int:
         """The ``]`` that closes a link text starting at ``q``, or -1."""
@@ -134,14 +132,14 @@ class _Scan:
         self._tail_end[e] = result
         return result
 
-    def after_text(self, close: int) -> tuple[int, str] | None:
-        """After the ``]`` at ``close``: ``(destination title)`` as (end of the link,
-        destination), or None."""
+    def after_text(self, close: int) -> tuple[int, int, int] | None:
+        """After the ``]`` at ``close``: ``(destination title)`` as (end of the link, start and
+        end of the destination), or None."""
         if close not in self._after:
             self._after[close] = self._after_text(close)
         return self._after[close]
 
-    def _after_text(self, close: int) -> tuple[int, str] | None:
+    def _after_text(self, close: int) -> tuple[int, int, int] | None:
         s, n = self.s, self.n
         if close + 1 >= n or s[close + 1] != "(":
             return None
@@ -151,12 +149,12 @@ class _Scan:
             if a >= n or s[a] != ">":
                 return None
             end = self.tail_end(a + 1)
-            return None if end == -1 else (end, s[q + 1 : a])
+            return None if end == -1 else (end, q + 1, a)
         e = self.dest_end(q)
         if e == q:
             return None
         end = self.tail_end(e)
-        return None if end == -1 else (end, s[q:e])
+        return None if end == -1 else (end, q, e)
 
 
 def markdown_links(s: str) -> list[MarkdownLink]:
@@ -170,9 +168,10 @@ def markdown_links(s: str) -> list[MarkdownLink]:
         if found is None:
             pos = p + 1
             continue
-        end, destination = found
+        end, d_start, d_end = found
         embed = p > pos and s[p - 1] == "!"
-        out.append(MarkdownLink(p - 1 if embed else p, end, embed, s[p + 1 : close], destination))
+        start = p - 1 if embed else p
+        out.append(MarkdownLink(start, end, embed, s[p + 1 : close], s[d_start:d_end], d_start))
         pos = end
     return out
 

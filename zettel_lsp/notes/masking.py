@@ -22,42 +22,24 @@ LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|[0-9]{1,9}[.)])[ \t]+(?:\[[ xX/-]\][ \t
 
 Spans = list[tuple[int, int]]
 
-# Everything here is a linear scan: a regular expression for "optional blockquote markers, then
-# a fence" backtracked exponentially on ~30 nested ``> `` markers (issue #12).
-
-
-def _after_quote_markers(text: str, pos: int, end: int) -> int:
-    """Where a line's content starts after blockquote markers (each: up to 3 spaces or tabs,
-    ``>``, one optional space) and up to 3 spaces of indentation."""
-    while True:
-        k, n = pos, 0
-        while k < end and n < 3 and text[k] in " \t":
-            k += 1
-            n += 1
-        if k < end and text[k] == ">":
-            pos = k + 1
-            if pos < end and text[pos] == " ":
-                pos += 1
-            continue
-        break
-    n = 0
-    while pos < end and n < 3 and text[pos] == " ":
-        pos += 1
-        n += 1
-    return pos
+# Blockquote markers (each: up to 3 spaces or tabs, ``>``, one optional space), up to 3 spaces,
+# then a fence mark, if any. Possessive: a backtracking form took minutes on ~30 nested ``> ``
+# markers (issue #12).
+_FENCE = re.compile(r"(?:[ \t]{0,3}> ?)*+ {0,3}(`{3,}|~{3,})?")
+# An ATX heading's marks: up to 3 spaces, 1-6 ``#``, then a space, a tab or the end of the line.
+_ATX = re.compile(r" {0,3}(#{1,6})(?=[ \t]|\Z)")
 
 
 def _fence(text: str, pos: int, end: int) -> tuple[str, int, int]:
     """The fence mark of the line ``text[pos:end]`` (after blockquote markers and up to 3 spaces):
     its character, run length and end. The run is 0 where no fence opens or closes: fewer than 3
     backticks or tildes, or backticks followed by a backtick (an info string cannot hold one)."""
-    at = k = _after_quote_markers(text, pos, end)
-    char = text[at] if at < end else ""
-    while char in ("`", "~") and k < end and text[k] == char:
-        k += 1
-    if k - at < 3 or (char == "`" and "`" in text[k:end]):
-        return "", 0, k
-    return char, k - at, k
+    m = _FENCE.match(text, pos, end)
+    assert m is not None  # every part of the pattern is optional
+    run = m.group(1)
+    if not run or (run[0] == "`" and "`" in text[m.end() : end]):
+        return "", 0, m.end()
+    return run[0], len(run), m.end()
 
 
 def fence_line(line: str) -> bool:
@@ -67,24 +49,15 @@ def fence_line(line: str) -> bool:
 
 def atx_heading(line: str) -> tuple[int, str] | None:
     """An ATX heading line (up to 3 spaces, 1-6 ``#``, then a space, a tab or the end) as
-    (level, text without the closing ``#`` sequence), else None. One pass over the line."""
-    n = len(line)
-    i = 0
-    while i < n and i < 3 and line[i] == " ":
-        i += 1
-    j = i
-    while j < n and line[j] == "#":
-        j += 1
-    level = j - i
-    if not 1 <= level <= 6 or (j < n and line[j] not in " \t"):
+    (level, text without the closing ``#`` sequence), else None."""
+    m = _ATX.match(line)
+    if m is None:
         return None
-    rest = line[j:].strip(" \t")
-    k = len(rest)
-    while k > 0 and rest[k - 1] == "#":
-        k -= 1
-    if 0 < k < len(rest) and rest[k - 1] in " \t":
-        rest = rest[:k].rstrip(" \t")
-    return level, rest
+    rest = line[m.end() :].strip(" \t")
+    body = rest.rstrip("#")
+    if body != rest and body[-1:] in (" ", "\t"):
+        rest = body.rstrip(" \t")
+    return len(m.group(1)), rest
 
 
 def fenced_code_spans(text: str, start: int = 0) -> Spans:
@@ -259,35 +232,25 @@ def math_spans(text: str) -> Spans:
     if len(runs) < 2:
         return []
     blanks = [m.start() for m in _BLANK_LINE.finditer(text)]
-    # for each run, the next double run and the next run that can close inline math (-1: none)
-    next_double = [-1] * len(runs)
-    next_closer = [-1] * len(runs)
-    nd = nc = -1
-    for i in range(len(runs) - 1, -1, -1):
-        next_double[i], next_closer[i] = nd, nc
-        s, e = runs[i]
-        if e - s >= 2:
-            nd = i
-        elif s > 0 and not text[s - 1].isspace() and not (e < n and text[e].isdigit()):
-            nc = i
+    doubles = [i for i, (s, e) in enumerate(runs) if e - s >= 2]
+    # single runs that can close inline math
+    closers = [
+        i
+        for i, (s, e) in enumerate(runs)
+        if e - s == 1 and s > 0 and not text[s - 1].isspace() and not (e < n and text[e].isdigit())
+    ]
     spans: Spans = []
     i = 0
     while i < len(runs):
         s, e = runs[i]
-        if e - s >= 2:
-            j = next_double[i]
-            if j == -1:
-                i += 1
-                continue
-            spans.append((s, runs[j][1]))
-            i = j + 1
-            continue
-        j = next_closer[i]
-        if j == -1 or e >= n or text[e].isspace():
-            i += 1
-            continue
-        b = bisect.bisect_right(blanks, s)
-        if b < len(blanks) and blanks[b] < runs[j][0]:  # the closer is in a later paragraph
+        after = doubles if e - s >= 2 else closers
+        k = bisect.bisect_right(after, i)
+        j = after[k] if k < len(after) else -1
+        if j != -1 and e - s == 1:
+            b = bisect.bisect_right(blanks, s)
+            if e >= n or text[e].isspace() or (b < len(blanks) and blanks[b] < runs[j][0]):
+                j = -1  # no opener, or the closer is in a later paragraph
+        if j == -1:
             i += 1
             continue
         spans.append((s, runs[j][1]))
@@ -355,11 +318,8 @@ def unlinkable_spans(prose: str) -> Spans:
     Sorted and merged. (Section headings stay prose: authors link there; "Link N confident
     mentions" leaves them alone, see :func:`heading_line_spans`.)"""
     found = [(link.start, link.end) for link in markdown_links(prose)]
-    found += reference_link_spans(prose)
-    found += url_spans(prose)
-    found += html_tag_spans(prose)
-    found += math_spans(prose)
-    found += title_line_spans(prose)
+    for spans in (reference_link_spans, url_spans, html_tag_spans, math_spans, title_line_spans):
+        found += spans(prose)
     return merge_spans(sorted(found))
 
 

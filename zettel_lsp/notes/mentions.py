@@ -153,10 +153,9 @@ class MentionMatcher:
             if not long_enough(norm, min_length):
                 continue  # too short to be a deliberate mention, or a bare number
             owners.setdefault(norm, set()).add(key)
-        self._size = len(owners)
         self._owners = {norm: tuple(sorted(keys)) for norm, keys in owners.items()}
         if boundary is None:
-            boundary = self._size >= self.BOUNDARY_MIN_PHRASES
+            boundary = len(owners) >= self.BOUNDARY_MIN_PHRASES
         self._boundary = boundary
         # built on the first find(): a start whose mentions all come from the database never
         # searches a text, and the automata are most of a matcher's making
@@ -198,7 +197,7 @@ class MentionMatcher:
             self._built = True
 
     def __len__(self) -> int:
-        return self._size
+        return len(self._owners)
 
     def phrases(self) -> dict[str, tuple[str, ...]]:
         """Every phrase it finds (normalised), with its owners. Do not change the result."""
@@ -207,15 +206,11 @@ class MentionMatcher:
     def find(self, text: str, excluded: Sequence[tuple[int, int]] = ()) -> list[Mention]:
         """Whole-word, case-insensitive, non-overlapping mentions in ``text`` (the longest wins
         where matches overlap, then the leftmost: :func:`_select`)."""
-        if not self._size or not text:
+        if not self._owners or not text:
             return []
         if not self._built:
             self.prepare()
-        back: tuple[list[int], list[int]] | None = None
-        if not unicodedata.is_normalized("NFC", text):  # matched as NFC, reported in text
-            text, starts_in, ends_in = nfc_with_offsets(text)
-            back = (starts_in, ends_in)
-        low = lower_same_length(text)
+        low, back = _matchable(text)
         n = len(low)
         candidates: list[tuple[int, int, str, tuple[str, ...]]] = []
         owners = self._owners
@@ -260,11 +255,7 @@ def phrases_in(
     scan costs time: the title index's ``inside`` matches."""
     if not text or longest <= 0:
         return []
-    back: tuple[list[int], list[int]] | None = None
-    if not unicodedata.is_normalized("NFC", text):
-        text, starts_in, ends_in = nfc_with_offsets(text)
-        back = (starts_in, ends_in)
-    low = lower_same_length(text)
+    low, back = _matchable(text)
     n = len(low)
     word = [_is_word_char(c) for c in low]
     # a match may start at i unless i is inside a word, and end at j unless j is inside one
@@ -280,6 +271,15 @@ def phrases_in(
             if sub in table and long_enough(sub, min_length) and not _joined(low, start, end):
                 candidates.append((start, end, sub, (sub,)))
     return _select(candidates, back, ())
+
+
+def _matchable(text: str) -> tuple[str, tuple[list[int], list[int]] | None]:
+    """``text`` as matched (NFC, lower case), with its characters' offsets in ``text`` when
+    NFC moved them."""
+    if unicodedata.is_normalized("NFC", text):
+        return lower_same_length(text), None
+    nfc, starts, ends = nfc_with_offsets(text)
+    return lower_same_length(nfc), (starts, ends)
 
 
 def _select(
@@ -317,8 +317,7 @@ def _select(
             reach = max(reach, kept[j][1])
             j += 1
         if j == i + 1:
-            start, end, norm, keys = kept[i]
-            out.append(Mention(start, end, norm, keys))
+            out.append(Mention(*kept[i]))
         else:
             out.extend(_longest_first(kept[i:j]))
         i = j
@@ -371,10 +370,8 @@ def unlinkable(card: Card, text: str | None = None) -> list[tuple[int, int]]:
     """Where no mention in ``card`` may become a link, sorted and merged: what the parser masks
     (frontmatter, code, comments), its links and inline tags, and in the prose that is left
     :func:`~zettel_lsp.notes.masking.unlinkable_spans` (other Markdown links and reference
-    links, URLs, HTML tags, math, the card's title line). Issue #14: "Link all" once turned
-    ``[agile manifesto](https://agilemanifesto.org/principles.html)`` into
-    ``.../[[Drama|principles]].html``. ``text``: the card's text, when the caller has read it
-    (a graph's card may read it from a file)."""
+    links, URLs, HTML tags, math, the card's title line). ``text``: the card's text, when the
+    caller has read it (a graph's card may read it from a file)."""
     links = [(ln.span.start, ln.span.end) for ln in card.links]
     base = merge_spans(sorted([*card.masked, *links]))
     prose = blank_out(card.text if text is None else text, base)

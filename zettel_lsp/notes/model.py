@@ -80,13 +80,6 @@ class Link:
             return self.subpath
         return None
 
-    @property
-    def visible_text(self) -> str:
-        """What a reader sees in preview: the label if any, else the target (and subpath)."""
-        if self.label:
-            return self.label
-        return self.target + (f" > {self.subpath}" if self.subpath else "")
-
 
 @dataclass(frozen=True, slots=True)
 class Heading:
@@ -152,7 +145,5 @@ class Card:
     @property
     def body(self) -> str:
         """The text after the frontmatter block."""
-        if self.body_start_line == 0:
-            return self.text
         parts = self.text.split("\n", self.body_start_line)
         return parts[self.body_start_line] if len(parts) > self.body_start_line else ""

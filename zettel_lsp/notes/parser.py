@@ -25,8 +25,7 @@ from zettel_lsp.notes.title_rule import TitleSource, card_title, same_name
 
 log = logging.getLogger(__name__)
 
-# Seconds one card may take to parse (a normal card takes well under a millisecond; 600 KB,
-# 0.1 s). CPU seconds of the parsing thread: a busy machine does not turn a card to plain text.
+# CPU seconds of the parsing thread one card may take (a busy machine does not make it plain text)
 PARSE_BUDGET_S = 2.0
 
 WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
@@ -240,10 +239,7 @@ def _opening_h1(prose: str, body_start: int, headings: list[Heading]) -> str | N
     Later H1s are section headings in many vaults ("# [[Raspberry Pi]]" inside "Homelab.md").
     Whether this text is the title or an alias is :func:`card_title`'s decision."""
     h1 = headings[0] if headings and headings[0].level == 1 and headings[0].text else None
-    if h1 is None:
-        return None
-    before = prose[body_start:].lstrip()
-    if not before.startswith("#"):
+    if h1 is None or not prose[body_start:].lstrip().startswith("#"):
         return None
     if WIKILINK.fullmatch(h1.text) or is_one_markdown_link(h1.text):
         return None
@@ -261,11 +257,9 @@ def _frontmatter_tags(data: dict[str, object]) -> list[Tag]:
 
 
 def _inline_tags(prose: str, lines: LineIndex) -> list[Tag]:
-    tags: list[Tag] = []
-    for m in TAG.finditer(prose):
-        name = m.group(1).rstrip("/-")
-        if not name:
-            continue
-        start = m.start()
-        tags.append(Tag(sys.intern(name), lines.span(start, start + 1 + len(name))))
-    return tags
+    """``#name`` tags; a trailing ``/`` or ``-`` is not part of the name (a letter always is)."""
+    return [
+        Tag(sys.intern(name), lines.span(m.start(), m.start() + 1 + len(name)))
+        for m in TAG.finditer(prose)
+        if (name := m.group(1).rstrip("/-"))
+    ]

@@ -113,43 +113,28 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
     except FileNotFoundError:
         dangling = _dangling_target(p)
         if dangling is not None:
-            return ReadResult(
-                ReadStatus.DANGLING_SYMLINK,
-                problems=[f"{p}: dangling symlink (its target {dangling} does not exist), skipped"],
-            )
-        return ReadResult(ReadStatus.VANISHED, problems=[f"{p}: file vanished before it was read"])
+            why = f"dangling symlink (its target {dangling} does not exist), skipped"
+            return _skipped(ReadStatus.DANGLING_SYMLINK, f"{p}: {why}")
+        return _skipped(ReadStatus.VANISHED, f"{p}: file vanished before it was read")
     except OSError as exc:
         return _os_error(p, exc)
     if not stat.S_ISREG(st.st_mode):
-        return ReadResult(
-            ReadStatus.NOT_A_FILE,
-            problems=[f"{p}: {_file_kind(st.st_mode)}, not a regular file: skipped"],
-        )
+        why = f"{_file_kind(st.st_mode)}, not a regular file: skipped"
+        return _skipped(ReadStatus.NOT_A_FILE, f"{p}: {why}")
+    limit = f"above the {max_bytes:,}-byte limit (setting max_file_bytes)"
     if st.st_size > max_bytes:
-        return ReadResult(
-            ReadStatus.TOO_LARGE,
-            size=st.st_size,
-            mtime_ns=st.st_mtime_ns,
-            problems=[
-                f"{p}: skipped, {st.st_size:,} bytes is above the {max_bytes:,}-byte limit "
-                "(setting max_file_bytes)"
-            ],
-        )
+        why = f"skipped, {st.st_size:,} bytes is {limit}"
+        return _skipped(ReadStatus.TOO_LARGE, f"{p}: {why}", st.st_size, st.st_mtime_ns)
     try:
         with open(p, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except FileNotFoundError:
-        return ReadResult(ReadStatus.VANISHED, problems=[f"{p}: file vanished while being read"])
+        return _skipped(ReadStatus.VANISHED, f"{p}: file vanished while being read")
     except OSError as exc:
         return _os_error(p, exc)
-    if len(data) > max_bytes:  # grew between stat and read
-        return ReadResult(
-            ReadStatus.TOO_LARGE,
-            size=len(data),
-            mtime_ns=st.st_mtime_ns,
-            problems=[f"{p}: skipped, above the {max_bytes:,}-byte limit (setting max_file_bytes)"],
-        )
     size = len(data)
+    if size > max_bytes:  # grew between stat and read
+        return _skipped(ReadStatus.TOO_LARGE, f"{p}: skipped, {limit}", size, st.st_mtime_ns)
     problems: list[str] = []
     found = bom_encoding(data)
     wide = found is not None and found[1] != "UTF-8"  # UTF-16/32: NUL bytes are part of the text
@@ -160,12 +145,8 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
             problems.append(f"{p}: {len(data) - len(stripped):,} trailing NUL bytes ignored")
             data = stripped
     if not wide and looks_binary(data):
-        return ReadResult(
-            ReadStatus.BINARY,
-            size=size,
-            mtime_ns=st.st_mtime_ns,
-            problems=[f"{p}: skipped, looks like a binary file (NUL or control bytes)"],
-        )
+        why = "skipped, looks like a binary file (NUL or control bytes)"
+        return _skipped(ReadStatus.BINARY, f"{p}: {why}", size, st.st_mtime_ns)
     text, replaced = decode_text(data)
     if replaced:
         name = found[1] if found is not None else "UTF-8"
@@ -182,14 +163,11 @@ def read_note(path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ReadResul
             # one NUL would end a C string downstream (tokenizer, LSP client): make it visible
             text = text.replace("\x00", "\ufffd")
             problems.append(f"{p}: {nuls:,} NUL byte{'s' if nuls > 1 else ''} replaced by U+FFFD")
-    return ReadResult(
-        ReadStatus.OK,
-        text=text,
-        size=size,
-        mtime_ns=st.st_mtime_ns,
-        replaced_invalid_utf8=replaced,
-        problems=problems,
-    )
+    return ReadResult(ReadStatus.OK, text, size, st.st_mtime_ns, replaced, problems)
+
+
+def _skipped(status: ReadStatus, problem: str, size: int = 0, mtime_ns: int = 0) -> ReadResult:
+    return ReadResult(status, size=size, mtime_ns=mtime_ns, problems=[problem])
 
 
 def _file_kind(mode: int) -> str:
@@ -220,4 +198,4 @@ def _os_error(path: str, exc: OSError) -> ReadResult:
         reason = "permission denied"
     else:
         reason = exc.strerror or type(exc).__name__
-    return ReadResult(ReadStatus.UNREADABLE, problems=[f"{path}: unreadable ({reason})"])
+    return _skipped(ReadStatus.UNREADABLE, f"{path}: unreadable ({reason})")

@@ -32,7 +32,6 @@ class TagOccurrence:
     end: int
     start_pos: Position
     end_pos: Position
-    in_frontmatter: bool
 
 
 def tag_key(name: str) -> str:
@@ -83,7 +82,7 @@ def tag_occurrences(card: Card, index: LineIndex | None = None) -> list[TagOccur
     for t in card.tags:
         if t.span is not None:
             s = t.span
-            out.append(TagOccurrence(t.name, s.start, s.end, s.start_pos, s.end_pos, False))
+            out.append(TagOccurrence(t.name, s.start, s.end, s.start_pos, s.end_pos))
     out.sort(key=lambda o: o.start)
     return out
 
@@ -96,7 +95,7 @@ def _names_in(
         name = names.get(tag_key(m.group()))
         if name is not None:
             a, b = m.span()
-            yield TagOccurrence(name, a, b, lines.position(a), lines.position(b), True)
+            yield TagOccurrence(name, a, b, lines.position(a), lines.position(b))
 
 
 def tag_at(card: Card, offset: int, index: LineIndex | None = None) -> TagOccurrence | None:

@@ -30,7 +30,7 @@ class TitleSource(StrEnum):
 
     AUTO = "auto"  # frontmatter title > (opening H1 if the file name is an identifier) > file name
     FILENAME = "filename"  # always the file name
-    H1 = "h1"  # opening H1 > frontmatter title > file name (close to the rule before this)
+    H1 = "h1"  # opening H1 > frontmatter title > file name
     FRONTMATTER = "frontmatter"  # frontmatter title > file name; the H1 is never a name
 
 
@@ -74,8 +74,7 @@ def identifier_kind(stem: str) -> str | None:
     """What kind of identifier a file name (without ``.md``) is: "timestamp", "Folgezettel",
     "zk id" or "UUID"; None for a name. A word ("notes", "todo") or a name with an id in front
     ("202311211530 Atomic notes") is a name. Tool names shaped like zk ids ("boto3",
-    "flake8") are read as identifiers; that costs little: their opening H1 becomes the title,
-    as it did before this rule, unless it is a section heading."""
+    "flake8") are read as identifiers: their opening H1 is the title unless a section heading."""
     s = stem.strip()
     return next((kind for kind, p in _IDENTIFIERS if p.fullmatch(s)), None)
 
@@ -205,9 +204,7 @@ def _typo_of(a: str, b: str) -> bool:
         diff = [i for i in range(len(a)) if a[i] != b[i]]
         return (
             len(diff) == 2
-            and diff[1] == diff[0] + 1
-            and diff[0] >= 2
-            and diff[1] < len(a) - 2
+            and 2 <= diff[0] == diff[1] - 1 < len(a) - 3
             and a[diff[0]] == b[diff[1]]
             and a[diff[1]] == b[diff[0]]
         )
@@ -392,8 +389,8 @@ def card_title(
       only as :func:`judge_opening_h1` says.
     - ``filename``: the file name; a frontmatter title that differs becomes an alias; the H1 is
       content.
-    - ``h1``: opening H1 > frontmatter title > file name (what titles were before this setting);
-      a frontmatter title that loses to the H1 becomes an alias.
+    - ``h1``: opening H1 > frontmatter title > file name; a frontmatter title that loses to the
+      H1 becomes an alias.
     - ``frontmatter``: frontmatter title > file name; the H1 is content.
 
     The file name never becomes an alias: links and the title search find cards by file name
