@@ -349,8 +349,8 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_KNOWN_ITEM,
         metavar="W",
         help="add W to the keyword leg's weight when the query's words are all found in at "
-        "most 3 cards (default %(default)s; 0 turns it off; docs/evaluation.md, known-item "
-        "queries)",
+        "most 3 cards (default %(default)s; 0 turns it off; docs/evaluation.md, the known-item "
+        "boost)",
     )
     _add_index_options(p)
     _add_vault_options(p)

@@ -5,7 +5,7 @@ inverted index and full-text payload indexes in memory and rebuilds them wheneve
 loaded, so the time to open the index grows with every point ever written, until
 ``EdgeShard.optimize()`` has built indexed segments (which load as they are, and whose dense
 vectors get an HNSW graph). Deleted points also leave the BM25 document frequencies only then
-(measurements: docs/indexing.md, docs/performance.md#scale-issue-18).
+(measurements: docs/indexing.md, docs/decisions/0012-compaction-where-no-one-waits.md).
 
 ``optimize()`` holds the GIL for its whole run (tens of seconds), so it never runs inside the
 language server, whose event loop would stop answering. It runs:

@@ -69,7 +69,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, 
 ML_KEY = "\x00ml\x00"  # prefix of a query's multilingual embedding in a Vectors mapping
 DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "dbsf"
-# The known-item boost (docs/evaluation.md "Known-item queries" and "DBSF"): when the keyword
+# The known-item boost (docs/decisions/0007-known-item-boost.md): when the keyword
 # leg's whole match set, every chunk that holds all the query's words, lies in at most this many
 # cards, its weight rises by SearchOptions.known_item (DEFAULT_KNOWN_ITEM; 0 turns it off).
 KNOWN_ITEM_CARDS = 3

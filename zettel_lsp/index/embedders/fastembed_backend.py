@@ -7,7 +7,8 @@ where none does.
 
 fastembed pads a batch to its longest text, so texts are embedded sorted by token count in
 small batches (at most ``batch_size`` texts and ``max_batch_tokens`` padded tokens); truncation
-is at 256 tokens, the length the model was trained at (measurements: docs/performance.md#index).
+is at 256 tokens, the length the model was trained at (measurements:
+docs/decisions/0011-embedding-batches.md).
 The ONNX session loads lazily: lexical indexing needs only the tokenizer.
 """
 

@@ -102,7 +102,8 @@ class MentionEvidence:
     heading_alias: bool  # matched only through an alias taken from an opening H1, not a name
 
 
-# Thresholds on the confidence (issue #14). See mention_confidence and docs/evaluation.md.
+# Thresholds on the confidence (issue #14). See mention_confidence and
+# docs/decisions/0009-unlinked-mention-rule.md.
 CONFIDENT = 0.5  # "Link N confident mentions" links these
 SHOWN = 0.02  # below this a mention is not suggested at all (a common word in this vault)
 
