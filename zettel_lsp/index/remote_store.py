@@ -57,7 +57,6 @@ from zettel_lsp.index.store_api import (
     LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
-    ChunkPayload,
     ChunkPoint,
     Hit,
     StoreError,
@@ -66,7 +65,6 @@ from zettel_lsp.index.store_api import (
     as_hits,
     point_filter,
     point_id,
-    record_tuples,
 )
 
 log = logging.getLogger(__name__)
@@ -94,9 +92,6 @@ class VaultIdentity:
     chunker: str  # the chunker id (version, budget, title rule)
     schema: int = SCHEMA_VERSION
     host: str = ""  # the writer's host name (for the messages)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, data: Any) -> VaultIdentity | None:
@@ -318,7 +313,7 @@ class RemoteStore(VectorStore):
     # ------------------------------------------------------------------ identity
 
     def _create(self, dim: int) -> None:
-        meta = {IDENTITY_KEY: self.identity.to_json()} if self.identity is not None else None
+        meta = {IDENTITY_KEY: asdict(self.identity)} if self.identity is not None else None
 
         def create() -> None:
             # a retry after a timed-out create finds the collection made: that is success
@@ -393,7 +388,7 @@ class RemoteStore(VectorStore):
         self._call(
             "record the collection's identity",
             lambda: self._client.update_collection(
-                self.collection, metadata={IDENTITY_KEY: identity.to_json()}
+                self.collection, metadata={IDENTITY_KEY: asdict(identity)}
             ),
         )
 
@@ -533,21 +528,13 @@ class RemoteStore(VectorStore):
         )
         return res.hits
 
-    def retrieve(
-        self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
-    ) -> list[tuple[int, ChunkPayload, Any]]:
-        if not ids:
-            return []
-        records = self._call(
+    def _retrieve(self, ids: Sequence[int], vectors: list[str] | bool) -> Any:
+        return self._call(
             "read points",
             lambda: self._client.retrieve(
-                self.collection,
-                list(ids),
-                with_payload=True,
-                with_vectors=[using] if with_dense else False,
+                self.collection, list(ids), with_payload=True, with_vectors=vectors
             ),
         )
-        return record_tuples(records, using if with_dense else None)
 
 
 # ---------------------------------------------------------------------- export (shard -> server)
@@ -576,22 +563,19 @@ def export_points(
     same, :class:`Bm25Encoder`). Idempotent and resumable: point ids are the same on both sides,
     so running it again rewrites the same points; cards the collection holds that the shard
     does not (or with another number of chunks) are deleted first. ``progress(done, total)``
-    is called per batch of points."""
+    is called per batch of :data:`BATCH_POINTS` points."""
     report = ExportReport(cards=len(files), ml_left_out=ml_cards)
     there = target.paths()
     stale = [p for p, n in there.items() if files.get(p) != n]
     if stale:
         target.delete_paths(stale)
         report.removed = sum(1 for p in stale if p not in files)
-    total = sum(files.values())
-    batch_ids: list[int] = []
-
-    def flush() -> None:
-        if not batch_ids:
-            return
-        dense = {pid: vec for pid, _, vec in source.retrieve(batch_ids, with_dense=True)}
+    ids = [point_id(path, i) for path in sorted(files) for i in range(files[path])]
+    for start in range(0, len(ids), BATCH_POINTS):
+        batch = ids[start : start + BATCH_POINTS]
+        dense = {pid: vec for pid, _, vec in source.retrieve(batch, with_dense=True)}
         structs = []
-        for pid, payload, sparse in source.retrieve(batch_ids, with_dense=True, using=BM25):
+        for pid, payload, sparse in source.retrieve(batch, with_dense=True, using=BM25):
             vector: dict[str, Any] = {}
             if sparse is not None:
                 vector[BM25] = _sparse(sparse)
@@ -602,13 +586,6 @@ def export_points(
             structs.append(m.PointStruct(id=pid, vector=vector, payload=dict(payload)))
         target.upsert_structs(structs)
         report.points += len(structs)
-        batch_ids.clear()
         if progress is not None:
-            progress(report.points, total)
-
-    for path in sorted(files):
-        batch_ids.extend(point_id(path, i) for i in range(files[path]))
-        if len(batch_ids) >= BATCH_POINTS:
-            flush()
-    flush()
+            progress(report.points, len(ids))
     return report

@@ -113,15 +113,6 @@ class Hit:
         return str(self.payload.get(PATH_FIELD, ""))
 
 
-def record_tuples(records: Iterable[Any], dense: str | None) -> list[tuple[int, ChunkPayload, Any]]:
-    """(id, payload, vector named ``dense`` or None) from either client's records."""
-    out = []
-    for r in records:
-        vec = r.vector.get(dense) if dense and isinstance(r.vector, dict) else None
-        out.append((int(r.id), as_payload(r.payload), vec))
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class Where:
     """Which points a store call is about; :func:`point_filter` writes it as either client's
@@ -179,7 +170,7 @@ def as_hits(points: Iterable[Any], *, scored: bool = True) -> list[Hit]:
 class VectorStore(ABC):
     """A vector store. The searches are made here, the same way for both stores, from the few
     calls each store makes its own way (:meth:`_nearest`, :meth:`_scroll`, :meth:`_count`,
-    :meth:`_facet`)."""
+    :meth:`_facet`, :meth:`_retrieve`)."""
 
     dim: int
     _bm25: Bm25Encoder
@@ -246,11 +237,17 @@ class VectorStore(ABC):
         searched (none where the store keeps its vectors where its own settings say)."""
         return 0
 
-    @abstractmethod
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
     ) -> list[tuple[int, ChunkPayload, Any]]:
         """(id, payload, dense vector ``using`` or None) for the ids that exist."""
+        if not ids:
+            return []
+        out = []
+        for r in self._retrieve(ids, [using] if with_dense else False):
+            vec = r.vector.get(using) if with_dense and isinstance(r.vector, dict) else None
+            out.append((int(r.id), as_payload(r.payload), vec))
+        return out
 
     # ------------------------------------------------------------------ each store's calls
 
@@ -270,6 +267,10 @@ class VectorStore(ABC):
     @abstractmethod
     def _facet(self, limit: int) -> Any:
         """The facet hits (``value``, ``count``) of :data:`PATH_FIELD`, at most ``limit``."""
+
+    @abstractmethod
+    def _retrieve(self, ids: Sequence[int], vectors: list[str] | bool) -> Iterable[Any]:
+        """The records of ``ids`` that exist, with their payload and the named ``vectors``."""
 
     # ------------------------------------------------------------------ searches
 
