@@ -36,6 +36,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -271,24 +272,8 @@ class UseEmbedder(Embedder):
         if not texts:
             return np.zeros((0, USE_DIM), dtype=np.float32)
         cut, counts = self._truncated(texts)
-        rows: list[np.ndarray] = []
-        i = 0
-        while i < len(cut):
-            j = i + 1
-            tokens = counts[i]
-            while (
-                j < len(cut)
-                and j - i < self.batch_size
-                and tokens + counts[j] <= self.max_batch_tokens
-            ):
-                tokens += counts[j]
-                j += 1
-            rows.append(self._encode(model, cut[i:j], self.threads or 1))
-            self.tokens_processed += tokens
-            i = j
-            if progress is not None:
-                progress(i)
-        return np.vstack(rows)
+        encode = partial(self._encode, model, threads=self.threads or 1)
+        return self._in_batches(cut, counts, encode, progress, padded=False)
 
     def embed_query(self, text: str) -> np.ndarray:
         """One text on one BLAS thread (see the module notes); equal to ``embed([text])[0]``."""
