@@ -109,22 +109,18 @@ class CompactResult:
 def compact(index_dir: Path) -> CompactResult:
     """Optimize the shard of ``index_dir`` under the folder's lock (:class:`IndexLockedError`
     when another process uses it) and record that nothing is left uncompacted."""
-    lock = FolderLock(index_dir, purpose=COMPACTING)
-    try:
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(FolderLock(index_dir, purpose=COMPACTING).release)
         db = IndexDB(index_dir)
-        try:
-            points = int(db.get("uncompacted") or 0)
-            t0 = time.perf_counter()
-            changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
-            seconds = time.perf_counter() - t0
-            if db.get("vault") is not None:
-                with db.transaction() as conn:
-                    put_meta(conn, {"uncompacted": 0, "store_layout": STORE_LAYOUT})
-        finally:
-            db.close()
+        cleanup.callback(db.close)
+        points = int(db.get("uncompacted") or 0)
+        t0 = time.perf_counter()
+        changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
+        seconds = time.perf_counter() - t0
+        if db.get("vault") is not None:
+            with db.transaction() as conn:
+                put_meta(conn, {"uncompacted": 0, "store_layout": STORE_LAYOUT})
         return CompactResult(points, seconds, changed)
-    finally:
-        lock.release()
 
 
 def spawn_compactor(index_dir: Path, state: IndexState) -> subprocess.Popen[bytes] | None:

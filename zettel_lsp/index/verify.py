@@ -60,26 +60,16 @@ _NEXT_WORD = re.compile(r"(?<![ \t])[ \t]+([A-Za-z]{3,})(?![\w'’-])")
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    kind: str  # see KINDS
+    """One difference: ``kind`` is ``index`` (the folder cannot be judged), ``missing``,
+    ``phantom``, ``stale``, ``pending``, ``miscounted``, ``chunk``, ``keyword``, ``vector`` (a
+    vector missing) or ``drift`` (a vector not of its chunk's text): see the module docstring."""
+
+    kind: str
     path: str
     reason: str
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.path}: {self.reason}"
-
-
-KINDS = {
-    "index": "the index folder cannot be judged (no state, another vault, model or chunker)",
-    "missing": "a readable note of the vault that the index does not hold",
-    "phantom": "the index holds a card (state or points) that is not a readable note",
-    "stale": "the indexed version is not the file's current content",
-    "pending": "the state still lists paths whose update was interrupted",
-    "miscounted": "the number of stored points differs from the card's chunk count",
-    "chunk": "a stored point differs from the chunk the indexer would write",
-    "keyword": "an exact keyword or phrase of a card does not find it",
-    "vector": "a dense vector is missing although the state says the card is embedded",
-    "drift": "a stored dense vector is not the embedding of its chunk's text",
-}
 
 
 @dataclass(slots=True)
