@@ -79,6 +79,10 @@ ATTEMPTS = 4  # tries per request on transient errors
 BACKOFF_S = 0.5  # the first wait between tries; doubled each time
 BACKOFF_MAX_S = 8.0
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+_NOTHING_LOST = (
+    ". What was not written is redone at the next start (nothing is lost); check that the "
+    "server is running and reachable"
+)
 DOCKER_RUN = 'docker run -p 6333:6333 -v "$PWD/qdrant_storage:/qdrant/storage" qdrant/qdrant'
 
 
@@ -270,9 +274,10 @@ class RemoteStore(VectorStore):
 
     # ------------------------------------------------------------------ requests
 
-    def _call(self, what: str, fn: Callable[[], T]) -> T:
+    def _call(self, what: str, fn: Callable[[], T], *, write: bool = False) -> T:
         """``fn()`` under the lock, tried again on transient errors (back-off outside the
-        lock); a :class:`StoreError` saying what failed where, with the cause chained."""
+        lock); a :class:`StoreError` saying what failed where (for a ``write``: that nothing
+        is lost), with the cause chained."""
         attempt = 0
         while True:
             attempt += 1
@@ -287,6 +292,7 @@ class RemoteStore(VectorStore):
                     raise StoreError(
                         f"the Qdrant server at {self._where} failed to {what} "
                         f"(collection {self.collection}){tries}: {_describe(exc)}"
+                        + (_NOTHING_LOST if write else "")
                     ) from exc
                 wait = _wait_before(attempt, exc)
                 log.warning(
@@ -299,16 +305,6 @@ class RemoteStore(VectorStore):
                     wait,
                 )
                 time.sleep(wait)
-
-    def _write(self, what: str, fn: Callable[[], T]) -> T:
-        """A write: as :meth:`_call`, with the message saying that nothing is lost."""
-        try:
-            return self._call(what, fn)
-        except StoreError as exc:
-            raise StoreError(
-                f"{exc}. What was not written is redone at the next start (nothing is lost); "
-                "check that the server is running and reachable"
-            ) from exc.__cause__
 
     # ------------------------------------------------------------------ identity
 
@@ -404,7 +400,7 @@ class RemoteStore(VectorStore):
         BM25 points kept (True). Another size: a server cannot resize a vector, so this
         writer's collection (checked on open) is created again, empty (False)."""
         if dim == self.dim:
-            self._write(
+            self._call(
                 "drop the dense vectors",
                 lambda: self._client.delete_vectors(
                     self.collection,
@@ -412,6 +408,7 @@ class RemoteStore(VectorStore):
                     points=m.FilterSelector(filter=m.Filter()),
                     wait=True,
                 ),
+                write=True,
             )
             if self.identity is not None:
                 self._set_identity(self.identity)
@@ -423,9 +420,8 @@ class RemoteStore(VectorStore):
             self.dim,
             dim,
         )
-        self._write(
-            "delete the collection", lambda: self._client.delete_collection(self.collection)
-        )
+        delete = partial(self._client.delete_collection, self.collection)
+        self._call("delete the collection", delete, write=True)
         self._create(dim)
         return False
 
@@ -482,11 +478,11 @@ class RemoteStore(VectorStore):
     def _in_batches(
         self, items: Sequence[Any], what: str, request: Callable[[list[Any]], object]
     ) -> None:
-        """``request(part)`` for each :data:`BATCH_POINTS` items, a write each (:meth:`_write`;
+        """``request(part)`` for each :data:`BATCH_POINTS` items, a write each (:meth:`_call`;
         ``what`` names it, ``{n}`` the part's length)."""
         for start in range(0, len(items), BATCH_POINTS):
             part = list(items[start : start + BATCH_POINTS])
-            self._write(what.format(n=len(part)), partial(request, part))
+            self._call(what.format(n=len(part)), partial(request, part), write=True)
 
     # ------------------------------------------------------------------ reads
 
