@@ -162,15 +162,13 @@ _BOOKKEEPING_KEYS = frozenset(
 
 def _frontmatter_values(card: Card) -> list[str]:
     """The text values of the card's front matter (strings, and strings in lists), in order."""
-    out: list[str] = []
-    for key, value in card.frontmatter.items():
-        if key.casefold() in _BOOKKEEPING_KEYS:
-            continue
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, str) and item.strip():
-                out.append(" ".join(item.split()))
-    return out
+    return [
+        " ".join(item.split())
+        for key, value in card.frontmatter.items()
+        if key.casefold() not in _BOOKKEEPING_KEYS
+        for item in (value if isinstance(value, list) else [value])
+        if isinstance(item, str) and item.strip()
+    ]
 
 
 def _blocks(card: Card) -> list[_Unit]:

@@ -245,15 +245,11 @@ class UseEmbedder(Embedder):
         tokens the model processes for each."""
         keep = max(1, self.max_length - 2)
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        out: list[str] = []
-        counts: list[int] = []
-        for text, enc in zip(texts, encodings, strict=True):
-            n = len(enc.ids)
-            if n > keep:
-                text = text[: enc.offsets[keep - 1][1]]
-            out.append(text)
-            counts.append(min(n, keep) + 2)
-        return out, counts
+        cut = [
+            text[: enc.offsets[keep - 1][1]] if len(enc.ids) > keep else text
+            for text, enc in zip(texts, encodings, strict=True)
+        ]
+        return cut, [min(len(enc.ids), keep) + 2 for enc in encodings]
 
     # ----------------------------------------------------------------- vectors
 
