@@ -143,7 +143,9 @@ def point_filter(where: Where, models: Any, has_id: Callable[[list[Any]], Any]) 
     if where.text is not None:
         text = where.text
         match = models.MatchPhrase(phrase=text) if where.phrase else models.MatchText(text=text)
-        must.append(models.FieldCondition(key=keyword_field(text), match=match))
+        # only the cjk field's tokenizer finds Chinese, Japanese or Korean words
+        key = CJK_FIELD if HAS_CJK.search(text) else TEXT_FIELD
+        must.append(models.FieldCondition(key=key, match=match))
     if where.skip_lang is not None:
         match = models.MatchValue(value=where.skip_lang)
         must_not.append(models.FieldCondition(key=LANG_FIELD, match=match))
@@ -152,12 +154,6 @@ def point_filter(where: Where, models: Any, has_id: Callable[[list[Any]], Any]) 
     if not must and not must_not:
         return None
     return models.Filter(must=must or None, must_not=must_not or None)
-
-
-def keyword_field(text: str) -> str:
-    """The full-text field a keyword query searches: ``cjk`` when it holds Chinese, Japanese or
-    Korean (only that field's tokenizer finds such words), else ``text``."""
-    return CJK_FIELD if HAS_CJK.search(text) else TEXT_FIELD
 
 
 def as_hits(points: Iterable[Any], *, scored: bool = True) -> list[Hit]:
@@ -308,10 +304,10 @@ class VectorStore(ABC):
         self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = (EN,)
     ) -> list[Hit]:
         """The :meth:`keyword_count` points (every word of ``text`` in their stored text, or
-        the phrase, by the full-text index: ``cjk`` for Chinese, Japanese and Korean queries,
-        :func:`keyword_field`), best BM25 first (over the embedded text); the matches BM25
-        gives nothing (the words are in the stored text only, e.g. a link's target shown
-        under another name, or they are all stopwords) follow with score 0, in id order."""
+        the phrase, by the full-text index: ``cjk`` for Chinese, Japanese and Korean queries),
+        best BM25 first (over the embedded text); the matches BM25 gives nothing (the words are
+        in the stored text only, e.g. a link's target shown under another name, or they are
+        all stopwords) follow with score 0, in id order."""
         where = Where(text=text, phrase=phrase)
         sparse = self._bm25.query(text, langs)
         hits = self._nearest(sparse, BM25, limit, where) if len(sparse.indices) else []
