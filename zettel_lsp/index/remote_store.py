@@ -36,7 +36,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -53,7 +53,6 @@ from zettel_lsp.index.store_api import (
     BM25,
     CJK_FIELD,
     DENSE,
-    DENSE_ML,
     LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
@@ -140,6 +139,17 @@ def _sparse(vector: Any) -> m.SparseVector:
     """A sparse vector of :class:`Bm25Encoder` (or the shard's) in the server's terms."""
     indices = [int(i) for i in vector.indices]
     return m.SparseVector(indices=indices, values=[float(v) for v in vector.values])
+
+
+def _struct(pid: int, payload: Mapping[str, Any], vectors: Mapping[str, Any]) -> m.PointStruct:
+    """A point as a collection holds it: its ``bm25`` sparse vector and its ``dense`` one, where
+    ``vectors`` has them (a collection has no ``dense_ml``, :meth:`RemoteStore.ensure_vector`)."""
+    vector: dict[str, Any] = {}
+    if vectors.get(BM25) is not None:
+        vector[BM25] = _sparse(vectors[BM25])
+    if vectors.get(DENSE) is not None:
+        vector[DENSE] = [float(x) for x in vectors[DENSE]]
+    return m.PointStruct(id=pid, vector=vector, payload=dict(payload))
 
 
 def _transient(exc: BaseException) -> bool:
@@ -428,13 +438,7 @@ class RemoteStore(VectorStore):
     # ------------------------------------------------------------------ writes
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
-        structs = []
-        for p in points:
-            vector = self._vectors(p)
-            vector[BM25] = _sparse(vector[BM25])
-            vector.pop(DENSE_ML, None)  # a collection has no such vector (ensure_vector)
-            structs.append(m.PointStruct(id=p.id, vector=vector, payload=dict(p.payload)))
-        self.upsert_structs(structs)
+        self.upsert_structs([_struct(p.id, p.payload, self._vectors(p)) for p in points])
 
     def upsert_structs(self, structs: Sequence[m.PointStruct]) -> None:
         """Write ready-made points, :data:`BATCH_POINTS` per request (each retried alone)."""
@@ -570,16 +574,12 @@ def export_points(
     for start in range(0, len(ids), BATCH_POINTS):
         batch = ids[start : start + BATCH_POINTS]
         dense = {pid: vec for pid, _, vec in source.retrieve(batch, with_dense=True)}
-        structs = []
-        for pid, payload, sparse in source.retrieve(batch, with_dense=True, using=BM25):
-            vector: dict[str, Any] = {}
-            if sparse is not None:
-                vector[BM25] = _sparse(sparse)
-            vec = dense.get(pid)
-            if vec is not None:
-                vector[DENSE] = [float(x) for x in vec]
-                report.with_dense += 1
-            structs.append(m.PointStruct(id=pid, vector=vector, payload=dict(payload)))
+        rows = source.retrieve(batch, with_dense=True, using=BM25)
+        structs = [
+            _struct(pid, payload, {BM25: bm25, DENSE: dense.get(pid)})
+            for pid, payload, bm25 in rows
+        ]
+        report.with_dense += sum(dense.get(pid) is not None for pid, _, _ in rows)
         target.upsert_structs(structs)
         report.points += len(structs)
         if progress is not None:
