@@ -229,8 +229,9 @@ class VectorStore(ABC):
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
         """Search these points' dense vectors ``using`` once where the store reads them on
-        demand, so the first searches of a session do not wait for it. Returns points
-        searched (none where the store keeps its vectors where its own settings say)."""
+        demand, so the first searches of a session do not wait for it; stops early when
+        ``should_stop`` says so. Returns points searched (none where the store keeps its
+        vectors where its own settings say)."""
         return 0
 
     def retrieve(
