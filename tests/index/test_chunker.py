@@ -75,7 +75,7 @@ def test_long_paragraph_splits_into_sentences_with_overlap() -> None:
     sentences = [f"Sentence {i} has exactly six words." for i in range(40)]
     text = "# T\n" + "\n".join(sentences)  # one paragraph over 40 lines
     card = parse_card("T.md", text)
-    chunks = chunk_card(card, words, max_tokens=60, overlap_tokens=10)
+    chunks = chunk_card(card, words, max_tokens=60)
     assert len(chunks) > 3
     for a, b in itertools.pairwise(chunks):
         assert b.line_start == a.line_end  # the last sentence is repeated as overlap

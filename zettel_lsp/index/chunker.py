@@ -27,7 +27,7 @@ from zettel_lsp.notes.parser import visible_text
 # the parser's link rules (notes/parser.py visible_text), not a second pattern of the chunker's
 CHUNKER_VERSION = "md-5"
 DEFAULT_MAX_TOKENS = 256
-DEFAULT_OVERLAP_TOKENS = 40
+OVERLAP_TOKENS = 40  # a chunk split for size repeats a last sentence or block this short
 # A heading starts a new chunk once the current one holds at least this many tokens; smaller
 # sections merge with what follows, so a heading alone never becomes a chunk.
 MIN_SECTION_TOKENS = 48
@@ -62,20 +62,14 @@ class _Unit:
 
 
 def chunk_card(
-    card: Card,
-    count_tokens: TokenCounter,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    card: Card, count_tokens: TokenCounter, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> list[Chunk]:
     """Split one card; see :func:`chunk_cards`."""
-    return chunk_cards([card], count_tokens, max_tokens, overlap_tokens)[0]
+    return chunk_cards([card], count_tokens, max_tokens)[0]
 
 
 def chunk_cards(
-    cards: Sequence[Card],
-    count_tokens: TokenCounter,
-    max_tokens: int = DEFAULT_MAX_TOKENS,
-    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+    cards: Sequence[Card], count_tokens: TokenCounter, max_tokens: int = DEFAULT_MAX_TOKENS
 ) -> list[list[Chunk]]:
     """Split each card into chunks of at most ``max_tokens`` model tokens (prefix included).
 
@@ -105,7 +99,7 @@ def chunk_cards(
             groups = [units]
         else:
             flat = [p for u in units for p in sentences.get(id(u), [u])]
-            groups = _group(flat, budget, overlap_tokens)
+            groups = _group(flat, budget)
         lines = card.text.split("\n")  # once per card, not per chunk (quadratic)
         out.append([_make_chunk(card, lines, i, g) for i, g in enumerate(groups)])
     return out
@@ -162,15 +156,13 @@ _BOOKKEEPING_KEYS = frozenset(
 
 def _frontmatter_values(card: Card) -> list[str]:
     """The text values of the card's front matter (strings, and strings in lists), in order."""
-    out: list[str] = []
-    for key, value in card.frontmatter.items():
-        if key.casefold() in _BOOKKEEPING_KEYS:
-            continue
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            if isinstance(item, str) and item.strip():
-                out.append(" ".join(item.split()))
-    return out
+    return [
+        " ".join(item.split())
+        for key, value in card.frontmatter.items()
+        if key.casefold() not in _BOOKKEEPING_KEYS
+        for item in (value if isinstance(value, list) else [value])
+        if isinstance(item, str) and item.strip()
+    ]
 
 
 def _blocks(card: Card) -> list[_Unit]:
@@ -268,7 +260,7 @@ def _sentences(u: _Unit) -> list[_Unit]:
     return pieces
 
 
-def _group(units: list[_Unit], budget: int, overlap: int) -> list[list[_Unit]]:
+def _group(units: list[_Unit], budget: int) -> list[list[_Unit]]:
     groups: list[list[_Unit]] = []
     current: list[_Unit] = []
     size = 0
@@ -279,9 +271,8 @@ def _group(units: list[_Unit], budget: int, overlap: int) -> list[list[_Unit]]:
         elif current and size + u.tokens > budget:
             groups.append(current)
             tail = current[-1]
-            carry = (
-                not tail.is_heading and tail.tokens <= overlap and tail.tokens + u.tokens <= budget
-            )
+            short = tail.tokens <= OVERLAP_TOKENS and tail.tokens + u.tokens <= budget
+            carry = short and not tail.is_heading
             current, size = ([tail], tail.tokens) if carry else ([], 0)
         current.append(u)
         size += u.tokens

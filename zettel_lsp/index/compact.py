@@ -21,13 +21,9 @@ language server, whose event loop would stop answering. It runs:
   :mod:`zettel_lsp.index.folder_lock`): compaction only makes the next start faster, and a
   stopped one loses nothing.
 
-When is decided in one place, :class:`CompactionPolicy`: when at least
-:attr:`~CompactionPolicy.after_points` points were written since the last compaction
-(``IndexState.uncompacted``): a small vault's shard loads fast as it is; or when the shard was
-written in an older layout (``IndexState.store_layout``, see ``store.STORE_LAYOUT``): the
-compaction moves it. Every compaction runs the same optimization,
-:meth:`~zettel_lsp.index.store.EdgeStore.optimize_folder`, and records itself in the state
-the same way (:meth:`CompactionPolicy.done`).
+When is decided in one place, :meth:`CompactionPolicy.due`. Every compaction runs the same
+optimization, :meth:`~zettel_lsp.index.store.EdgeStore.optimize_folder`, and records itself in
+the state the same way (:meth:`CompactionPolicy.done`).
 """
 
 from __future__ import annotations
@@ -73,8 +69,9 @@ class CompactionPolicy:
     def due(self, state: IndexState | None, index_dir: Path) -> int:
         """The points written to the local shard of ``index_dir`` since its last compaction,
         as its ``state`` counts them (the indexer's, in memory), when they call for a
-        compaction, else 0 (also for a remote index, or none). A shard in an older layout is
-        due whatever its count (at least 1)."""
+        compaction (a small vault's shard loads fast as it is), else 0 (also for a remote
+        index, or none). A shard in an older layout (``store.STORE_LAYOUT``) is due whatever
+        its count (at least 1): the compaction moves it."""
         if state is None or state.backend != "edge" or not (index_dir / SHARD_DIR).is_dir():
             return 0
         n = state.uncompacted
@@ -109,22 +106,18 @@ class CompactResult:
 def compact(index_dir: Path) -> CompactResult:
     """Optimize the shard of ``index_dir`` under the folder's lock (:class:`IndexLockedError`
     when another process uses it) and record that nothing is left uncompacted."""
-    lock = FolderLock(index_dir, purpose=COMPACTING)
-    try:
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(FolderLock(index_dir, purpose=COMPACTING).release)
         db = IndexDB(index_dir)
-        try:
-            points = int(db.get("uncompacted") or 0)
-            t0 = time.perf_counter()
-            changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
-            seconds = time.perf_counter() - t0
-            if db.get("vault") is not None:
-                with db.transaction() as conn:
-                    put_meta(conn, {"uncompacted": 0, "store_layout": STORE_LAYOUT})
-        finally:
-            db.close()
+        cleanup.callback(db.close)
+        points = int(db.get("uncompacted") or 0)
+        t0 = time.perf_counter()
+        changed = EdgeStore.optimize_folder(index_dir / SHARD_DIR)
+        seconds = time.perf_counter() - t0
+        if db.get("vault") is not None:
+            with db.transaction() as conn:
+                put_meta(conn, {"uncompacted": 0, "store_layout": STORE_LAYOUT})
         return CompactResult(points, seconds, changed)
-    finally:
-        lock.release()
 
 
 def spawn_compactor(index_dir: Path, state: IndexState) -> subprocess.Popen[bytes] | None:

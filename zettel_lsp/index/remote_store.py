@@ -36,7 +36,7 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
@@ -53,11 +53,9 @@ from zettel_lsp.index.store_api import (
     BM25,
     CJK_FIELD,
     DENSE,
-    DENSE_ML,
     LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
-    ChunkPayload,
     ChunkPoint,
     Hit,
     StoreError,
@@ -66,7 +64,6 @@ from zettel_lsp.index.store_api import (
     as_hits,
     point_filter,
     point_id,
-    record_tuples,
 )
 
 log = logging.getLogger(__name__)
@@ -81,6 +78,10 @@ ATTEMPTS = 4  # tries per request on transient errors
 BACKOFF_S = 0.5  # the first wait between tries; doubled each time
 BACKOFF_MAX_S = 8.0
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+_NOTHING_LOST = (
+    ". What was not written is redone at the next start (nothing is lost); check that the "
+    "server is running and reachable"
+)
 DOCKER_RUN = 'docker run -p 6333:6333 -v "$PWD/qdrant_storage:/qdrant/storage" qdrant/qdrant'
 
 
@@ -94,9 +95,6 @@ class VaultIdentity:
     chunker: str  # the chunker id (version, budget, title rule)
     schema: int = SCHEMA_VERSION
     host: str = ""  # the writer's host name (for the messages)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
     @classmethod
     def from_json(cls, data: Any) -> VaultIdentity | None:
@@ -141,6 +139,17 @@ def _sparse(vector: Any) -> m.SparseVector:
     """A sparse vector of :class:`Bm25Encoder` (or the shard's) in the server's terms."""
     indices = [int(i) for i in vector.indices]
     return m.SparseVector(indices=indices, values=[float(v) for v in vector.values])
+
+
+def _struct(pid: int, payload: Mapping[str, Any], vectors: Mapping[str, Any]) -> m.PointStruct:
+    """A point as a collection holds it: its ``bm25`` sparse vector and its ``dense`` one, where
+    ``vectors`` has them (a collection has no ``dense_ml``, :meth:`RemoteStore.ensure_vector`)."""
+    vector: dict[str, Any] = {}
+    if vectors.get(BM25) is not None:
+        vector[BM25] = _sparse(vectors[BM25])
+    if vectors.get(DENSE) is not None:
+        vector[DENSE] = [float(x) for x in vectors[DENSE]]
+    return m.PointStruct(id=pid, vector=vector, payload=dict(payload))
 
 
 def _transient(exc: BaseException) -> bool:
@@ -275,9 +284,10 @@ class RemoteStore(VectorStore):
 
     # ------------------------------------------------------------------ requests
 
-    def _call(self, what: str, fn: Callable[[], T]) -> T:
+    def _call(self, what: str, fn: Callable[[], T], *, write: bool = False) -> T:
         """``fn()`` under the lock, tried again on transient errors (back-off outside the
-        lock); a :class:`StoreError` saying what failed where, with the cause chained."""
+        lock); a :class:`StoreError` saying what failed where (for a ``write``: that nothing
+        is lost), with the cause chained."""
         attempt = 0
         while True:
             attempt += 1
@@ -292,6 +302,7 @@ class RemoteStore(VectorStore):
                     raise StoreError(
                         f"the Qdrant server at {self._where} failed to {what} "
                         f"(collection {self.collection}){tries}: {_describe(exc)}"
+                        + (_NOTHING_LOST if write else "")
                     ) from exc
                 wait = _wait_before(attempt, exc)
                 log.warning(
@@ -305,20 +316,10 @@ class RemoteStore(VectorStore):
                 )
                 time.sleep(wait)
 
-    def _write(self, what: str, fn: Callable[[], T]) -> T:
-        """A write: as :meth:`_call`, with the message saying that nothing is lost."""
-        try:
-            return self._call(what, fn)
-        except StoreError as exc:
-            raise StoreError(
-                f"{exc}. What was not written is redone at the next start (nothing is lost); "
-                "check that the server is running and reachable"
-            ) from exc.__cause__
-
     # ------------------------------------------------------------------ identity
 
     def _create(self, dim: int) -> None:
-        meta = {IDENTITY_KEY: self.identity.to_json()} if self.identity is not None else None
+        meta = {IDENTITY_KEY: asdict(self.identity)} if self.identity is not None else None
 
         def create() -> None:
             # a retry after a timed-out create finds the collection made: that is success
@@ -393,7 +394,7 @@ class RemoteStore(VectorStore):
         self._call(
             "record the collection's identity",
             lambda: self._client.update_collection(
-                self.collection, metadata={IDENTITY_KEY: identity.to_json()}
+                self.collection, metadata={IDENTITY_KEY: asdict(identity)}
             ),
         )
 
@@ -409,7 +410,7 @@ class RemoteStore(VectorStore):
         BM25 points kept (True). Another size: a server cannot resize a vector, so this
         writer's collection (checked on open) is created again, empty (False)."""
         if dim == self.dim:
-            self._write(
+            self._call(
                 "drop the dense vectors",
                 lambda: self._client.delete_vectors(
                     self.collection,
@@ -417,6 +418,7 @@ class RemoteStore(VectorStore):
                     points=m.FilterSelector(filter=m.Filter()),
                     wait=True,
                 ),
+                write=True,
             )
             if self.identity is not None:
                 self._set_identity(self.identity)
@@ -428,22 +430,15 @@ class RemoteStore(VectorStore):
             self.dim,
             dim,
         )
-        self._write(
-            "delete the collection", lambda: self._client.delete_collection(self.collection)
-        )
+        delete = partial(self._client.delete_collection, self.collection)
+        self._call("delete the collection", delete, write=True)
         self._create(dim)
         return False
 
     # ------------------------------------------------------------------ writes
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
-        structs = []
-        for p in points:
-            vector = self._vectors(p)
-            vector[BM25] = _sparse(vector[BM25])
-            vector.pop(DENSE_ML, None)  # a collection has no such vector (ensure_vector)
-            structs.append(m.PointStruct(id=p.id, vector=vector, payload=dict(p.payload)))
-        self.upsert_structs(structs)
+        self.upsert_structs([_struct(p.id, p.payload, self._vectors(p)) for p in points])
 
     def upsert_structs(self, structs: Sequence[m.PointStruct]) -> None:
         """Write ready-made points, :data:`BATCH_POINTS` per request (each retried alone)."""
@@ -487,11 +482,11 @@ class RemoteStore(VectorStore):
     def _in_batches(
         self, items: Sequence[Any], what: str, request: Callable[[list[Any]], object]
     ) -> None:
-        """``request(part)`` for each :data:`BATCH_POINTS` items, a write each (:meth:`_write`;
+        """``request(part)`` for each :data:`BATCH_POINTS` items, a write each (:meth:`_call`;
         ``what`` names it, ``{n}`` the part's length)."""
         for start in range(0, len(items), BATCH_POINTS):
             part = list(items[start : start + BATCH_POINTS])
-            self._write(what.format(n=len(part)), partial(request, part))
+            self._call(what.format(n=len(part)), partial(request, part), write=True)
 
     # ------------------------------------------------------------------ reads
 
@@ -533,21 +528,13 @@ class RemoteStore(VectorStore):
         )
         return res.hits
 
-    def retrieve(
-        self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
-    ) -> list[tuple[int, ChunkPayload, Any]]:
-        if not ids:
-            return []
-        records = self._call(
+    def _retrieve(self, ids: Sequence[int], vectors: list[str] | bool) -> Any:
+        return self._call(
             "read points",
             lambda: self._client.retrieve(
-                self.collection,
-                list(ids),
-                with_payload=True,
-                with_vectors=[using] if with_dense else False,
+                self.collection, list(ids), with_payload=True, with_vectors=vectors
             ),
         )
-        return record_tuples(records, using if with_dense else None)
 
 
 # ---------------------------------------------------------------------- export (shard -> server)
@@ -576,39 +563,25 @@ def export_points(
     same, :class:`Bm25Encoder`). Idempotent and resumable: point ids are the same on both sides,
     so running it again rewrites the same points; cards the collection holds that the shard
     does not (or with another number of chunks) are deleted first. ``progress(done, total)``
-    is called per batch of points."""
+    is called per batch of :data:`BATCH_POINTS` points."""
     report = ExportReport(cards=len(files), ml_left_out=ml_cards)
     there = target.paths()
     stale = [p for p, n in there.items() if files.get(p) != n]
     if stale:
         target.delete_paths(stale)
         report.removed = sum(1 for p in stale if p not in files)
-    total = sum(files.values())
-    batch_ids: list[int] = []
-
-    def flush() -> None:
-        if not batch_ids:
-            return
-        dense = {pid: vec for pid, _, vec in source.retrieve(batch_ids, with_dense=True)}
-        structs = []
-        for pid, payload, sparse in source.retrieve(batch_ids, with_dense=True, using=BM25):
-            vector: dict[str, Any] = {}
-            if sparse is not None:
-                vector[BM25] = _sparse(sparse)
-            vec = dense.get(pid)
-            if vec is not None:
-                vector[DENSE] = [float(x) for x in vec]
-                report.with_dense += 1
-            structs.append(m.PointStruct(id=pid, vector=vector, payload=dict(payload)))
+    ids = [point_id(path, i) for path in sorted(files) for i in range(files[path])]
+    for start in range(0, len(ids), BATCH_POINTS):
+        batch = ids[start : start + BATCH_POINTS]
+        dense = {pid: vec for pid, _, vec in source.retrieve(batch, with_dense=True)}
+        rows = source.retrieve(batch, with_dense=True, using=BM25)
+        structs = [
+            _struct(pid, payload, {BM25: bm25, DENSE: dense.get(pid)})
+            for pid, payload, bm25 in rows
+        ]
+        report.with_dense += sum(dense.get(pid) is not None for pid, _, _ in rows)
         target.upsert_structs(structs)
         report.points += len(structs)
-        batch_ids.clear()
         if progress is not None:
-            progress(report.points, total)
-
-    for path in sorted(files):
-        batch_ids.extend(point_id(path, i) for i in range(files[path]))
-        if len(batch_ids) >= BATCH_POINTS:
-            flush()
-    flush()
+            progress(report.points, len(ids))
     return report

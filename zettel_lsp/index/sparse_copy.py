@@ -1,8 +1,8 @@
 """Copying index folders without filling their holes.
 
-Qdrant Edge sizes its mapped files ahead (vector chunks, payload pages, deleted flags): the
-example vault's index takes 1.6 MB on disk but 249 MB by ``st_size``, all of which
-``shutil.copytree`` would write. :func:`copy_tree` copies only the files' data extents
+Qdrant Edge sizes its mapped files ahead (vector chunks, payload pages, deleted flags): an
+index takes far more bytes by ``st_size`` than on disk, all of which ``shutil.copytree`` would
+write. :func:`copy_tree` copies only the files' data extents
 (``SEEK_DATA`` / ``SEEK_HOLE``) and sets their length, so the copy keeps the holes.
 """
 
@@ -12,7 +12,6 @@ import errno
 import os
 import shutil
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 _CHUNK = 1 << 20
 
@@ -76,8 +75,7 @@ def copy_tree(
     dst: str | os.PathLike[str],
     *,
     ignore: Callable[[str, list[str]], Iterable[str]] | None = None,
-) -> Path:
+) -> None:
     """``shutil.copytree`` with :func:`copy_file`: an index folder's copy takes the disk space
     of its data, not of its preallocated length."""
     shutil.copytree(src, dst, ignore=ignore, symlinks=True, copy_function=copy_file)
-    return Path(dst)

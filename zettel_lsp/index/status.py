@@ -7,6 +7,7 @@ issue #18), so each answer is taken from a copy of the card table and kept until
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -51,17 +52,8 @@ class SyncReport:
     def summary(self) -> str:
         """'3 new, 1 changed, 89 renamed, 2 deleted' (counts that are 0 left out), or
         'no changes'. Each card is counted once: a renamed card is neither new nor deleted."""
-        parts = [
-            f"{n:,} {what}"
-            for n, what in (
-                (self.new, "new"),
-                (self.changed, "changed"),
-                (self.renamed, "renamed"),
-                (self.deleted, "deleted"),
-            )
-            if n
-        ]
-        return ", ".join(parts) or "no changes"
+        counts = ((getattr(self, what), what) for what in ("new", "changed", "renamed", "deleted"))
+        return ", ".join(f"{n:,} {what}" for n, what in counts if n) or "no changes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,10 +113,7 @@ class Status:
         langs = self._languages
         if langs is not None:
             return langs
-        counts: dict[str, int] = {}
-        for f in self._cards():
-            counts[f.lang] = counts.get(f.lang, 0) + 1
-        langs = self._languages = dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+        langs = self._languages = dict(Counter(f.lang for f in self._cards()).most_common())
         return langs
 
     def main_languages(self) -> tuple[str, ...]:

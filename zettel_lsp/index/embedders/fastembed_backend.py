@@ -27,9 +27,9 @@ from zettel_lsp.index.embedders.base import Embedder, EmbedderError, EmbedderOpt
 from zettel_lsp.index.embedders.bundled import (
     BUNDLED_DIM,
     BUNDLED_LOCAL_NAME,
+    BUNDLED_NAMES,
     DEFAULT_MODEL,
     assemble_default_model,
-    is_bundled,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class FastembedEmbedder(Embedder):
     ) -> None:
         super().__init__(model, cache_dir=cache_dir, **options)
         self.threads = threads
-        self.is_bundled = is_bundled(model)
+        self.is_bundled = model in BUNDLED_NAMES
         self._lock = threading.Lock()
         self._model: TextEmbedding | None = None
         self._query_model: TextEmbedding | None = None  # one thread (see _load_query_model)
@@ -150,29 +150,13 @@ class FastembedEmbedder(Embedder):
         model = self._load()
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        counts = self._processed_tokens(texts)
-        order = sorted(range(len(texts)), key=counts.__getitem__)
-        rows: list[Any] = [None] * len(texts)
-        done = 0
-        i = 0
-        while i < len(order):
-            batch = [order[i]]
-            i += 1
-            while (
-                i < len(order)
-                and len(batch) < self.batch_size
-                and (len(batch) + 1) * counts[order[i]] <= self.max_batch_tokens
-            ):
-                batch.append(order[i])
-                i += 1
-            vecs = model.embed([texts[j] for j in batch], batch_size=len(batch))
-            for j, v in zip(batch, vecs, strict=True):
-                rows[j] = v
-            self.tokens_processed += sum(counts[j] for j in batch)
-            done += len(batch)
-            if progress is not None:
-                progress(done)
-        return np.vstack(rows).astype(np.float32, copy=False)
+        return self._in_batches(
+            texts,
+            self._processed_tokens(texts),
+            lambda part: model.embed(part, batch_size=len(part)),
+            progress,
+            padded=True,
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         model = self._query_model or self._load_query_model()

