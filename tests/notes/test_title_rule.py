@@ -9,6 +9,7 @@ from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.title_rule import (
     TITLE_SOURCES,
     TitleSource,
+    can_be_title,
     card_title,
     is_identifier,
     is_section_heading,
@@ -99,6 +100,12 @@ def test_same_name_ignores_case_and_what_a_file_name_cannot_hold() -> None:
     assert same_name("What is DevOps?", "What is DevOps")
     assert same_name("Ideas:  a list", "Ideas a list")
     assert not same_name("C++", "C")
+
+
+def test_a_title_holds_no_blank_ends_line_break_or_wikilink_mark() -> None:
+    assert can_be_title("What is DevOps? (a: b) / c")
+    for bad in ("", "  ", " A", "A ", "A\nB", "A\rB", "A|B", "A#B", "A^B", "A[B", "A]B"):
+        assert not can_be_title(bad), bad
 
 
 @pytest.mark.parametrize(

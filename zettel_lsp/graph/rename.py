@@ -43,7 +43,7 @@ from zettel_lsp.notes.markdown_links import markdown_links
 from zettel_lsp.notes.masking import atx_heading
 from zettel_lsp.notes.model import Card, Heading, Link, LinkKind
 from zettel_lsp.notes.positions import LineIndex
-from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES_HERE
+from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES_HERE, can_be_title
 
 
 class RenameError(ValueError):
@@ -82,7 +82,6 @@ class NameSource(StrEnum):
     H1 = "h1"  # the opening H1
 
 
-_BAD_TITLE = re.compile(r"[|#^\[\]\n\r]")
 _WIKI_INNER = re.compile(r"^(!?)\[\[(.*)\]\]$", re.DOTALL)
 _FM_TITLE = re.compile(r"^(title[ \t]*:[ \t]*)(.*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _ENCODE = {"%": "%25", " ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", "\t": "%09"}
@@ -514,7 +513,7 @@ def plan_title_rename(
     source = name_source(card)
     if source is NameSource.FILE:
         return plan_file_rename(graph, path, new_path_for(path, new_title), overrides=overrides)
-    if not new_title.strip() or _BAD_TITLE.search(new_title) or new_title != new_title.strip():
+    if not can_be_title(new_title):
         raise RenameError("a title cannot be empty, hold | # ^ [ ] or a line break")
     for stage in (Stage.STEM, Stage.TITLE, Stage.ALIAS):
         clash = graph.names.owners(stage, new_title) - {path}
@@ -559,7 +558,7 @@ def plan_heading_rename(
     ``(Card.md#Heading)``) that points at it."""
     overrides = overrides or {}
     card = _card_to_rename(graph, path, overrides)
-    if not new_text.strip() or _BAD_TITLE.search(new_text) or new_text != new_text.strip():
+    if not can_be_title(new_text):
         raise RenameError("a heading cannot be empty, hold | # ^ [ ] or a line break")
     key = heading_key(new_text)
     if any(heading_key(h.text) == key and h.line != heading.line for h in card.headings):

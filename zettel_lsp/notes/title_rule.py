@@ -147,10 +147,13 @@ _STOP_WORDS = frozenset(
 )
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-+][^\W_]+)*\+*", re.UNICODE)
+# What ends a wikilink's name or starts its label, heading or block part: no title holds it.
+_BREAKS_WIKILINKS = r"|#^\[\]"
+_NOT_IN_TITLES = re.compile(rf"[{_BREAKS_WIKILINKS}\n\r]")
 # What a card's file name cannot hold: what breaks a path or a wikilink, control characters, and
 # what Windows file names cannot hold (``: * ? " < >``), which Obsidian refuses everywhere. Off
 # Windows a vault may hold names with "?" or ">", and a rename may give them back (..._HERE).
-_BREAKS_LINKS = r"\\/|#^\[\]\x00-\x1f\x7f"
+_BREAKS_LINKS = rf"\\/{_BREAKS_WIKILINKS}\x00-\x1f\x7f"
 NOT_IN_FILE_NAMES = re.compile(rf'[{_BREAKS_LINKS}:*?"<>]')
 NOT_IN_FILE_NAMES_HERE = NOT_IN_FILE_NAMES if os.name == "nt" else re.compile(f"[{_BREAKS_LINKS}]")
 _COMPACT = re.compile(r"[\s\-_.·]+")
@@ -170,6 +173,12 @@ def same_name(a: str, b: str) -> bool:
     ``#``, ...): "Lattice From Basis" is the file name ``Lattice from Basis.md``, and
     "What is DevOps?" is ``What is DevOps.md``."""
     return _fold(NOT_IN_FILE_NAMES.sub(" ", a)) == _fold(NOT_IN_FILE_NAMES.sub(" ", b))
+
+
+def can_be_title(text: str) -> bool:
+    """Whether a title or heading may be ``text``: not blank, no leading or trailing blanks, no
+    line break, nothing that ends a wikilink's name (``| # ^ [ ]``)."""
+    return bool(text.strip()) and text == text.strip() and not _NOT_IN_TITLES.search(text)
 
 
 def _singular(w: str) -> str:
