@@ -12,6 +12,7 @@ from zettel_lsp.notes.editing import (
     find_section,
     insert_related,
     paragraph_at,
+    paragraph_lines,
     unlinked_names,
     wikilinked_names,
 )
@@ -42,6 +43,13 @@ def test_no_paragraph_on_a_blank_line_past_the_end_or_in_the_frontmatter() -> No
     assert paragraph_at(card, 99) is None
     # the paragraph right after the frontmatter does not reach into it
     assert paragraph_at(card, 4) == (3, 4, "body starts\nhere")
+
+
+def test_paragraph_lines_take_the_given_line_blank_or_not() -> None:
+    lines = ["a", "b", "", "c", "d"]
+    assert paragraph_lines(lines, 1) == (0, 1)
+    assert paragraph_lines(lines, 1, first=1) == (1, 1)
+    assert paragraph_lines(lines, 2) == (0, 4)  # a blank line joins the lines on both sides
 
 
 def test_paragraph_of_a_real_card() -> None:

@@ -25,13 +25,20 @@ def paragraph_at(card: Card, line: int) -> tuple[int, int, str] | None:
     raw = card.text.split("\n")
     if line >= len(raw) or line < card.body_start_line or not raw[line].strip():
         return None
+    start, end = paragraph_lines(raw, line, card.body_start_line)
+    return start, end, "\n".join(raw[start : end + 1])
+
+
+def paragraph_lines(lines: Sequence[str], line: int, first: int = 0) -> tuple[int, int]:
+    """The first and last line of ``line`` and the non-blank lines next to it, none above
+    ``first`` (``line`` counts whether blank or not)."""
     start = line
-    while start > card.body_start_line and raw[start - 1].strip():
+    while start > first and lines[start - 1].strip():
         start -= 1
     end = line
-    while end + 1 < len(raw) and raw[end + 1].strip():
+    while end + 1 < len(lines) and lines[end + 1].strip():
         end += 1
-    return start, end, "\n".join(raw[start : end + 1])
+    return start, end
 
 
 def find_section(card: Card, heading: str) -> Heading | None:
