@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from zettel_lsp.notes.masking import LIST_ITEM, fence_line, fenced_code_spans
-from zettel_lsp.notes.model import LinkKind, Position
+from zettel_lsp.notes.model import LinkKind, Position, file_stem, strip_md
 from zettel_lsp.notes.parser import parse_card
 
 
@@ -203,3 +203,10 @@ def test_empty_and_whitespace_cards() -> None:
     for text in ("", "\n\n", "---\n---\n"):
         card = parse_card("Empty.md", text)
         assert card.title == "Empty" and card.links == []
+
+
+def test_a_cards_file_stem_drops_md_in_any_case_and_nothing_else() -> None:
+    assert strip_md("a/B.MD") == "a/B" and strip_md("a.markdown.md") == "a.markdown"
+    assert file_stem("a/b/Note.md") == "Note" and file_stem("x.markdown") == "x.markdown"
+    card = parse_card("a/x.markdown", "text")
+    assert (card.title, card.stem) == ("x.markdown", "x")

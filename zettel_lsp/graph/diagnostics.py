@@ -29,12 +29,11 @@ from zettel_lsp.graph.resolver import (
     name_key,
     norm,
     stage_owners,
-    strip_md,
     target_key,
     without_scheme,
 )
 from zettel_lsp.notes.anchors import block_for, heading_for, heading_key
-from zettel_lsp.notes.model import Card, Link, LinkKind, Position
+from zettel_lsp.notes.model import Card, Link, LinkKind, Position, file_stem, strip_md
 from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES
 
 NEAR_MISS = 0.8  # ratio for "Link to «closest match»"
@@ -253,7 +252,7 @@ def new_card_path(card: Card, link: Link, folder: str | None) -> str | None:
 
 def new_card_text(link: Link) -> str:
     """What the new card starts with: its title as a heading."""
-    title = strip_md(link.target.strip().rsplit("/", 1)[-1])
+    title = file_stem(link.target.strip())
     return f"# {title}\n"
 
 

@@ -16,8 +16,8 @@ from operator import attrgetter
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from zettel_lsp.graph.resolver import Stage, norm, stage_names, strip_md
-from zettel_lsp.notes.model import Card
+from zettel_lsp.graph.resolver import Stage, norm, stage_names
+from zettel_lsp.notes.model import Card, strip_md
 
 SUGGESTIONS = 3  # "did you mean" names per unresolved link
 # the similarity (difflib's ratio, 0..1) a "did you mean" name needs; rapidfuzz's ratio (of the

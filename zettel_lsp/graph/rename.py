@@ -34,14 +34,13 @@ from zettel_lsp.graph.resolver import (
     Stage,
     name_key,
     norm,
-    strip_md,
     tie_break_key,
 )
 from zettel_lsp.notes.anchors import heading_for, heading_key
 from zettel_lsp.notes.frontmatter import scalar_text
 from zettel_lsp.notes.markdown_links import markdown_links
 from zettel_lsp.notes.masking import atx_heading
-from zettel_lsp.notes.model import Card, Heading, Link, LinkKind
+from zettel_lsp.notes.model import Card, Heading, Link, LinkKind, file_stem, strip_md
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.notes.title_rule import NOT_IN_FILE_NAMES_HERE, can_be_title
 
@@ -134,12 +133,8 @@ def new_path_for(old_path: str, new_stem: str) -> str:
     which must be a valid file name (:func:`check_file_name`)."""
     check_file_name(new_stem)
     folder, _, name = old_path.rpartition("/")
-    suffix = name[-3:] if name.lower().endswith(".md") else ""
+    suffix = name[len(strip_md(name)) :]
     return f"{folder}/{new_stem}{suffix}" if folder else f"{new_stem}{suffix}"
-
-
-def _stem(path: str) -> str:
-    return strip_md(path.rsplit("/", 1)[-1])
 
 
 def _cap_words(s: str) -> str:
@@ -260,7 +255,7 @@ def plan_file_rename(
     """
     overrides = overrides or {}
     card = _card_to_rename(graph, old_path, overrides)
-    new_stem = _stem(new_path)
+    new_stem = file_stem(new_path)
     check_file_name(new_stem)
     if not new_path.lower().endswith(".md"):
         raise RenameError("a card's file name must end with .md")
@@ -314,7 +309,7 @@ def _bare_name_picks(
     """Whether ``[[New]]`` (the new file name alone) written in ``src`` resolves to the card once
     it is at ``new_path``: the resolver's order (a path from the vault root, then from ``src``'s
     folder, then the file name with its tie-break) with the card moved."""
-    name = norm(_stem(new_path))
+    name = norm(file_stem(new_path))
     mine = norm(strip_md(new_path))
     for cand in (name, norm(posixpath.join(posixpath.dirname(src), name))):
         if cand == mine:
@@ -335,7 +330,7 @@ def _refuse_hijack(
 ) -> None:
     """Refuse a new name that would take over links now pointing at another card
     (``[[New]]`` that picks this card after the rename)."""
-    key = name_key(_stem(new_path))
+    key = name_key(file_stem(new_path))
     for src, link, res in _links_of(graph, graph._by_key.get(key, ()), overrides):
         if not link.target or "/" in link.target or name_key(link.target) != key:
             continue
@@ -378,10 +373,9 @@ def _wiki_target(written: str, old_path: str, new_path: str, stem_wins: bool) ->
     m = _WIKI_PREFIX.match(written)
     prefix = m.group(0) if m else ""
     body = written[len(prefix) :]
-    has_md = body.lower().endswith(".md")
-    md = body[-3:] if has_md else ""
-    bare = body[:-3] if has_md else body
-    old_stem, new_stem = _stem(old_path), _stem(new_path)
+    bare = strip_md(body)
+    md = body[len(bare) :]
+    old_stem, new_stem = file_stem(old_path), file_stem(new_path)
     folder, slash, last = bare.rpartition("/")
     if norm(last) != norm(old_stem):
         return None  # does not spell the file name (a path we cannot map): leave it
@@ -396,7 +390,7 @@ def _markdown_target(
     written: str, angle: bool, src: str, src_new: str, old_path: str, new_path: str
 ) -> str | None:
     decoded = unquote(written.replace("\\", ""))
-    old_stem, new_stem = _stem(old_path), _stem(new_path)
+    old_stem, new_stem = file_stem(old_path), file_stem(new_path)
     head, slash, last_raw = written.rpartition("/")
     last = unquote(last_raw.replace("\\", ""))
     has_md = last.lower().endswith(".md")

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from zettel_lsp.notes.model import Card, Link, LinkKind
+from zettel_lsp.notes.model import Card, Link, LinkKind, file_stem
+from zettel_lsp.notes.model import strip_md as strip_md  # imported from here by search/
 
 if TYPE_CHECKING:
     from zettel_lsp.graph.names import NameTable  # which reads this module's rules
@@ -71,14 +72,9 @@ def norm(text: str) -> str:
     return unicodedata.normalize("NFC", text).strip().lower()
 
 
-def strip_md(path: str) -> str:
-    """Drop a ``.md`` suffix. (``.markdown`` stays: Dendron names notes like ``a.markdown.md``.)"""
-    return path[:-3] if path.lower().endswith(".md") else path
-
-
 def name_key(target: str) -> str:
     """The key a link target is filed under for incremental re-resolution: its last component."""
-    return norm(strip_md(target.rsplit("/", 1)[-1]))
+    return norm(file_stem(target))
 
 
 def stage_names(card: Card) -> list[tuple[Stage, set[str]]]:

@@ -1,4 +1,4 @@
-"""Plain data types for cards and their links.
+"""Plain data types for cards and their links, and the ``.md`` rule of a card's file name.
 
 Positions are *code-point* offsets into the decoded text (Python ``str`` indices). The LSP layer
 converts them to UTF-16 columns (see :mod:`zettel_lsp.notes.positions`); nothing here knows about
@@ -9,6 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+
+def strip_md(path: str) -> str:
+    """Drop a ``.md`` suffix, in any case. (``.markdown`` stays: Dendron names notes like
+    ``a.markdown.md``.)"""
+    return path[:-3] if path.lower().endswith(".md") else path
+
+
+def file_stem(path: str) -> str:
+    """The file name of ``path`` without a ``.md`` suffix."""
+    return strip_md(path.rsplit("/", 1)[-1])
 
 
 class LinkKind(StrEnum):
@@ -132,7 +143,8 @@ class Card:
     @property
     def stem(self) -> str:
         name = self.path.rsplit("/", 1)[-1]
-        return name[:-3] if name.lower().endswith(".md") else name.rsplit(".", 1)[0]
+        stem = strip_md(name)
+        return stem if stem != name else name.rsplit(".", 1)[0]  # "a.markdown": "a"
 
     @property
     def folder(self) -> str:

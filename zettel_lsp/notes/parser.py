@@ -19,7 +19,7 @@ from zettel_lsp.notes.markdown_links import (
     markdown_links_as_text,
 )
 from zettel_lsp.notes.masking import atx_heading, blank_out, non_prose_spans
-from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Tag
+from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Tag, file_stem
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.notes.title_rule import TitleSource, card_title, same_name
 
@@ -60,14 +60,14 @@ def parse_card(
     except _OverBudget:
         problem = f"{path}: parsing took longer than {budget_s:g} s; indexed as plain text"
         log.warning("%s", problem)
-        title, _ = card_title(_stem(path), None, None, title_source)
+        title, _ = card_title(file_stem(path), None, None, title_source)
         return Card(
             path, title, text, problems=[problem], decoded_with_replacement=decoded_with_replacement
         )
     except Exception as exc:
         log.exception("parser failed on %s", path)
         problem = f"{path}: parser error ({type(exc).__name__}: {exc}); indexed as plain text"
-        return Card(path, _stem(path), text, problems=[problem])
+        return Card(path, file_stem(path), text, problems=[problem])
 
 
 def title_candidates(text: str) -> tuple[str | None, str | None]:
@@ -77,11 +77,6 @@ def title_candidates(text: str) -> tuple[str | None, str | None]:
     prose = blank_out(text, non_prose_spans(text, fm.end))
     h1 = _opening_h1(prose, fm.end, _headings(prose, LineIndex(text)))
     return scalar_text(fm.data.get("title")), h1
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name.lower().endswith(".md") else name
 
 
 class _OverBudget(Exception):
@@ -121,7 +116,7 @@ def _parse(
     ]
     _check(deadline)
 
-    stem = _stem(path)
+    stem = file_stem(path)
     title, extra = card_title(
         stem,
         scalar_text(fm.data.get("title")),
