@@ -76,7 +76,8 @@ class Vault:
             self.root, index_dir, self.settings, cache_dir=cache_dir, progress=progress
         )
         self.model_loaded = not lexical_until_model_loads
-        self.dense_off_reason = ""  # set by disable_dense(): the dense leg stays off
+        # set (e.g. an ``ollama:`` model while Ollama is down): the dense leg stays off
+        self.dense_off_reason = ""
         self._has_vectors = False  # some card is embedded (once true, stays true)
         self._has_ml: tuple[bool, bool] = (False, False)  # some card / foreign card has ml
         self.on_foreign_query: Callable[[], None] | None = None  # set by a server: wake work
@@ -91,14 +92,10 @@ class Vault:
 
     def open(self, *, embed: bool = True) -> OpenReport:
         """Bring the index up to date, build the graph, and (by default) finish embedding."""
-        report = self.sync()
-        problems = self.build_graph()
-        embedded = self.embed_pending() if embed else 0
+        report = self.indexer.sync()
+        self.graph, self.engine, problems = self.load_graph()
+        embedded = self.indexer.embed_pending() if embed else 0
         return OpenReport(report, embedded, problems)
-
-    def sync(self, *, keep_cards: bool = False) -> SyncReport:
-        """Reconcile the folder into the index (not the graph: see :meth:`apply`)."""
-        return self.indexer.sync(keep_cards=keep_cards)
 
     def apply(self, report: SyncReport) -> bool:
         """Bring the graph (and the engine's titles) in step with an index update (from a
@@ -110,17 +107,9 @@ class Vault:
             _names(card) != _names(cards.get(card.path)) for card in report.cards_changed
         )
         self.graph.apply_changes(report.paths_removed, report.cards_changed)
-        if renamed:  # the title index: 1.7 s at 100k cards, not rebuilt for an edit of prose
+        if renamed:  # the title index is rebuilt only when a name changed, not for prose
             self.engine.titles = title_index(self.graph)
         return True
-
-    def embed_pending(self, should_stop: Callable[[], bool] | None = None) -> int:
-        """Embed the chunks waiting for vectors (the dense phase). Returns how many."""
-        return self.indexer.embed_pending(should_stop=should_stop)
-
-    def embed_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
-        """The multilingual phase (after the dense one): see :meth:`Indexer.embed_multilingual`."""
-        return self.indexer.embed_multilingual(should_stop=should_stop)
 
     def foreign_query(self) -> None:
         """A query was not English: every card is to get multilingual vectors (``auto``), and
@@ -142,7 +131,7 @@ class Vault:
         if not self.indexer.ml_available:
             return 0
         self.indexer.want_ml_all()
-        done = self.embed_multilingual(should_stop)
+        done = self.indexer.embed_multilingual(should_stop)
         self.load_ml_model()
         return done
 
@@ -159,11 +148,6 @@ class Vault:
     def _ml_query_ready(self) -> bool:
         emb = self.indexer.ml_embedder
         return bool(emb is not None and self.ml_status()[0] and emb.loaded)
-
-    @property
-    def dense_pending(self) -> int:
-        """Chunks still waiting for their vectors."""
-        return self.indexer.dense_pending
 
     def load_model(self) -> None:
         """Load the embedding model (one query embedding); from then on the dense leg may run.
@@ -224,11 +208,6 @@ class Vault:
             save_calibration(self.indexer.db, made)
             self.calibration = made
         return made
-
-    def disable_dense(self, reason: str) -> None:
-        """Search without the dense leg from now on (e.g. an ``ollama:`` model while Ollama is
-        down)."""
-        self.dense_off_reason = reason
 
     @property
     def dense_ready(self) -> bool:
@@ -298,11 +277,6 @@ class Vault:
         return VaultWatcher(self.indexer, debounce_ms=debounce_ms, on_sync=on_sync)
 
     # ------------------------------------------------------------------ graph
-
-    def build_graph(self) -> list[str]:
-        """Parse every card into a fresh graph (and search engine). Returns read problems."""
-        self.graph, self.engine, problems = self.load_graph()
-        return problems
 
     def save_graph_rows(self) -> int:
         """Write the database's card and mention rows that are missing or stale, so that the
