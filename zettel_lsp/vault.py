@@ -221,16 +221,30 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         """What the index holds, for ``zettel.status`` and ``zettel-lsp status``."""
-        state = self.indexer.state
-        tally = self.indexer.status.tally()
+        ix, state = self.indexer, self.indexer.state
+        tally = ix.status.tally()
+        legs = ["bm25", "keyword", "title"]
+        if self.dense_ready:
+            legs.append("dense")
+        if tally.ml and self._ml_query_ready():
+            legs.append("dense_ml")
+        off = ix.ml_off_reason if ix.ml_mode != "off" else ""
         return {
             "cards": len(state.files),
             "chunks": tally.chunks,
             "cards_embedded": tally.dense,
-            "chunks_waiting_for_vectors": self.indexer.dense_pending,
-            "model": self.indexer.embedder.model_id,
-            **self._ml_report(),
-            "index_dir": str(self.indexer.index_dir),
+            "chunks_waiting_for_vectors": ix.dense_pending,
+            "model": ix.embedder.model_id,
+            "languages": ix.status.languages(),
+            "multilingual": ix.ml_mode,
+            "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
+            "multilingual_scope": _SCOPES[ix.ml_scope()],
+            "cards_embedded_multilingual": tally.ml,
+            "non_english_cards_embedded_multilingual": tally.ml_foreign,
+            "cards_waiting_for_multilingual": ix.ml_todo,
+            **({"multilingual_off_reason": off} if off else {}),
+            "legs_ready": legs,
+            "index_dir": str(ix.index_dir),
             "backend": self.settings.backend,
             "points_uncompacted": state.uncompacted,
             "suggestion_weights": (
@@ -243,28 +257,6 @@ class Vault:
             "self_tuned": None if self.calibration is None else self.calibration.to_json(),
             "skipped": dict(list(state.skipped.items())[:50]),
         }
-
-    def _ml_report(self) -> dict[str, Any]:
-        ix = self.indexer
-        tally = ix.status.tally()
-        out: dict[str, Any] = {
-            "languages": ix.status.languages(),
-            "multilingual": ix.ml_mode,
-            "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
-            "multilingual_scope": _SCOPES[ix.ml_scope()],
-            "cards_embedded_multilingual": tally.ml,
-            "non_english_cards_embedded_multilingual": tally.ml_foreign,
-            "cards_waiting_for_multilingual": ix.ml_todo,
-        }
-        if ix.ml_off_reason and ix.ml_mode != "off":
-            out["multilingual_off_reason"] = ix.ml_off_reason
-        legs = ["bm25", "keyword", "title"]
-        if self.dense_ready:
-            legs.append("dense")
-        if tally.ml and self._ml_query_ready():
-            legs.append("dense_ml")
-        out["legs_ready"] = legs
-        return out
 
     def summary(self) -> str:
         """``<name>: N cards, M chunks ready``."""
