@@ -31,7 +31,6 @@ from zettel_lsp.search.calibrate import (
     save_calibration,
 )
 from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
-from zettel_lsp.search.suggest import SuggestFusion
 
 log = logging.getLogger(__name__)
 
@@ -168,14 +167,6 @@ class Vault:
             )
         return done
 
-    @property
-    def suggest_fusion(self) -> SuggestFusion | None:
-        """The link suggestions' fusion chosen on this vault's links, None for the default
-        (none made yet, or ``self_tune`` off)."""
-        if not self.self_tune or self.calibration is None:
-            return None
-        return self.calibration.fusion
-
     def calibration_due(self) -> bool:
         """Whether :meth:`calibrate` should run: self-tuning is on, the dense leg is ready
         (the legs it weighs need vectors), and there is no calibration yet or the vault's cards
@@ -228,7 +219,6 @@ class Vault:
             legs.append("dense")
         if tally.ml and self._ml_query_ready():
             legs.append("dense_ml")
-        off = ix.ml_off_reason if ix.ml_mode != "off" else ""
         return {
             "cards": len(state.files),
             "chunks": tally.chunks,
@@ -242,7 +232,7 @@ class Vault:
             "cards_embedded_multilingual": tally.ml,
             "non_english_cards_embedded_multilingual": tally.ml_foreign,
             "cards_waiting_for_multilingual": ix.ml_todo,
-            **({"multilingual_off_reason": off} if off else {}),
+            **({"multilingual_off_reason": ix.ml_off_reason} if ix.ml_off_reason else {}),
             "legs_ready": legs,
             "index_dir": str(ix.index_dir),
             "backend": self.settings.backend,
@@ -331,7 +321,10 @@ class Vault:
                 if ml is not None
                 else None
             ),
-            suggest_fusion=lambda: self.suggest_fusion,
+            # the fusion chosen on this vault's links; None: the default
+            suggest_fusion=lambda: (
+                None if not self.self_tune or self.calibration is None else self.calibration.fusion
+            ),
         )
 
     def close(self) -> None:

@@ -148,10 +148,8 @@ class Indexer:
                 f"multilingual must be one of {', '.join(MULTILINGUAL_MODES)}, not {self.ml_mode!r}"
             )
         self.ml_embedder: Embedder | None = None  # the multilingual model (loads lazily)
-        self.ml_off_reason = ""
-        if self.ml_mode == "off":
-            self.ml_off_reason = "multilingual is off"
-        else:
+        self.ml_off_reason = ""  # why it cannot be used although not switched off
+        if self.ml_mode != "off":
             try:
                 self.ml_embedder = make(USE_MODEL)
             except EmbedderError as exc:
