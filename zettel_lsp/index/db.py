@@ -104,10 +104,9 @@ class IndexDB:
         try:
             conn = self._open()
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == SCHEMA_VERSION:
-                return conn
             if version == 0:
                 self._create(conn)
+            if version in (0, SCHEMA_VERSION):
                 return conn
             conn.close()
             log.info(

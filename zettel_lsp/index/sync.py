@@ -102,17 +102,15 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("zettel-lsp", appauthor=False))
 
 
-def default_index_dir(vault: Path, cache_dir: Path | None = None) -> Path:
-    """One folder per vault in the user cache, keyed by the vault's absolute path."""
-    resolved = str(vault.resolve())
-    key = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", vault.resolve().name).strip("-") or "vault"
-    return (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
-
-
 def index_folder(vault: Path, index_dir: Path | None, cache_dir: Path | None) -> Path:
-    """The index folder of ``vault``: ``index_dir`` when given, else its folder in the cache."""
-    return (index_dir or default_index_dir(vault, cache_dir)).resolve()
+    """The index folder of ``vault``: ``index_dir`` when given, else one folder per vault in
+    the user cache, keyed by the vault's absolute path."""
+    if index_dir is None:
+        resolved = vault.resolve()
+        key = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:12]
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", resolved.name).strip("-") or "vault"
+        index_dir = (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
+    return index_dir.resolve()
 
 
 class Indexer:
