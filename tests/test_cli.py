@@ -104,7 +104,7 @@ def test_index_json_then_warm_run(
     assert first.stderr == ""  # no progress bar when stderr is not a terminal
     # the graph's rows are written: a start after the index parses and searches no note
     with Vault(example_vault, tmp_path / "idx", cache_dir=tmp_path / "cache") as vault:
-        vault.sync()
+        vault.indexer.sync()
         with caplog.at_level(logging.INFO, logger="zettel_lsp.graph.rows"):
             graph, _, _ = vault.load_graph()
     assert len(graph.cards) == 45 and graph.mentions_found == 0

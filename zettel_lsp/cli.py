@@ -591,11 +591,11 @@ def _open_vault(args: argparse.Namespace) -> Vault:
     vault = Vault(args.vault, args.index_dir, settings, cache_dir=args.cache_dir, progress=progress)
     try:
         report = vault.open()
-        vault.embed_multilingual()  # the cards in its scope (none in an English vault)
+        vault.indexer.embed_multilingual()  # the cards in its scope (none in an English vault)
     except EmbedderError as exc:  # e.g. an 'ollama:' model while Ollama is down
         progress.finish()
         print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
-        vault.disable_dense(str(exc))
+        vault.dense_off_reason = str(exc)
         return vault
     except BaseException:
         progress.finish()
@@ -730,7 +730,7 @@ def _search(
         return vault.engine.search(query, opts)
     except EmbedderError as exc:  # an 'ollama:' model while Ollama is down
         print(f"zettel-lsp: {exc}; searching without the dense leg", file=sys.stderr)
-        vault.disable_dense(str(exc))
+        vault.dense_off_reason = str(exc)
         return vault.engine.search(query, opts)
 
 
@@ -1291,7 +1291,7 @@ def _compact_before_embedding(
         file=sys.stderr,
     )
     try:
-        result = indexer.compact_now()
+        result = indexer.compact()
     except Exception as exc:  # noqa: BLE001 - only a faster reopen is lost: embed on
         print(f"zettel-lsp: compacting failed ({exc}); embedding goes on", file=sys.stderr)
         return None

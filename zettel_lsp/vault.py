@@ -31,7 +31,6 @@ from zettel_lsp.search.calibrate import (
     save_calibration,
 )
 from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
-from zettel_lsp.search.suggest import SuggestFusion
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +75,8 @@ class Vault:
             self.root, index_dir, self.settings, cache_dir=cache_dir, progress=progress
         )
         self.model_loaded = not lexical_until_model_loads
-        self.dense_off_reason = ""  # set by disable_dense(): the dense leg stays off
+        # set (e.g. an ``ollama:`` model while Ollama is down): the dense leg stays off
+        self.dense_off_reason = ""
         self._has_vectors = False  # some card is embedded (once true, stays true)
         self._has_ml: tuple[bool, bool] = (False, False)  # some card / foreign card has ml
         self.on_foreign_query: Callable[[], None] | None = None  # set by a server: wake work
@@ -91,14 +91,10 @@ class Vault:
 
     def open(self, *, embed: bool = True) -> OpenReport:
         """Bring the index up to date, build the graph, and (by default) finish embedding."""
-        report = self.sync()
-        problems = self.build_graph()
-        embedded = self.embed_pending() if embed else 0
+        report = self.indexer.sync()
+        self.graph, self.engine, problems = self.load_graph()
+        embedded = self.indexer.embed_pending() if embed else 0
         return OpenReport(report, embedded, problems)
-
-    def sync(self, *, keep_cards: bool = False) -> SyncReport:
-        """Reconcile the folder into the index (not the graph: see :meth:`apply`)."""
-        return self.indexer.sync(keep_cards=keep_cards)
 
     def apply(self, report: SyncReport) -> bool:
         """Bring the graph (and the engine's titles) in step with an index update (from a
@@ -110,17 +106,9 @@ class Vault:
             _names(card) != _names(cards.get(card.path)) for card in report.cards_changed
         )
         self.graph.apply_changes(report.paths_removed, report.cards_changed)
-        if renamed:  # the title index: 1.7 s at 100k cards, not rebuilt for an edit of prose
+        if renamed:  # the title index is rebuilt only when a name changed, not for prose
             self.engine.titles = title_index(self.graph)
         return True
-
-    def embed_pending(self, should_stop: Callable[[], bool] | None = None) -> int:
-        """Embed the chunks waiting for vectors (the dense phase). Returns how many."""
-        return self.indexer.embed_pending(should_stop=should_stop)
-
-    def embed_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
-        """The multilingual phase (after the dense one): see :meth:`Indexer.embed_multilingual`."""
-        return self.indexer.embed_multilingual(should_stop=should_stop)
 
     def foreign_query(self) -> None:
         """A query was not English: every card is to get multilingual vectors (``auto``), and
@@ -142,7 +130,7 @@ class Vault:
         if not self.indexer.ml_available:
             return 0
         self.indexer.want_ml_all()
-        done = self.embed_multilingual(should_stop)
+        done = self.indexer.embed_multilingual(should_stop)
         self.load_ml_model()
         return done
 
@@ -159,11 +147,6 @@ class Vault:
     def _ml_query_ready(self) -> bool:
         emb = self.indexer.ml_embedder
         return bool(emb is not None and self.ml_status()[0] and emb.loaded)
-
-    @property
-    def dense_pending(self) -> int:
-        """Chunks still waiting for their vectors."""
-        return self.indexer.dense_pending
 
     def load_model(self) -> None:
         """Load the embedding model (one query embedding); from then on the dense leg may run.
@@ -183,14 +166,6 @@ class Vault:
                 ix.stored_ids(DENSE_ML), emb.dim, using=DENSE_ML, should_stop=should_stop
             )
         return done
-
-    @property
-    def suggest_fusion(self) -> SuggestFusion | None:
-        """The link suggestions' fusion chosen on this vault's links, None for the default
-        (none made yet, or ``self_tune`` off)."""
-        if not self.self_tune or self.calibration is None:
-            return None
-        return self.calibration.fusion
 
     def calibration_due(self) -> bool:
         """Whether :meth:`calibrate` should run: self-tuning is on, the dense leg is ready
@@ -225,11 +200,6 @@ class Vault:
             self.calibration = made
         return made
 
-    def disable_dense(self, reason: str) -> None:
-        """Search without the dense leg from now on (e.g. an ``ollama:`` model while Ollama is
-        down)."""
-        self.dense_off_reason = reason
-
     @property
     def dense_ready(self) -> bool:
         """Whether the dense leg runs: some vectors exist, the model is loaded (when asked to
@@ -242,16 +212,29 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         """What the index holds, for ``zettel.status`` and ``zettel-lsp status``."""
-        state = self.indexer.state
-        tally = self.indexer.status.tally()
+        ix, state = self.indexer, self.indexer.state
+        tally = ix.status.tally()
+        legs = ["bm25", "keyword", "title"]
+        if self.dense_ready:
+            legs.append("dense")
+        if tally.ml and self._ml_query_ready():
+            legs.append("dense_ml")
         return {
             "cards": len(state.files),
             "chunks": tally.chunks,
             "cards_embedded": tally.dense,
-            "chunks_waiting_for_vectors": self.indexer.dense_pending,
-            "model": self.indexer.embedder.model_id,
-            **self._ml_report(),
-            "index_dir": str(self.indexer.index_dir),
+            "chunks_waiting_for_vectors": ix.dense_pending,
+            "model": ix.embedder.model_id,
+            "languages": ix.status.languages(),
+            "multilingual": ix.ml_mode,
+            "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
+            "multilingual_scope": _SCOPES[ix.ml_scope()],
+            "cards_embedded_multilingual": tally.ml,
+            "non_english_cards_embedded_multilingual": tally.ml_foreign,
+            "cards_waiting_for_multilingual": ix.ml_todo,
+            **({"multilingual_off_reason": ix.ml_off_reason} if ix.ml_off_reason else {}),
+            "legs_ready": legs,
+            "index_dir": str(ix.index_dir),
             "backend": self.settings.backend,
             "points_uncompacted": state.uncompacted,
             "suggestion_weights": (
@@ -265,28 +248,6 @@ class Vault:
             "skipped": dict(list(state.skipped.items())[:50]),
         }
 
-    def _ml_report(self) -> dict[str, Any]:
-        ix = self.indexer
-        tally = ix.status.tally()
-        out: dict[str, Any] = {
-            "languages": ix.status.languages(),
-            "multilingual": ix.ml_mode,
-            "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
-            "multilingual_scope": _SCOPES[ix.ml_scope()],
-            "cards_embedded_multilingual": tally.ml,
-            "non_english_cards_embedded_multilingual": tally.ml_foreign,
-            "cards_waiting_for_multilingual": ix.ml_todo,
-        }
-        if ix.ml_off_reason and ix.ml_mode != "off":
-            out["multilingual_off_reason"] = ix.ml_off_reason
-        legs = ["bm25", "keyword", "title"]
-        if self.dense_ready:
-            legs.append("dense")
-        if tally.ml and self._ml_query_ready():
-            legs.append("dense_ml")
-        out["legs_ready"] = legs
-        return out
-
     def summary(self) -> str:
         """``<name>: N cards, M chunks ready``."""
         cards, chunks = len(self.indexer.state.files), self.indexer.status.tally().chunks
@@ -298,11 +259,6 @@ class Vault:
         return VaultWatcher(self.indexer, debounce_ms=debounce_ms, on_sync=on_sync)
 
     # ------------------------------------------------------------------ graph
-
-    def build_graph(self) -> list[str]:
-        """Parse every card into a fresh graph (and search engine). Returns read problems."""
-        self.graph, self.engine, problems = self.load_graph()
-        return problems
 
     def save_graph_rows(self) -> int:
         """Write the database's card and mention rows that are missing or stale, so that the
@@ -365,7 +321,10 @@ class Vault:
                 if ml is not None
                 else None
             ),
-            suggest_fusion=lambda: self.suggest_fusion,
+            # the fusion chosen on this vault's links; None: the default
+            suggest_fusion=lambda: (
+                None if not self.self_tune or self.calibration is None else self.calibration.fusion
+            ),
         )
 
     def close(self) -> None:

@@ -551,7 +551,7 @@ def test_a_failed_compaction_between_phases_leaves_the_shard_open_and_the_run_go
         written = ix.state.uncompacted
         monkeypatch.setattr(EdgeStore, "load_for_compaction", staticmethod(full_disk))
         with pytest.raises(OSError, match="No space left"):
-            ix.compact_now()
+            ix.compact()
         # the shard was opened again: it answers and takes writes; nothing counted as compacted
         assert ix.state.uncompacted == written
         assert len(ix.store.keyword_search("pangolins", 10)) == 3
@@ -582,10 +582,10 @@ def test_compact_in_child_keeps_every_answer_and_a_stopped_one_loses_nothing(
         before = answers(ix, vec)
         written = ix.state.uncompacted
         assert written >= 300
-        assert ix.compact_in_child(should_stop=lambda: True) is None  # stopped: nothing done
+        assert ix.compact(in_child=True, should_stop=lambda: True) is None  # stopped: nothing done
         assert ix.state.uncompacted == written
         assert answers(ix, vec) == before
-        done = ix.compact_in_child()
+        done = ix.compact(in_child=True)
         assert done is not None and done.points == written
         assert ix.state.uncompacted == 0 and ix.state.store_layout == STORE_LAYOUT
         assert answers(ix, vec) == before

@@ -39,7 +39,7 @@ def test_requests_read_the_state_while_a_sync_adds_cards(tmp_path: Path, cache_d
     reader = threading.Thread(target=read)
     reader.start()
     try:
-        report = v.sync()
+        report = v.indexer.sync()
     finally:
         done.set()
         reader.join()

@@ -38,7 +38,7 @@ def vault(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[Vau
     shutil.copytree(VAULT, root)
     v = Vault(root, root.parent / "index", IndexSettings(), cache_dir=cache)
     v.open()
-    v.embed_multilingual()
+    v.indexer.embed_multilingual()
     v.load_ml_model()
     yield v
     v.close()

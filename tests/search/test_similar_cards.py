@@ -73,7 +73,7 @@ def test_bm25_then_vectors(vault: Vault) -> None:
     assert engine.similar_cards("not/indexed.md", 3) == []
 
     # dense phase: the stored vector, no model call for the card itself
-    vault.embed_pending()
+    vault.indexer.embed_pending()
     vec = first_vector(vault, here)
     assert vec is not None
     got = engine.similar_cards(here, 2)

@@ -14,7 +14,7 @@ from pytest_lsp import LanguageClient
 
 from tests.conftest import EXAMPLE_VAULT, copy_indexed
 from tests.server.conftest import CLIENTS, SERVER, find, open_doc, start_session, status, wait_ready
-from zettel_lsp.index.sync import default_index_dir
+from zettel_lsp.index.sync import index_folder
 from zettel_lsp.vault import Vault
 
 FOLDERS = ("baking", "retrieval")
@@ -48,7 +48,7 @@ async def client(
     # indexDir: one index per vault in the cache folder), so the start is warm
     baking, retrieval = tmp_path / "baking", tmp_path / "retrieval"
     for name, folder in zip(FOLDERS, (baking, retrieval), strict=True):
-        copy_indexed(indexed_folders / name, folder, default_index_dir(folder, server_cache))
+        copy_indexed(indexed_folders / name, folder, index_folder(folder, None, server_cache))
     await start_session(
         lsp_client,
         request.param,

@@ -43,10 +43,11 @@ def parsed_as(title_source: TitleSource | str) -> str:
     return f"{CARD_FORMAT}:{TitleSource(title_source)}"
 
 
-def _span(s: Span | None) -> list[int] | None:
-    if s is None:
-        return None
-    return [s.start, s.end, s.start_line, s.start_character, s.end_line, s.end_character]
+def _fields(part: Any) -> list[Any]:
+    """A card part's fields in order (a span among them as a list of its own), as
+    :func:`_card` reads them back."""
+    values = [getattr(part, name) for name in part.__slots__]
+    return [_fields(v) if isinstance(v, Span) else v for v in values]
 
 
 def _to_json(value: Any) -> Any:
@@ -71,12 +72,10 @@ def _details(card: Card) -> str | None:
     would not come back the same."""
     parts = {
         "aliases": card.aliases,
-        "tags": [[t.name, _span(t.span)] for t in card.tags],
-        "headings": [[h.level, h.text, h.line, h.end_line] for h in card.headings],
-        "links": [
-            [str(k.kind), k.raw, _span(k.span), k.target, k.subpath, k.label] for k in card.links
-        ],
-        "blocks": [[b.name, b.line] for b in card.block_ids],
+        "tags": [_fields(t) for t in card.tags],
+        "headings": [_fields(h) for h in card.headings],
+        "links": [_fields(k) for k in card.links],
+        "blocks": [_fields(b) for b in card.block_ids],
         "body": card.body_start_line,
         "masked": card.masked,
         "problems": card.problems,

@@ -104,10 +104,9 @@ class IndexDB:
         try:
             conn = self._open()
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == SCHEMA_VERSION:
-                return conn
             if version == 0:
                 self._create(conn)
+            if version in (0, SCHEMA_VERSION):
                 return conn
             conn.close()
             log.info(
@@ -186,15 +185,8 @@ def remove_db(folder: Path) -> None:
 def copy_db(source: Path, target: Path) -> None:
     """Copy the database of the index folder ``source`` into ``target`` (a consistent copy,
     through SQLite's backup; the source is only read)."""
-    src = IndexDB(source, readonly=True)
-    try:
+    with contextlib.closing(IndexDB(source, readonly=True)) as src:
         remove_db(target)
         target.mkdir(parents=True, exist_ok=True)
-        dst = sqlite3.connect(target / DB_FILE)
-        try:
-            with src.reading() as conn:
-                conn.backup(dst)
-        finally:
-            dst.close()
-    finally:
-        src.close()
+        with contextlib.closing(sqlite3.connect(target / DB_FILE)) as dst, src.reading() as conn:
+            conn.backup(dst)

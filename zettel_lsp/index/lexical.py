@@ -10,6 +10,7 @@ import logging
 import os
 import stat
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,37 +58,28 @@ def _outside(link: Path, target: str) -> ReadResult:
     return ReadResult(ReadStatus.OUTSIDE_VAULT, problems=[external_link_problem(str(link), target)])
 
 
+@dataclass(eq=False)
 class LexicalPass:
     """The reading and writing of one :meth:`Indexer.sync`, under the indexer's lock. What it
     found (``cards``, ``gone``, ``renames``) is kept for its batches."""
 
-    def __init__(
-        self,
-        vault: Path,
-        settings: IndexSettings,
-        state: IndexState,
-        store: VectorStore,
-        report: SyncReport,
-        *,
-        count_tokens: TokenCounter,
-        generation: dict[str, int],
-        queues: tuple[EmbedQueue, EmbedQueue],
-        status: Status,
-    ) -> None:
-        self.vault = vault
-        self.settings = settings
-        self.state = state
-        self.store = store
-        self.report = report
-        self.count_tokens = count_tokens
-        self.generation = generation
-        self.dense_queue, self.ml_queue = queues
-        self.status = status
-        self.scan = ScanReport()
-        self.uncertain = set(state.pending)  # pending when a previous run stopped
-        self.cards: dict[str, ReadCard] = {}
-        self.gone: set[str] = set()
-        self.renames: dict[str, str] = {}  # new path -> old path
+    vault: Path
+    settings: IndexSettings
+    state: IndexState
+    store: VectorStore
+    report: SyncReport
+    count_tokens: TokenCounter
+    generation: dict[str, int]  # card -> its version (see EmbedItem.generation)
+    dense_queue: EmbedQueue
+    ml_queue: EmbedQueue
+    status: Status
+    scan: ScanReport = field(default_factory=ScanReport)
+    cards: dict[str, ReadCard] = field(default_factory=dict)
+    gone: set[str] = field(default_factory=set)
+    renames: dict[str, str] = field(default_factory=dict)  # new path -> old path
+
+    def __post_init__(self) -> None:
+        self.uncertain = set(self.state.pending)  # pending when a previous run stopped
 
     def skip(self, rel: str, res: ReadResult) -> None:
         reason = "; ".join(res.problems) or res.status.value
@@ -187,11 +179,10 @@ class LexicalPass:
 
         A changed card's points are overwritten in place (same ids), and only the ids past
         its new chunk count are deleted: the shard's BM25 counts deleted points in its
-        document frequencies until it is reloaded, so deleting a card's points before writing
-        them again made every edit count its words once more (measured: after 50 saves of a
-        note, its own rare word scored half and a two-word query lost it). ``uncertain``
-        cards (pending when a previous run stopped) are deleted whole first: their points
-        in the store are not known."""
+        document frequencies until it is reloaded, so deleting and rewriting would count an
+        edited card's words once more at every edit. ``uncertain`` cards (pending when a
+        previous run stopped) are deleted whole first: their points in the store are not
+        known."""
         self.status.changed()  # a status asked during a long sync sees each batch
         to_chunk = [self.cards[p][0] for p in batch if p in self.cards]
         chunked = chunk_cards(to_chunk, self.count_tokens, self.settings.chunk_tokens)

@@ -14,6 +14,7 @@ never to phantom or missing cards.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -158,10 +159,7 @@ def read_state(folder: Path) -> IndexState | None:
 
 def write_state(folder: Path, state: IndexState) -> None:
     """Save ``state`` as the whole state of ``folder``'s database (a new index's, a copy's)."""
-    db = IndexDB(folder)
-    try:
+    with contextlib.closing(IndexDB(folder)) as db:
         saved = SavedState(db)
         saved.load()  # its rows, so that those ``state`` lacks are deleted
         saved.save(state)
-    finally:
-        db.close()

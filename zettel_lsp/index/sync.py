@@ -102,17 +102,15 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("zettel-lsp", appauthor=False))
 
 
-def default_index_dir(vault: Path, cache_dir: Path | None = None) -> Path:
-    """One folder per vault in the user cache, keyed by the vault's absolute path."""
-    resolved = str(vault.resolve())
-    key = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", vault.resolve().name).strip("-") or "vault"
-    return (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
-
-
 def index_folder(vault: Path, index_dir: Path | None, cache_dir: Path | None) -> Path:
-    """The index folder of ``vault``: ``index_dir`` when given, else its folder in the cache."""
-    return (index_dir or default_index_dir(vault, cache_dir)).resolve()
+    """The index folder of ``vault``: ``index_dir`` when given, else one folder per vault in
+    the user cache, keyed by the vault's absolute path."""
+    if index_dir is None:
+        resolved = vault.resolve()
+        key = hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:12]
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", resolved.name).strip("-") or "vault"
+        index_dir = (cache_dir or default_cache_dir()) / "indexes" / f"{slug[:40]}-{key}"
+    return index_dir.resolve()
 
 
 class Indexer:
@@ -148,10 +146,8 @@ class Indexer:
                 f"multilingual must be one of {', '.join(MULTILINGUAL_MODES)}, not {self.ml_mode!r}"
             )
         self.ml_embedder: Embedder | None = None  # the multilingual model (loads lazily)
-        self.ml_off_reason = ""
-        if self.ml_mode == "off":
-            self.ml_off_reason = "multilingual is off"
-        else:
+        self.ml_off_reason = ""  # why it cannot be used although not switched off
+        if self.ml_mode != "off":
             try:
                 self.ml_embedder = make(USE_MODEL)
             except EmbedderError as exc:
@@ -235,27 +231,18 @@ class Indexer:
         policy = CompactionPolicy.current()
         return policy.due_before_embedding(self.state, self.index_dir, self.dense_pending)
 
-    def compact_in_child(
-        self, should_stop: Callable[[], bool] = lambda: False
+    def compact(
+        self, *, in_child: bool = False, should_stop: Callable[[], bool] = lambda: False
     ) -> CompactResult | None:
-        """:meth:`compact_now` with the optimizer in a child process
-        (:meth:`EdgeStore.compact_in_child`): this process's interpreter lock stays free, and
-        the store is closed meanwhile (the caller keeps its readers away). None when not
-        needed, or stopped by ``should_stop``."""
-        return self._compact(lambda store: store.compact_in_child(should_stop) or None)
-
-    def compact_now(self) -> CompactResult | None:
-        """Compact the local shard in this process when enough was written since the last
-        compaction (:meth:`~zettel_lsp.index.compact.CompactionPolicy.due`); None when not
-        needed (or the index is remote). Holds the interpreter lock while the optimizer runs: for
-        ``zettel-lsp index``, which calls it between a large lexical phase and its dense phase,
-        so that an index stopped while embedding (closed, killed) opens from indexed segments,
-        Edge rebuilding only what was embedded since (docs/indexing.md)."""
-        return self._compact(lambda store: store.compact_in_place())
-
-    def _compact(self, run: Callable[[EdgeStore], bool | None]) -> CompactResult | None:
-        """``run`` compacts the store (returns whether segments were rewritten, None when it
-        was stopped), under the indexer's lock, with the state saved before and after."""
+        """Compact the local shard when enough was written since the last compaction
+        (:meth:`~zettel_lsp.index.compact.CompactionPolicy.due`), under the indexer's lock with
+        the state saved before and after; None when not needed, the index is remote, or
+        ``should_stop`` stopped it. ``in_child``: the optimizer runs in a child process
+        (:meth:`EdgeStore.compact_in_child`, for the language server) so that this process's
+        interpreter lock stays free; the store is closed meanwhile (the caller keeps its readers
+        away). Otherwise it runs in this process (:meth:`EdgeStore.compact_in_place`): for
+        ``zettel-lsp index`` between a large lexical phase and its dense phase, so that an index
+        stopped while embedding opens from indexed segments (docs/indexing.md)."""
         store = self.store
         if not isinstance(store, EdgeStore):
             return None
@@ -265,9 +252,12 @@ class Indexer:
                 return None
             t0 = time.perf_counter()
             self.saved.save(self.state)  # a crash meanwhile: the state before it
-            changed = run(store)
-            if changed is None:
-                return None
+            if in_child:
+                changed = store.compact_in_child(should_stop)
+                if not changed:  # stopped
+                    return None
+            else:
+                changed = store.compact_in_place()
             seconds = time.perf_counter() - t0
             CompactionPolicy.done(self.state)
             self.saved.save(self.state)
@@ -292,7 +282,7 @@ class Indexer:
 
     def stored_ids(self, using: str = DENSE) -> Iterator[int]:
         """The point ids of the chunks whose vectors ``using`` are stored, by the state (made
-        lazily: 200k ids take 0.19 s, which a caller may want to spread)."""
+        lazily, so that a caller may spread the work)."""
         for path, f in self.card_items():
             if f.dense if using == DENSE else f.ml:
                 for i in range(f.chunks):
@@ -369,23 +359,18 @@ class Indexer:
             report.cards_changed = []
         return report
 
-    def embed_pending(
-        self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
-    ) -> int:
-        """Embed queued chunks until the queue is empty (or time/stop says so). Returns count.
+    def embed_pending(self, should_stop: Callable[[], bool] | None = None) -> int:
+        """Embed queued chunks until the queue is empty (or ``should_stop`` says so); returns
+        how many. The model runs outside the lock, so a sync (an edit) never waits for a batch."""
+        return self.embedding.embed_pending(None, should_stop)
 
-        The model runs outside the lock, so a sync (an edit) never waits for a batch."""
-        return self.embedding.embed_pending(max_seconds, should_stop)
-
-    def embed_multilingual(
-        self, max_seconds: float | None = None, should_stop: Callable[[], bool] | None = None
-    ) -> int:
+    def embed_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
         """The multilingual phase: embed the chunks of the cards in scope (:meth:`ml_scope`)
         that lack their multilingual vector. Stops (to be called again) as soon as English
         work is queued: that goes first. Loads the model only when there is work."""
         if not self.ml_available or self.ml_embedder is None:
             return 0
-        return self.embedding.embed_multilingual(self.ml_embedder, max_seconds, should_stop)
+        return self.embedding.embed_multilingual(self.ml_embedder, None, should_stop)
 
     def _sync(self, scope: set[str] | None) -> SyncReport:
         """The lexical phase, under the lock: find the notes, plan, read, write, record."""
@@ -398,10 +383,11 @@ class Indexer:
             state,
             self.store,
             report,
-            count_tokens=self.embedder.count_tokens,
-            generation=self.embedding.generation,
-            queues=(self.embedding.dense_queue, self.embedding.ml_queue),
-            status=self.status,
+            self.embedder.count_tokens,
+            self.embedding.generation,
+            self.embedding.dense_queue,
+            self.embedding.ml_queue,
+            self.status,
         )
         present = lex.on_disk(scope)
         rechunk_all = state.chunker != self._chunker_id

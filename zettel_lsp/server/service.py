@@ -405,7 +405,7 @@ class VaultService:
         vault.on_foreign_query = lambda: self._foreign_query(vault)
         self._warm = threading.Thread(target=self._load_model, args=(vault,), daemon=True)
         self._warm.start()
-        report = vault.sync()
+        report = vault.indexer.sync()
         t = self._step("sync", t)
         self._report(f"{report.cards} cards ({report.summary()}); building the link graph")
         if self._stop.is_set():
@@ -437,7 +437,7 @@ class VaultService:
             self._watcher.ready.wait(5)
             t = self._step("watch", t)
             # what changed while the graph was parsed (the watcher was not looking yet)
-            self._apply(vault.sync(keep_cards=True))
+            self._apply(vault.indexer.sync(keep_cards=True))
             t = self._step("resync", t)
         self._warm_up()
         t = self._step("warm-up", t)
@@ -467,7 +467,7 @@ class VaultService:
             "opens it fast; titles and text are searched meanwhile"
         )
         try:
-            done = ix.compact_in_child(should_stop=self._stop.is_set)
+            done = ix.compact(in_child=True, should_stop=self._stop.is_set)
         except Exception:  # only a faster reopen is lost: the index is open again, embed on
             log.exception("%s: compacting the new index failed; embedding goes on", self.root)
             done = None
@@ -503,7 +503,7 @@ class VaultService:
 
     def _embedding_phase(self, vault: Vault) -> None:
         self._wait_for_model()
-        pending = vault.dense_pending
+        pending = vault.indexer.dense_pending
         with self._lock:
             self.phase = Phase.EMBEDDING if pending else Phase.READY
             self.dense_progress = (0, pending)
@@ -514,14 +514,14 @@ class VaultService:
         if self._watcher is not None:
             self._watcher.wake_embedder()  # its thread embeds; _embedded() ends the operation
         else:
-            vault.embed_pending(should_stop=self._stop.is_set)
+            vault.indexer.embed_pending(should_stop=self._stop.is_set)
             self._embedded(0)
-            vault.embed_multilingual(should_stop=self._stop.is_set)
+            vault.indexer.embed_multilingual(should_stop=self._stop.is_set)
 
     def _embedded(self, count: int) -> None:
         """The embedder ran dry (called from the watcher's embed thread)."""
         vault = self.vault
-        if vault is None or vault.dense_pending:
+        if vault is None or vault.indexer.dense_pending:
             return
         with self._lock:
             was_embedding = self.phase == Phase.EMBEDDING
@@ -735,7 +735,7 @@ class VaultService:
         if self._op is None:  # else start-up is still running: report under its progress
             self._op = self._operation(f"Re-indexing {self.root.name}", "scanning the folder")
         try:
-            report = vault.sync(keep_cards=True)
+            report = vault.indexer.sync(keep_cards=True)
             self._apply(report)
             log.info(
                 "reindex of %s: %s, %s unchanged",
