@@ -226,22 +226,19 @@ class VaultNames:
         self._seen = now
         for path in [p for p in self.per_card if p not in cards]:
             del self.per_card[path]
-            w, m = self._link_counts.pop(path, (0, 0))
-            self.wiki -= w
-            self.markdown -= m
+            self._link_counts.pop(path, None)
         for path, card in cards.items():
             known = self.per_card.get(path)
             if known is not None and known[0] is card:
                 continue
             self.per_card[path] = (card, tuple(card_names(card)), tuple(card.tag_names))
-            w, m = self._link_counts.pop(path, (0, 0))
-            self.wiki -= w
-            self.markdown -= m
-            w, m = _link_kinds(card)
-            if w or m:  # most cards' (0, 0) is the default: no tuple each
-                self._link_counts[path] = (w, m)
-            self.wiki += w
-            self.markdown += m
+            counts = _link_kinds(card)
+            if counts != (0, 0):  # most cards' (0, 0) is the default: no tuple each
+                self._link_counts[path] = counts
+            else:
+                self._link_counts.pop(path, None)
+        self.wiki = sum(w for w, _ in self._link_counts.values())
+        self.markdown = sum(m for _, m in self._link_counts.values())
         self.names = [n for _, names, _ in self.per_card.values() for n in names]
         self.blob, self.starts = _blob([n.key for n in self.names])
         self.tags = Counter(t for _, _, tags in self.per_card.values() for t in tags)
@@ -472,7 +469,7 @@ def rank_cards(
         return CardAnswers(items, len(graph.cards) > len(items))
     cap = TYPED_LIMIT if limit is None else limit
     pattern = _subsequence(t)
-    best: dict[str, tuple[float, Name]] = {}
+    best: dict[str, tuple[tuple[float, int], Name]] = {}
     if "/" in t:  # a path typed: match card paths
         paths = [Name(norm(strip_md(p)), strip_md(p), p, "file") for p in graph.cards]
         pool = _matching(*_blob([n.key for n in paths]), paths, pattern)
@@ -484,17 +481,14 @@ def rank_cards(
         tier = fuzzy_tier(t, name.key)
         if tier is None:
             continue
+        rank = (tier, -_KIND_ORDER[name.kind])  # the better tier, then title, file, alias
         known = best.get(name.path)
-        if (
-            known is None
-            or tier > known[0]
-            or (tier == known[0] and _kind_order(name) < _kind_order(known[1]))
-        ):
-            best[name.path] = (tier, name)
+        if known is None or rank > known[0]:
+            best[name.path] = (rank, name)
     backlinks = vn.indegree
 
     def order(p: str) -> tuple[int, float, float, int, str]:
-        tier, name = best[p]
+        (tier, _), name = best[p]
         last = 1 if (p in linked or p == here) else 0
         return (last, -tier, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
 
@@ -503,8 +497,7 @@ def rank_cards(
     return CardAnswers(items, len(best) > cap)
 
 
-def _kind_order(name: Name) -> int:
-    return {"title": 0, "file": 1, "alias": 2}.get(name.kind, 3)
+_KIND_ORDER = {"title": 0, "file": 1, "alias": 2}
 
 
 def _title_name(card: Card) -> Name:
@@ -526,7 +519,8 @@ def link_insert(
     card = graph.cards.get(answer.path)
     title = card.title if card is not None else strip_md(answer.path.rsplit("/", 1)[-1])
     if style == MARKDOWN and not embed:
-        label = _md_label(title if answer.name.kind != "alias" else answer.name.text)
+        label = title if answer.name.kind != "alias" else answer.name.text
+        label = label.replace("[", "\\[").replace("]", "\\]")
         return f"[{label}]({md_path(here.path, answer.path)})", True
     name = link_name(graph, answer.path, here.path)
     if answer.name.kind == "alias" and norm(answer.name.text) != norm(name):
@@ -539,10 +533,6 @@ def md_path(source: str, target: str) -> str:
     folder = source.rsplit("/", 1)[0] if "/" in source else ""
     rel = posixpath.relpath(target, folder) if folder else target
     return quote(rel, safe="/.-_~()")
-
-
-def _md_label(text: str) -> str:
-    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def first_prose_line(card: Card, n: int = FIRST_LINE_CHARS) -> str:
