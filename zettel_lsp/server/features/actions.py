@@ -39,7 +39,7 @@ from zettel_lsp.search.suggest import (
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
 from zettel_lsp.server.features.diagnostics import problems_of
-from zettel_lsp.server.features.shared import answer_doc, capability
+from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 
 ADD_RELATED = "zettel.addRelated"
@@ -55,8 +55,7 @@ def mention_actions(
     """One quick fix per mentioned card with a mention in ``rng`` (linking those mentions), most
     confident first, then "Link N confident mentions" for the whole note."""
     c = Codec(codec, doc.lines)
-    start = doc.index.offset(c.from_client(rng.start))
-    end = doc.index.offset(c.from_client(rng.end))
+    start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
     targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
 
     def linking(
@@ -100,8 +99,7 @@ def link_fixes(
     edit creates the file; otherwise it is a text edit to the new file's URI (Neovim opens it
     as a new buffer, written when saved)."""
     c = Codec(codec, doc.lines)
-    start = doc.index.offset(c.from_client(rng.start))
-    end = doc.index.offset(c.from_client(rng.end))
+    start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
     service = doc.service
     named: dict[int, list[types.Diagnostic]] = {}  # the client's, by where their link starts
     for d in diagnostics:

@@ -202,8 +202,6 @@ class _Pusher:
 
 
 _PUSHERS: weakref.WeakKeyDictionary[ZettelLanguageServer, _Pusher] = weakref.WeakKeyDictionary()
-
-
 _PUSHERS_LOCK = threading.Lock()
 
 
