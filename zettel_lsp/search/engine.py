@@ -207,12 +207,10 @@ class SearchEngine:
         return self.rank_tiers(query, fetch, opts)
 
     def rank_tiers(self, query: Query, fetch: Fetch, opts: SearchOptions) -> list[CardResult]:
-        """The first ``opts.limit`` cards of the tiered ranking: every candidate of the legs
-        fetched at ``opts.leg_depth`` chunks, ranked (:meth:`rank_all`); then, while more are
-        asked for, the not yet listed cards of the ranking at twice the depth, and so on until
-        a fetch comes back short (every leg and the titles returned fewer than asked: a deeper
-        one would find nothing new). ``fetch(depth)`` returns the legs' hits and the title
-        matches at that depth (the engine runs the legs; benchmarks cut stored hit lists)."""
+        """The first ``opts.limit`` cards of the tiered ranking (see the module), until a fetch
+        comes back short (every leg and the titles returned fewer than asked). ``fetch(depth)``
+        returns the legs' hits and the title matches at that depth (the engine runs the legs;
+        benchmarks cut stored hit lists)."""
         out: list[CardResult] = []
         seen: set[str] = set()
         depth = opts.leg_depth

@@ -56,9 +56,6 @@ class TitleIndex:
         # by an automaton over every name: queries are short, the vault's names many
         self._longest = max(map(len, self._owners), default=0)
 
-    def __len__(self) -> int:
-        return len(self._owners)
-
     def search(self, query: Query, limit: int) -> list[TitleMatch]:
         if query.empty:
             return []
