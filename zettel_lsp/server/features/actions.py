@@ -13,6 +13,7 @@ Related cards of unsaved text need embeddings: they are computed outside the vau
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from lsprotocol import types
@@ -277,17 +278,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
             "edits": [{"range": place(m), "newText": m.replacement} for m in confident],
         },
         "related": [
-            {
-                "path": r.path,
-                "uri": card_uri(service.root, r.path),
-                "title": r.title,
-                "link": links[r.path],
-                "score": r.score,
-                "reason": r.reason,
-                "line_start": r.line_start,
-                "line_end": r.line_end,
-                "excerpt": r.excerpt,
-            }
+            asdict(r) | {"uri": card_uri(service.root, r.path), "link": links[r.path]}
             for r in related
         ],
     }
@@ -327,13 +318,11 @@ async def on_code_action(
 async def on_code_action_resolve(
     ls: ZettelLanguageServer, action: types.CodeAction
 ) -> types.CodeAction:
-    def run() -> types.CodeAction:
-        data = action.data if isinstance(action.data, dict) else {}
-        if data.get("action") != ADD_RELATED:
-            return action
-        doc = ls.doc(str(data.get("uri", "")))
-        if doc is None:
-            return action
+    data = action.data if isinstance(action.data, dict) else {}
+    if data.get("action") != ADD_RELATED:
+        return action
+
+    def run(doc: Doc) -> types.CodeAction:
         changes = ls.supports("workspace", "workspace_edit", "document_changes")
         edit = related_links_edit(
             doc,
@@ -346,7 +335,7 @@ async def on_code_action_resolve(
             action.title += " (nothing to add)"
         return action
 
-    return await ls.off_loop(run, action)
+    return await answer_doc(ls, str(data.get("uri", "")), run, action)
 
 
 async def cmd_suggest_links(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any] | None:

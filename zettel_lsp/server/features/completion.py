@@ -29,7 +29,7 @@ from zettel_lsp.search import complete as cx
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.documents import Codec, Doc, card_uri
-from zettel_lsp.server.features.shared import capability
+from zettel_lsp.server.features.shared import answer_doc, capability
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -196,25 +196,21 @@ def _answer(
         card = graph.cards.get(a.path)
         if card is None:
             continue
-        whole = False
         if ctx.kind == cx.PATH:
-            new_text = cx.md_path(doc.rel, a.path)
+            new_text, whole = cx.md_path(doc.rel, a.path), False
         else:
             new_text, whole = cx.link_insert(graph, doc.card, a, style, embed=embed)
-        rng = ranges[whole]
         rel = rels.get(a.path, "")
-        folder = card.folder or "/"
-        label = card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}"
-        data = {"uri": card_uri(service.root, a.path), "relation": rel}
+        where = f"{card.folder or '/'} · {rel}"
         item = types.CompletionItem(
-            label=label,
+            label=card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}",
             kind=types.CompletionItemKind.File,
-            detail=f"{folder} · {rel}",
-            label_details=types.CompletionItemLabelDetails(description=f"{folder} · {rel}"),
+            detail=where,
+            label_details=types.CompletionItemLabelDetails(description=where),
             filter_text=new_text if ctx.kind == cx.PATH else ("[[" if whole else "") + a.name.text,
             sort_text=f"{i:05d}",
-            text_edit=types.TextEdit(range=rng, new_text=new_text),
-            data=data,
+            text_edit=types.TextEdit(range=ranges[whole], new_text=new_text),
+            data={"uri": card_uri(service.root, a.path), "relation": rel},
         )
         if not lazy_docs:
             item.documentation = _documentation(card, a.path, rel)
@@ -304,10 +300,7 @@ async def on_completion(
     except (OSError, UnicodeDecodeError):
         asked = None
 
-    def run() -> types.CompletionList | None:
-        doc = ls.doc(uri)
-        if doc is None:
-            return None
+    def run(doc: Doc) -> types.CompletionList | None:
         if asked is not None and doc.text != asked[0]:
             doc = Doc(doc.uri, doc.service, doc.rel, asked[0], asked[1])
         return completion(
@@ -318,7 +311,7 @@ async def on_completion(
             lazy_docs=_lazy_docs(ls),
         )
 
-    return await ls.off_loop(run, None)
+    return await answer_doc(ls, uri, run, None)
 
 
 async def on_completion_resolve(
