@@ -8,9 +8,8 @@ Match kinds, in rank order:
 4. **inside**: a title or alias of two or more words (or one rare word) appears inside the query
    ("how does reciprocal rank fusion work"), longer names first.
 
-A single common word that is a title ("Data", "Parser") only counts through kinds 1-3: the
-background measurements show a naive "titles found in the query" leg pushing such cards above the
-right answer on keyword queries.
+A single common word that is a title ("Data", "Parser") only counts through kinds 1-3: found
+inside a keyword query, it would push such cards above the right answer.
 """
 
 from __future__ import annotations
