@@ -442,32 +442,29 @@ def rank_cards(
     recency: Mapping[str, float] | None = None,
     *,
     weights: Mapping[str, float] | None = None,
-    limit: int | None = None,
 ) -> CardAnswers:
     """The cards for ``[[typed``: see the module. ``meaning``: cards the paragraph's search
-    ranked (best first; empty while nothing is indexed). The list is cut at ``limit`` (default
-    :data:`DEFAULT_LIMIT` with nothing typed, :data:`TYPED_LIMIT` else); ``incomplete`` says
+    ranked (best first; empty while nothing is indexed). The list is cut at
+    :data:`DEFAULT_LIMIT` with nothing typed, :data:`TYPED_LIMIT` else; ``incomplete`` says
     there were more."""
     vn = vault_names(graph)
     prior = unprompted_scores(graph, here, linked, meaning, recency or {}, weights)
     t = norm(typed)
     if not t:
-        cap = DEFAULT_LIMIT if limit is None else limit
         fresh = sorted(
             (p for p in prior if p not in linked and p != here and p in graph.cards),
             key=lambda p: (-prior[p], p),
         )
-        if len(fresh) < cap:  # a vault still indexing or a lone card: the most linked cards
+        if len(fresh) < DEFAULT_LIMIT:  # still indexing, or a lone card: the most linked cards
             have = set(fresh) | linked | {here}
             top = heapq.nsmallest(
-                cap + len(have), vn.indegree.items(), key=lambda kv: (-kv[1], kv[0])
+                DEFAULT_LIMIT + len(have), vn.indegree.items(), key=lambda kv: (-kv[1], kv[0])
             )
             fresh.extend(p for p, _ in top if p not in have)
         tail = sorted(linked & graph.cards.keys()) + ([here] if here in graph.cards else [])
-        chosen = fresh[:cap] + tail[:LINKED_TAIL]  # linked cards stay reachable, last
+        chosen = fresh[:DEFAULT_LIMIT] + tail[:LINKED_TAIL]  # linked cards stay reachable, last
         items = [CardAnswer(p, _title_name(graph.cards[p])) for p in chosen]
         return CardAnswers(items, len(graph.cards) > len(items))
-    cap = TYPED_LIMIT if limit is None else limit
     pattern = _subsequence(t)
     best: dict[str, tuple[tuple[float, int], Name]] = {}
     if "/" in t:  # a path typed: match card paths
@@ -475,7 +472,7 @@ def rank_cards(
         pool = _matching(*_blob([n.key for n in paths]), paths, pattern)
     else:  # the names holding the typed text; subsequences only when those are too few
         pool = vn.matching(re.compile(re.escape(t)))
-        if len(pool) < cap:
+        if len(pool) < TYPED_LIMIT:
             pool = vn.matching(pattern)
     for name in pool:
         tier = fuzzy_tier(t, name.key)
@@ -492,9 +489,9 @@ def rank_cards(
         last = 1 if (p in linked or p == here) else 0
         return (last, -tier, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
 
-    ranked = heapq.nsmallest(cap, best, key=order)
+    ranked = heapq.nsmallest(TYPED_LIMIT, best, key=order)
     items = [CardAnswer(p, best[p][1]) for p in ranked]
-    return CardAnswers(items, len(best) > cap)
+    return CardAnswers(items, len(best) > TYPED_LIMIT)
 
 
 _KIND_ORDER = {"title": 0, "file": 1, "alias": 2}
@@ -580,11 +577,8 @@ def headings_of(card: Card, typed: str) -> list[tuple[str, int]]:
     t = norm(typed)
     for h in card.headings:
         text = _heading_text(lines[h.line]) if h.line < len(lines) else h.text
-        if not text:
-            continue
-        if t and fuzzy_tier(t, norm(text)) is None:
-            continue
-        out.append((text, h.level))
+        if text and (not t or fuzzy_tier(t, norm(text)) is not None):
+            out.append((text, h.level))
     return out
 
 
@@ -619,9 +613,7 @@ def blocks_of(card: Card, typed: str) -> list[tuple[str, str]]:
     return out
 
 
-def tags_for(
-    graph: LinkGraph, typed: str, limit: int = TYPED_LIMIT
-) -> tuple[list[tuple[str, int]], bool]:
+def tags_for(graph: LinkGraph, typed: str) -> tuple[list[tuple[str, int]], bool]:
     """The vault's tags matching ``typed`` (prefix first, then fuzzy), most used first, with
     how many cards carry each; and whether the list was cut."""
     counts = vault_names(graph).tags
@@ -632,4 +624,4 @@ def tags_for(
         if tier is not None:
             scored.append((-tier, -n, tag))
     scored.sort()
-    return [(tag, -n) for _, n, tag in scored[:limit]], len(scored) > limit
+    return [(tag, -n) for _, n, tag in scored[:TYPED_LIMIT]], len(scored) > TYPED_LIMIT

@@ -238,11 +238,9 @@ def readable_text(text: str, heading: str = "") -> str:
     return "\n".join(o for o in out if o)
 
 
-def excerpt_text(
-    text: str, words: Sequence[str], heading: str = "", width: int = EXCERPT_CHARS
-) -> str:
-    """At most ``width`` characters of :func:`readable_text`, centred on the first query word."""
-    return _window(readable_text(text, heading), words, width).strip("\n")
+def excerpt_text(text: str, words: Sequence[str], heading: str = "") -> str:
+    """At most :data:`EXCERPT_CHARS` of :func:`readable_text`, centred on the first query word."""
+    return _window(readable_text(text, heading), words, EXCERPT_CHARS).strip("\n")
 
 
 def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:

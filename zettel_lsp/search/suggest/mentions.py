@@ -160,15 +160,11 @@ def _case(text: str, names: Sequence[str]) -> int:
 
 
 def rank_mentions(
-    graph: LinkGraph,
-    mentions: Sequence[MentionSuggestion],
-    *,
-    linked: Set[str] = frozenset(),
-    shown: float = SHOWN,
+    graph: LinkGraph, mentions: Sequence[MentionSuggestion], *, linked: Set[str] = frozenset()
 ) -> list[MentionTarget]:
     """Each mentioned card once, with all its mentions, most confident first (then in order of
     first appearance); cards the note already links (``linked``) come last, and cards below
-    ``shown`` are left out."""
+    :data:`SHOWN` are left out."""
     by_target: dict[str, list[MentionSuggestion]] = {}
     for m in mentions:
         by_target.setdefault(m.target, []).append(m)
@@ -176,7 +172,7 @@ def rank_mentions(
     for target, ms in by_target.items():
         e = mention_evidence(graph, target, [m.text for m in ms])
         confidence = mention_confidence(e)
-        if confidence < shown:
+        if confidence < SHOWN:
             continue
         out.append(
             MentionTarget(
