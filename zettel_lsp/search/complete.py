@@ -129,22 +129,9 @@ def context_at(line: str, col: int) -> CompletionContext | None:
     return None
 
 
-def query_text(paragraph: str, line_in_paragraph: int, ctx: CompletionContext) -> str:
-    """The paragraph around the cursor without the link being typed: the text the meaning
-    search asks about (the same on every keystroke, so its embedding is cached)."""
-    lines = paragraph.split("\n")
-    if 0 <= line_in_paragraph < len(lines):
-        line = lines[line_in_paragraph]
-        lo = ctx.open_start - (1 if ctx.open_start > 0 and line[ctx.open_start - 1] == "!" else 0)
-        # a bracket the editor closed after a single "[" (the second came later) goes too
-        lines[line_in_paragraph] = line[:lo] + " " + line[ctx.end :].lstrip("]")
-    return "\n".join(lines)
-
-
 def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:
     """What the meaning search asks about for a link typed at ``line`` of ``card`` (the
-    editor's text): the paragraph around it without the link being typed, at most
-    ``QUERY_WORDS`` words around the cursor; None when it has no words."""
+    editor's text): see :func:`_query`."""
     para = paragraph_at(card, line)
     if para is None:
         return None
@@ -173,10 +160,19 @@ def bracket_query(card: Card, line: int, col: int) -> str | None:
 
 
 def _query(paragraph: str, row: int, ctx: CompletionContext) -> str | None:
-    text = query_text(paragraph, row, ctx)
+    """The paragraph around the cursor without the link being typed (the same on every
+    keystroke, so its embedding is cached), at most ``QUERY_WORDS`` words around the cursor;
+    None when it has no words."""
+    lines = paragraph.split("\n")
+    if 0 <= row < len(lines):
+        line = lines[row]
+        lo = ctx.open_start - (1 if ctx.open_start > 0 and line[ctx.open_start - 1] == "!" else 0)
+        # a bracket the editor closed after a single "[" (the second came later) goes too
+        lines[row] = line[:lo] + " " + line[ctx.end :].lstrip("]")
+    text = "\n".join(lines)
     if not parse_query(text).words:
         return None
-    cursor = sum(len(x) + 1 for x in text.split("\n")[:row]) + ctx.open_start
+    cursor = sum(len(x) + 1 for x in lines[:row]) + ctx.open_start
     return words_around(text, cursor, QUERY_WORDS)
 
 
