@@ -600,13 +600,11 @@ def blocks_of(card: Card, typed: str) -> list[tuple[str, str]]:
     """(block id, its line's text) of ``card`` whose id starts with (or holds) ``typed``."""
     lines = card.text.split("\n")
     t = norm(typed)
-    out = []
-    for b in card.block_ids:
-        if t and t not in b.name.lower():
-            continue
-        text = lines[b.line] if b.line < len(lines) else ""
-        out.append((b.name, _without_block_id(text)))
-    return out
+    return [
+        (b.name, _without_block_id(lines[b.line] if b.line < len(lines) else ""))
+        for b in card.block_ids
+        if not t or t in b.name.lower()
+    ]
 
 
 def tags_for(graph: LinkGraph, typed: str) -> tuple[list[tuple[str, int]], bool]:

@@ -45,9 +45,8 @@ def related_suggestions(
     """Cards related in meaning or by the graph that this card neither is nor links to: the
     legs of :func:`suggestion_legs` fused by ``fusion`` (by default the one the vault chose on
     its own links, :attr:`SearchEngine.suggest_fusion`, else :data:`DEFAULT_SUGGEST_FUSION`).
-    ``unmentioned``: leave out the cards
-    the card names without linking (the editor offers those as "Link" fixes in place; the
-    ranking of the others is the same).
+    ``unmentioned``: leave out the cards the card names without linking (the editor offers
+    those as "Link" fixes in place; the ranking of the others is the same).
 
     ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
     index does not hold (unsaved edits) are embedded outside it."""

@@ -96,9 +96,8 @@ def link_fixes(
     the client's ``diagnostics``: "Link to «closest match»" when a card's name is a near miss
     (preferred), and "Create card «X»" (a new file in the ``newNoteFolder`` with the title as
     its first line). A selection over several lines offers none (the mention fixes are for
-    that). With ``create_files`` (the client applies ``CreateFile``) the
-    edit creates the file; otherwise it is a text edit to the new file's URI (Neovim opens it
-    as a new buffer, written when saved)."""
+    that). With ``create_files`` (the client applies ``CreateFile``) the edit creates the
+    file; otherwise it is a text edit to the new file's URI (Neovim opens it as a new buffer)."""
     c = Codec(codec, doc.lines)
     start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
     service = doc.service

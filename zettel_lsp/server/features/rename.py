@@ -163,12 +163,11 @@ def workspace_edit(
     """``plan`` as a ``WorkspaceEdit``: text edits (client units, against each card's current
     text from ``texts``) then the file move. Without ``document_changes`` (``changes`` only) the
     plan must have no move: the callers refuse such a rename first."""
-    per_file: list[tuple[str, list[types.TextEdit]]] = []
-    for path in sorted(plan.edits):
-        text = texts(path)
-        if text is None:
-            continue
-        per_file.append((path, to_lsp_edits(text, plan.edits[path], codec)))
+    per_file = [
+        (path, to_lsp_edits(text, plan.edits[path], codec))
+        for path in sorted(plan.edits)
+        if (text := texts(path)) is not None
+    ]
     if not document_changes:
         assert plan.move is None, "a file move needs documentChanges"
         return types.WorkspaceEdit(changes={card_uri(root, p): e for p, e in per_file})
