@@ -304,9 +304,7 @@ def vault_names(graph: LinkGraph) -> VaultNames:
     """The (incrementally refreshed) names of ``graph``'s cards, kept as long as the graph
     lives. Call inside the vault lock."""
     with _CACHE_LOCK:
-        names = _CACHE.get(graph)
-        if names is None:
-            names = _CACHE[graph] = VaultNames()
+        names = _CACHE.setdefault(graph, VaultNames())
     names.refresh(graph)
     return names
 
