@@ -194,15 +194,13 @@ def readable_text(text: str, heading: str = "") -> str:
     " > "-joined) names are left out (a client shows them as a breadcrumb)."""
     lines = text.split("\n")
     crumbs = {_inline_text(part).casefold() for part in heading.split(" > ") if part}
-    start = 0
-    while start < len(lines):
-        h = atx_heading(lines[start])
-        named = h is not None and _inline_text(h[1]).casefold() in crumbs
-        if lines[start].strip() and not named:
-            break
-        start += 1
-    if start == len(lines):
-        start = 0  # nothing but the headings: keep them
+
+    def shown(line: str) -> bool:  # not blank, and no heading the breadcrumb names
+        h = atx_heading(line)
+        return bool(line.strip()) and (h is None or _inline_text(h[1]).casefold() not in crumbs)
+
+    # from the first line shown; with nothing but the headings, keep them
+    start = next((i for i, line in enumerate(lines) if shown(line)), 0)
     table = _table_lines(lines)
     out: list[str] = []  # finished lines
     prose: list[str] = []  # the paragraph being joined
