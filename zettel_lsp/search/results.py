@@ -104,14 +104,8 @@ def _is_table_separator(line: str) -> bool:
     cells = line.strip()
     if not cells or "-" not in cells:
         return False
-    if cells.startswith("|"):
-        cells = cells[1:]
-    if cells.endswith("|"):
-        cells = cells[:-1]
-    for cell in cells.split("|"):
-        core = cell.strip(" \t")
-        core = core[1:] if core.startswith(":") else core
-        core = core[:-1] if core.endswith(":") else core
+    for cell in cells.removeprefix("|").removesuffix("|").split("|"):
+        core = cell.strip(" \t").removeprefix(":").removesuffix(":")
         if not core or core.strip("-"):
             return False
     return True
