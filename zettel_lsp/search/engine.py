@@ -211,18 +211,15 @@ class SearchEngine:
         comes back short (every leg and the titles returned fewer than asked). ``fetch(depth)``
         returns the legs' hits and the title matches at that depth (the engine runs the legs;
         benchmarks cut stored hit lists)."""
-        out: list[CardResult] = []
-        seen: set[str] = set()
+        out: dict[str, CardResult] = {}  # each card where a tier first listed it
         depth = opts.leg_depth
         while True:
             legs, matches = fetch(depth)
             for r in self.rank_all(query, legs, matches, opts):
-                if r.path not in seen:
-                    seen.add(r.path)
-                    out.append(r)
+                out.setdefault(r.path, r)
             exhausted = len(matches) < depth and all(len(h) < depth for h in legs.values())
             if len(out) >= opts.limit or exhausted:
-                return out[: opts.limit]
+                return list(out.values())[: opts.limit]
             depth *= 2
 
     def query_vectors(
