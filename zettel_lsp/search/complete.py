@@ -272,18 +272,14 @@ def _matching(
 
 
 def card_names(card: Card) -> list[Name]:
-    out: list[Name] = []
-    seen: set[str] = set()
-    for text, kind in ((card.title, "title"), *((a, "alias") for a in card.aliases)):
+    out: dict[str, Name] = {}  # each key under its first name: title, aliases, file name
+    aliases = ((a, "alias") for a in card.aliases)
+    for text, kind in ((card.title, "title"), *aliases, (card.stem, "file")):
         # the name table's copy of the same key (names.add_owner interns its names)
         key = sys.intern(norm(text))
-        if key and key not in seen:
-            seen.add(key)
-            out.append(Name(key, text, card.path, kind))
-    key = sys.intern(norm(card.stem))
-    if key and key not in seen:
-        out.append(Name(key, card.stem, card.path, "file"))
-    return out
+        if key:
+            out.setdefault(key, Name(key, text, card.path, kind))
+    return list(out.values())
 
 
 def _link_kinds(card: Card) -> tuple[int, int]:

@@ -59,14 +59,11 @@ class TitleIndex:
         if query.empty:
             return []
         q = normalise(query.text)
-        out: list[TitleMatch] = []
-        seen: set[str] = set()
+        out: dict[str, TitleMatch] = {}  # each card at its first (strongest) match
 
         def add(key: str, kind: str) -> None:
             for path in sorted(self._owners.get(key, ())):
-                if path not in seen:
-                    seen.add(path)
-                    out.append(TitleMatch(path, kind, key))
+                out.setdefault(path, TitleMatch(path, kind, key))
 
         if q in self._owners:
             add(q, "exact")
@@ -90,7 +87,7 @@ class TitleIndex:
             rare_word = len(self._word_index.get(light_stem(key), ())) <= 1 and len(key) >= 6
             if len(key.split()) >= 2 or rare_word:
                 add(key, "inside")
-        return out[:limit]
+        return list(out.values())[:limit]
 
 
 def exact_first(results: Sequence[CardResult], matches: Sequence[TitleMatch]) -> list[CardResult]:
