@@ -113,9 +113,7 @@ def unlinked_text(graph: LinkGraph, src: str, dsts: Set[str], variant: str) -> t
 
 
 def _visible(label: str | None, target: str) -> str:
-    if label:
-        return label
-    return target.rsplit("/", 1)[-1].removesuffix(".md")
+    return label or target.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _sentence_around(text: str, start: int, end: int) -> tuple[int, int, str]:

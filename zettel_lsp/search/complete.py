@@ -129,22 +129,9 @@ def context_at(line: str, col: int) -> CompletionContext | None:
     return None
 
 
-def query_text(paragraph: str, line_in_paragraph: int, ctx: CompletionContext) -> str:
-    """The paragraph around the cursor without the link being typed: the text the meaning
-    search asks about (the same on every keystroke, so its embedding is cached)."""
-    lines = paragraph.split("\n")
-    if 0 <= line_in_paragraph < len(lines):
-        line = lines[line_in_paragraph]
-        lo = ctx.open_start - (1 if ctx.open_start > 0 and line[ctx.open_start - 1] == "!" else 0)
-        # a bracket the editor closed after a single "[" (the second came later) goes too
-        lines[line_in_paragraph] = line[:lo] + " " + line[ctx.end :].lstrip("]")
-    return "\n".join(lines)
-
-
 def meaning_query(card: Card, line: int, ctx: CompletionContext) -> str | None:
     """What the meaning search asks about for a link typed at ``line`` of ``card`` (the
-    editor's text): the paragraph around it without the link being typed, at most
-    ``QUERY_WORDS`` words around the cursor; None when it has no words."""
+    editor's text): see :func:`_query`."""
     para = paragraph_at(card, line)
     if para is None:
         return None
@@ -173,10 +160,19 @@ def bracket_query(card: Card, line: int, col: int) -> str | None:
 
 
 def _query(paragraph: str, row: int, ctx: CompletionContext) -> str | None:
-    text = query_text(paragraph, row, ctx)
+    """The paragraph around the cursor without the link being typed (the same on every
+    keystroke, so its embedding is cached), at most ``QUERY_WORDS`` words around the cursor;
+    None when it has no words."""
+    lines = paragraph.split("\n")
+    if 0 <= row < len(lines):
+        line = lines[row]
+        lo = ctx.open_start - (1 if ctx.open_start > 0 and line[ctx.open_start - 1] == "!" else 0)
+        # a bracket the editor closed after a single "[" (the second came later) goes too
+        lines[row] = line[:lo] + " " + line[ctx.end :].lstrip("]")
+    text = "\n".join(lines)
     if not parse_query(text).words:
         return None
-    cursor = sum(len(x) + 1 for x in text.split("\n")[:row]) + ctx.open_start
+    cursor = sum(len(x) + 1 for x in lines[:row]) + ctx.open_start
     return words_around(text, cursor, QUERY_WORDS)
 
 
@@ -204,7 +200,7 @@ class VaultNames:
     """Every card's names, the vault's tags and link style, kept current incrementally: a card
     object the graph replaced is read again, the rest reused."""
 
-    # tuples, not lists (empty ones shared): 17 MB less at 100k cards
+    # tuples, not lists (empty ones shared): the smaller form, kept for every card
     per_card: dict[str, tuple[Card, tuple[Name, ...], tuple[str, ...]]] = field(
         default_factory=dict
     )
@@ -226,22 +222,19 @@ class VaultNames:
         self._seen = now
         for path in [p for p in self.per_card if p not in cards]:
             del self.per_card[path]
-            w, m = self._link_counts.pop(path, (0, 0))
-            self.wiki -= w
-            self.markdown -= m
+            self._link_counts.pop(path, None)
         for path, card in cards.items():
             known = self.per_card.get(path)
             if known is not None and known[0] is card:
                 continue
             self.per_card[path] = (card, tuple(card_names(card)), tuple(card.tag_names))
-            w, m = self._link_counts.pop(path, (0, 0))
-            self.wiki -= w
-            self.markdown -= m
-            w, m = _link_kinds(card)
-            if w or m:  # most cards' (0, 0) is the default: no tuple each
-                self._link_counts[path] = (w, m)
-            self.wiki += w
-            self.markdown += m
+            counts = _link_kinds(card)
+            if counts != (0, 0):  # most cards' (0, 0) is the default: no tuple each
+                self._link_counts[path] = counts
+            else:
+                self._link_counts.pop(path, None)
+        self.wiki = sum(w for w, _ in self._link_counts.values())
+        self.markdown = sum(m for _, m in self._link_counts.values())
         self.names = [n for _, names, _ in self.per_card.values() for n in names]
         self.blob, self.starts = _blob([n.key for n in self.names])
         self.tags = Counter(t for _, _, tags in self.per_card.values() for t in tags)
@@ -279,18 +272,14 @@ def _matching(
 
 
 def card_names(card: Card) -> list[Name]:
-    out: list[Name] = []
-    seen: set[str] = set()
-    for text, kind in ((card.title, "title"), *((a, "alias") for a in card.aliases)):
+    out: dict[str, Name] = {}  # each key under its first name: title, aliases, file name
+    aliases = ((a, "alias") for a in card.aliases)
+    for text, kind in ((card.title, "title"), *aliases, (card.stem, "file")):
         # the name table's copy of the same key (names.add_owner interns its names)
         key = sys.intern(norm(text))
-        if key and key not in seen:
-            seen.add(key)
-            out.append(Name(key, text, card.path, kind))
-    key = sys.intern(norm(card.stem))
-    if key and key not in seen:
-        out.append(Name(key, card.stem, card.path, "file"))
-    return out
+        if key:
+            out.setdefault(key, Name(key, text, card.path, kind))
+    return list(out.values())
 
 
 def _link_kinds(card: Card) -> tuple[int, int]:
@@ -311,9 +300,7 @@ def vault_names(graph: LinkGraph) -> VaultNames:
     """The (incrementally refreshed) names of ``graph``'s cards, kept as long as the graph
     lives. Call inside the vault lock."""
     with _CACHE_LOCK:
-        names = _CACHE.get(graph)
-        if names is None:
-            names = _CACHE[graph] = VaultNames()
+        names = _CACHE.setdefault(graph, VaultNames())
     names.refresh(graph)
     return names
 
@@ -445,66 +432,59 @@ def rank_cards(
     recency: Mapping[str, float] | None = None,
     *,
     weights: Mapping[str, float] | None = None,
-    limit: int | None = None,
 ) -> CardAnswers:
     """The cards for ``[[typed``: see the module. ``meaning``: cards the paragraph's search
-    ranked (best first; empty while nothing is indexed). The list is cut at ``limit`` (default
-    :data:`DEFAULT_LIMIT` with nothing typed, :data:`TYPED_LIMIT` else); ``incomplete`` says
+    ranked (best first; empty while nothing is indexed). The list is cut at
+    :data:`DEFAULT_LIMIT` with nothing typed, :data:`TYPED_LIMIT` else; ``incomplete`` says
     there were more."""
     vn = vault_names(graph)
     prior = unprompted_scores(graph, here, linked, meaning, recency or {}, weights)
     t = norm(typed)
     if not t:
-        cap = DEFAULT_LIMIT if limit is None else limit
         fresh = sorted(
             (p for p in prior if p not in linked and p != here and p in graph.cards),
             key=lambda p: (-prior[p], p),
         )
-        if len(fresh) < cap:  # a vault still indexing or a lone card: the most linked cards
+        if len(fresh) < DEFAULT_LIMIT:  # still indexing, or a lone card: the most linked cards
             have = set(fresh) | linked | {here}
             top = heapq.nsmallest(
-                cap + len(have), vn.indegree.items(), key=lambda kv: (-kv[1], kv[0])
+                DEFAULT_LIMIT + len(have), vn.indegree.items(), key=lambda kv: (-kv[1], kv[0])
             )
             fresh.extend(p for p, _ in top if p not in have)
         tail = sorted(linked & graph.cards.keys()) + ([here] if here in graph.cards else [])
-        chosen = fresh[:cap] + tail[:LINKED_TAIL]  # linked cards stay reachable, last
+        chosen = fresh[:DEFAULT_LIMIT] + tail[:LINKED_TAIL]  # linked cards stay reachable, last
         items = [CardAnswer(p, _title_name(graph.cards[p])) for p in chosen]
         return CardAnswers(items, len(graph.cards) > len(items))
-    cap = TYPED_LIMIT if limit is None else limit
     pattern = _subsequence(t)
-    best: dict[str, tuple[float, Name]] = {}
+    best: dict[str, tuple[tuple[float, int], Name]] = {}
     if "/" in t:  # a path typed: match card paths
         paths = [Name(norm(strip_md(p)), strip_md(p), p, "file") for p in graph.cards]
         pool = _matching(*_blob([n.key for n in paths]), paths, pattern)
     else:  # the names holding the typed text; subsequences only when those are too few
         pool = vn.matching(re.compile(re.escape(t)))
-        if len(pool) < cap:
+        if len(pool) < TYPED_LIMIT:
             pool = vn.matching(pattern)
     for name in pool:
         tier = fuzzy_tier(t, name.key)
         if tier is None:
             continue
+        rank = (tier, -_KIND_ORDER[name.kind])  # the better tier, then title, file, alias
         known = best.get(name.path)
-        if (
-            known is None
-            or tier > known[0]
-            or (tier == known[0] and _kind_order(name) < _kind_order(known[1]))
-        ):
-            best[name.path] = (tier, name)
+        if known is None or rank > known[0]:
+            best[name.path] = (rank, name)
     backlinks = vn.indegree
 
     def order(p: str) -> tuple[int, float, float, int, str]:
-        tier, name = best[p]
+        (tier, _), name = best[p]
         last = 1 if (p in linked or p == here) else 0
         return (last, -tier, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
 
-    ranked = heapq.nsmallest(cap, best, key=order)
+    ranked = heapq.nsmallest(TYPED_LIMIT, best, key=order)
     items = [CardAnswer(p, best[p][1]) for p in ranked]
-    return CardAnswers(items, len(best) > cap)
+    return CardAnswers(items, len(best) > TYPED_LIMIT)
 
 
-def _kind_order(name: Name) -> int:
-    return {"title": 0, "file": 1, "alias": 2}.get(name.kind, 3)
+_KIND_ORDER = {"title": 0, "file": 1, "alias": 2}
 
 
 def _title_name(card: Card) -> Name:
@@ -526,7 +506,8 @@ def link_insert(
     card = graph.cards.get(answer.path)
     title = card.title if card is not None else strip_md(answer.path.rsplit("/", 1)[-1])
     if style == MARKDOWN and not embed:
-        label = _md_label(title if answer.name.kind != "alias" else answer.name.text)
+        label = title if answer.name.kind != "alias" else answer.name.text
+        label = label.replace("[", "\\[").replace("]", "\\]")
         return f"[{label}]({md_path(here.path, answer.path)})", True
     name = link_name(graph, answer.path, here.path)
     if answer.name.kind == "alias" and norm(answer.name.text) != norm(name):
@@ -539,10 +520,6 @@ def md_path(source: str, target: str) -> str:
     folder = source.rsplit("/", 1)[0] if "/" in source else ""
     rel = posixpath.relpath(target, folder) if folder else target
     return quote(rel, safe="/.-_~()")
-
-
-def _md_label(text: str) -> str:
-    return text.replace("[", "\\[").replace("]", "\\]")
 
 
 def first_prose_line(card: Card, n: int = FIRST_LINE_CHARS) -> str:
@@ -590,11 +567,8 @@ def headings_of(card: Card, typed: str) -> list[tuple[str, int]]:
     t = norm(typed)
     for h in card.headings:
         text = _heading_text(lines[h.line]) if h.line < len(lines) else h.text
-        if not text:
-            continue
-        if t and fuzzy_tier(t, norm(text)) is None:
-            continue
-        out.append((text, h.level))
+        if text and (not t or fuzzy_tier(t, norm(text)) is not None):
+            out.append((text, h.level))
     return out
 
 
@@ -620,18 +594,14 @@ def blocks_of(card: Card, typed: str) -> list[tuple[str, str]]:
     """(block id, its line's text) of ``card`` whose id starts with (or holds) ``typed``."""
     lines = card.text.split("\n")
     t = norm(typed)
-    out = []
-    for b in card.block_ids:
-        if t and t not in b.name.lower():
-            continue
-        text = lines[b.line] if b.line < len(lines) else ""
-        out.append((b.name, _without_block_id(text)))
-    return out
+    return [
+        (b.name, _without_block_id(lines[b.line] if b.line < len(lines) else ""))
+        for b in card.block_ids
+        if not t or t in b.name.lower()
+    ]
 
 
-def tags_for(
-    graph: LinkGraph, typed: str, limit: int = TYPED_LIMIT
-) -> tuple[list[tuple[str, int]], bool]:
+def tags_for(graph: LinkGraph, typed: str) -> tuple[list[tuple[str, int]], bool]:
     """The vault's tags matching ``typed`` (prefix first, then fuzzy), most used first, with
     how many cards carry each; and whether the list was cut."""
     counts = vault_names(graph).tags
@@ -642,4 +612,4 @@ def tags_for(
         if tier is not None:
             scored.append((-tier, -n, tag))
     scored.sort()
-    return [(tag, -n) for _, n, tag in scored[:limit]], len(scored) > limit
+    return [(tag, -n) for _, n, tag in scored[:TYPED_LIMIT]], len(scored) > TYPED_LIMIT

@@ -207,24 +207,19 @@ class SearchEngine:
         return self.rank_tiers(query, fetch, opts)
 
     def rank_tiers(self, query: Query, fetch: Fetch, opts: SearchOptions) -> list[CardResult]:
-        """The first ``opts.limit`` cards of the tiered ranking: every candidate of the legs
-        fetched at ``opts.leg_depth`` chunks, ranked (:meth:`rank_all`); then, while more are
-        asked for, the not yet listed cards of the ranking at twice the depth, and so on until
-        a fetch comes back short (every leg and the titles returned fewer than asked: a deeper
-        one would find nothing new). ``fetch(depth)`` returns the legs' hits and the title
-        matches at that depth (the engine runs the legs; benchmarks cut stored hit lists)."""
-        out: list[CardResult] = []
-        seen: set[str] = set()
+        """The first ``opts.limit`` cards of the tiered ranking (see the module), until a fetch
+        comes back short (every leg and the titles returned fewer than asked). ``fetch(depth)``
+        returns the legs' hits and the title matches at that depth (the engine runs the legs;
+        benchmarks cut stored hit lists)."""
+        out: dict[str, CardResult] = {}  # each card where a tier first listed it
         depth = opts.leg_depth
         while True:
             legs, matches = fetch(depth)
             for r in self.rank_all(query, legs, matches, opts):
-                if r.path not in seen:
-                    seen.add(r.path)
-                    out.append(r)
+                out.setdefault(r.path, r)
             exhausted = len(matches) < depth and all(len(h) < depth for h in legs.values())
             if len(out) >= opts.limit or exhausted:
-                return out[: opts.limit]
+                return list(out.values())[: opts.limit]
             depth *= 2
 
     def query_vectors(

@@ -54,13 +54,10 @@ def scan_search(
 def _chunk(card: Card, terms: list[str]) -> ChunkPayload:
     """The paragraph holding the first term (or the card's start), as a search-result chunk."""
     lines = card.text.split("\n")
-    hit_line = card.body_start_line
     low_terms = [t.lower() for t in terms]
-    if low_terms:
-        for i, line in enumerate(lines):
-            if i >= card.body_start_line and any(t in line.lower() for t in low_terms):
-                hit_line = i
-                break
+    body = range(card.body_start_line, len(lines))
+    found = (i for i in body if any(t in lines[i].lower() for t in low_terms))
+    hit_line = next(found, card.body_start_line)
     start = hit_line
     while start > card.body_start_line and lines[start - 1].strip():
         start -= 1

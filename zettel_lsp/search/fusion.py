@@ -55,13 +55,10 @@ class CardResult:
 
 def card_ranking(hits: Sequence[LegHit]) -> list[LegHit]:
     """Distinct cards in leg order, each represented by its first (best) chunk."""
-    seen: set[str] = set()
-    out: list[LegHit] = []
+    first: dict[str, LegHit] = {}
     for h in hits:
-        if h.path not in seen:
-            seen.add(h.path)
-            out.append(h)
-    return out
+        first.setdefault(h.path, h)
+    return list(first.values())
 
 
 def rrf_scores(

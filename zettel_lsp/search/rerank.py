@@ -44,9 +44,9 @@ understates its line: a long list matches a query through one line, so the hub s
 the top while that line holds all of the query. With ``line_lift`` 0 the card rises at most to
 its hub's score; with ``line_lift`` > 1 a line holding the whole query may lift it above the
 top candidate, one holding a third of it a third of the way. The credit still bounds the rise,
-and the hub, discounted a little, stays below its leaf. Only
-the *best* line counts: a gloss is one line, and a card whose query words are scattered over
-many list items is a page about the topic, not a hub answering for one card.
+and the hub, discounted a little, stays below its leaf. Only the *best* line counts: a gloss
+is one line, and a card whose query words are scattered over many list items is a page about
+the topic, not a hub answering for one card.
 
 Credit flows only from the matching lines of a candidate to the cards those lines link, never
 from a candidate to any neighbour: a hub that every card links to collects nothing unless lines

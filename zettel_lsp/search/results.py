@@ -104,14 +104,8 @@ def _is_table_separator(line: str) -> bool:
     cells = line.strip()
     if not cells or "-" not in cells:
         return False
-    if cells.startswith("|"):
-        cells = cells[1:]
-    if cells.endswith("|"):
-        cells = cells[:-1]
-    for cell in cells.split("|"):
-        core = cell.strip(" \t")
-        core = core[1:] if core.startswith(":") else core
-        core = core[:-1] if core.endswith(":") else core
+    for cell in cells.removeprefix("|").removesuffix("|").split("|"):
+        core = cell.strip(" \t").removeprefix(":").removesuffix(":")
         if not core or core.strip("-"):
             return False
     return True
@@ -194,15 +188,13 @@ def readable_text(text: str, heading: str = "") -> str:
     " > "-joined) names are left out (a client shows them as a breadcrumb)."""
     lines = text.split("\n")
     crumbs = {_inline_text(part).casefold() for part in heading.split(" > ") if part}
-    start = 0
-    while start < len(lines):
-        h = atx_heading(lines[start])
-        named = h is not None and _inline_text(h[1]).casefold() in crumbs
-        if lines[start].strip() and not named:
-            break
-        start += 1
-    if start == len(lines):
-        start = 0  # nothing but the headings: keep them
+
+    def shown(line: str) -> bool:  # not blank, and no heading the breadcrumb names
+        h = atx_heading(line)
+        return bool(line.strip()) and (h is None or _inline_text(h[1]).casefold() not in crumbs)
+
+    # from the first line shown; with nothing but the headings, keep them
+    start = next((i for i, line in enumerate(lines) if shown(line)), 0)
     table = _table_lines(lines)
     out: list[str] = []  # finished lines
     prose: list[str] = []  # the paragraph being joined
@@ -238,11 +230,9 @@ def readable_text(text: str, heading: str = "") -> str:
     return "\n".join(o for o in out if o)
 
 
-def excerpt_text(
-    text: str, words: Sequence[str], heading: str = "", width: int = EXCERPT_CHARS
-) -> str:
-    """At most ``width`` characters of :func:`readable_text`, centred on the first query word."""
-    return _window(readable_text(text, heading), words, width).strip("\n")
+def excerpt_text(text: str, words: Sequence[str], heading: str = "") -> str:
+    """At most :data:`EXCERPT_CHARS` of :func:`readable_text`, centred on the first query word."""
+    return _window(readable_text(text, heading), words, EXCERPT_CHARS).strip("\n")
 
 
 def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:

@@ -8,9 +8,8 @@ Match kinds, in rank order:
 4. **inside**: a title or alias of two or more words (or one rare word) appears inside the query
    ("how does reciprocal rank fusion work"), longer names first.
 
-A single common word that is a title ("Data", "Parser") only counts through kinds 1-3: the
-background measurements show a naive "titles found in the query" leg pushing such cards above the
-right answer on keyword queries.
+A single common word that is a title ("Data", "Parser") only counts through kinds 1-3: found
+inside a keyword query, it would push such cards above the right answer.
 """
 
 from __future__ import annotations
@@ -56,21 +55,15 @@ class TitleIndex:
         # by an automaton over every name: queries are short, the vault's names many
         self._longest = max(map(len, self._owners), default=0)
 
-    def __len__(self) -> int:
-        return len(self._owners)
-
     def search(self, query: Query, limit: int) -> list[TitleMatch]:
         if query.empty:
             return []
         q = normalise(query.text)
-        out: list[TitleMatch] = []
-        seen: set[str] = set()
+        out: dict[str, TitleMatch] = {}  # each card at its first (strongest) match
 
         def add(key: str, kind: str) -> None:
             for path in sorted(self._owners.get(key, ())):
-                if path not in seen:
-                    seen.add(path)
-                    out.append(TitleMatch(path, kind, key))
+                out.setdefault(path, TitleMatch(path, kind, key))
 
         if q in self._owners:
             add(q, "exact")
@@ -94,7 +87,7 @@ class TitleIndex:
             rare_word = len(self._word_index.get(light_stem(key), ())) <= 1 and len(key) >= 6
             if len(key.split()) >= 2 or rare_word:
                 add(key, "inside")
-        return out[:limit]
+        return list(out.values())[:limit]
 
 
 def exact_first(results: Sequence[CardResult], matches: Sequence[TitleMatch]) -> list[CardResult]:

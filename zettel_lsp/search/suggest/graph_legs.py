@@ -29,15 +29,16 @@ def _spread(
     step: Callable[[str], Collection[str]],
     path: str,
     exclude: Set[str],
+    scale: Callable[[int], float] = lambda _: 1.0,
 ) -> Ranked:
     """The cards one ``step`` away from each pivot (none of ``exclude``, not ``path``), each
-    pivot weighted by how few cards it reaches (1/log(n + 1.5)), with the pivots that reach
-    them."""
+    pivot weighted by how few cards it reaches (``scale(its rank from 1) / log(n + 1.5)``),
+    with the pivots that reach them."""
     score: dict[str, float] = {}
     via: dict[str, list[str]] = {}
-    for pivot in pivots:
+    for rank, pivot in enumerate(pivots, start=1):
         reached = step(pivot)
-        weight = 1.0 / math.log(len(reached) + 1.5)
+        weight = scale(rank) / math.log(len(reached) + 1.5)
         for t in reached:
             if t in exclude or t == path:
                 continue
@@ -110,17 +111,7 @@ def _is_item(lines: Sequence[str], n: int) -> bool:
 def linked_by_similar(graph: LinkGraph, similar: Sequence[str], exclude: Set[str]) -> Ranked:
     """Cards that ``similar`` (cards like this one, most similar first) link: each similar card
     at rank r gives 1/log2(r + 1), shared among its links (1/log(out-degree + 1.5) each)."""
-    score: dict[str, float] = {}
-    via: dict[str, list[str]] = {}
-    for r, s in enumerate(similar, start=1):
-        targets = graph.outgoing(s)
-        weight = 1.0 / math.log2(r + 1) / math.log(len(targets) + 1.5)
-        for t in targets:
-            if t in exclude:
-                continue
-            score[t] = score.get(t, 0.0) + weight
-            via.setdefault(t, []).append(s)
-    return _ranked(score, via)
+    return _spread(similar, graph.outgoing, "", exclude, lambda r: 1.0 / math.log2(r + 1))
 
 
 _GRAPH_LEGS: dict[str, Callable[[LinkGraph, str, Set[str]], Ranked]] = {

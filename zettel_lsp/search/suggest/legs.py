@@ -36,8 +36,7 @@ class SuggestFusion:
         return replace(self, weights={n: w for n, w in self.weights.items() if n in keep})
 
     def without(self, legs: Iterable[str]) -> SuggestFusion:
-        drop = set(legs)
-        return replace(self, weights={n: w for n, w in self.weights.items() if n not in drop})
+        return self.only(set(self.weights) - set(legs))
 
     @property
     def legs(self) -> tuple[str, ...]:

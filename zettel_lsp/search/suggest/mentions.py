@@ -7,6 +7,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Sequence, Set
 from dataclasses import dataclass
+from functools import cache, partial
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.resolver import strip_md
@@ -44,12 +45,9 @@ def mention_suggestions(graph: LinkGraph, card: Card) -> list[MentionSuggestion]
     headings = heading_line_spans(card.text)
     starts = [s for s, _ in headings]
     out = []
-    names: dict[str, str] = {}  # a card named a thousand times is resolved once
+    name_of = cache(partial(link_name, graph, source=card.path))  # once per card
     for m in graph.find_mentions_in(card):
-        target = graph.cards[m.target]
-        name = names.get(m.target)
-        if name is None:
-            name = names[m.target] = link_name(graph, m.target, card.path)
+        name = name_of(m.target)
         replacement = f"[[{name}]]" if m.text == name else f"[[{name}|{m.text}]]"
         i = bisect_right(starts, m.start) - 1
         out.append(
@@ -60,7 +58,7 @@ def mention_suggestions(graph: LinkGraph, card: Card) -> list[MentionSuggestion]
                 lines.position(m.end),
                 m.text,
                 m.target,
-                target.title,
+                graph.cards[m.target].title,
                 replacement,
                 i >= 0 and headings[i][1] >= m.end,
             )
@@ -163,15 +161,11 @@ def _case(text: str, names: Sequence[str]) -> int:
 
 
 def rank_mentions(
-    graph: LinkGraph,
-    mentions: Sequence[MentionSuggestion],
-    *,
-    linked: Set[str] = frozenset(),
-    shown: float = SHOWN,
+    graph: LinkGraph, mentions: Sequence[MentionSuggestion], *, linked: Set[str] = frozenset()
 ) -> list[MentionTarget]:
     """Each mentioned card once, with all its mentions, most confident first (then in order of
     first appearance); cards the note already links (``linked``) come last, and cards below
-    ``shown`` are left out."""
+    :data:`SHOWN` are left out."""
     by_target: dict[str, list[MentionSuggestion]] = {}
     for m in mentions:
         by_target.setdefault(m.target, []).append(m)
@@ -179,7 +173,7 @@ def rank_mentions(
     for target, ms in by_target.items():
         e = mention_evidence(graph, target, [m.text for m in ms])
         confidence = mention_confidence(e)
-        if confidence < shown:
+        if confidence < SHOWN:
             continue
         out.append(
             MentionTarget(

@@ -38,11 +38,10 @@ class LinkLabels:
     """The names a vault's writers gave cards in their links' visible text
     (``[[Direct Current|DC]]``, ``[text](Card.md)``) that are none of the card's own names
     (title, file name, aliases, id: :func:`~zettel_lsp.graph.resolver.card_keys`), shown so
-    by at least :data:`LABEL_MIN_CARDS` cards: such
-    names find no title mention, and a card that writes "neural nets" where other cards link
-    [[Neural Network|neural nets]] likely means that card. A label the mention pass would not
-    look for as a title (shorter than 3 characters: "OS", "DC") is left out; the short-names
-    leg finds such titles and aliases, not labels."""
+    by at least :data:`LABEL_MIN_CARDS` cards: such names find no title mention, and a card
+    that writes "neural nets" where other cards link [[Neural Network|neural nets]] likely
+    means that card. A label the mention pass would not look for as a title (shorter than 3
+    characters: "OS", "DC") is left out; the short-names leg finds such titles and aliases."""
 
     matcher: MentionMatcher  # normalised label -> the cards links show it for
     uses: Mapping[tuple[str, str], int]  # (label, card): cards that link the card with it
@@ -180,8 +179,8 @@ def inflected(
     """The inflections leg: cards ``card`` names in another number, a title or alias whose last
     word is written in the other number (:func:`inflected_form`) and that is no name as
     written (a mention finds those), outside ``blocked`` (by default what may not become a
-    link, :func:`~zettel_lsp.notes.mentions.unlinkable`); with the text as
-    written, most often named first, then by where first named. Each word of the card's first
+    link, :func:`~zettel_lsp.notes.mentions.unlinkable`); with the text as written, most
+    often named first, then by where first named. Each word of the card's first
     :data:`INFLECTION_CHARS` characters that has another number is looked up, with up to
     :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table (no
     automaton over every name's other number: too large)."""

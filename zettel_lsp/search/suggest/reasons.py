@@ -3,8 +3,9 @@ an excerpt and a one-line reason."""
 
 from __future__ import annotations
 
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
+from typing import Any
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.model import Card
@@ -44,9 +45,8 @@ def related_suggestions(
     """Cards related in meaning or by the graph that this card neither is nor links to: the
     legs of :func:`suggestion_legs` fused by ``fusion`` (by default the one the vault chose on
     its own links, :attr:`SearchEngine.suggest_fusion`, else :data:`DEFAULT_SUGGEST_FUSION`).
-    ``unmentioned``: leave out the cards
-    the card names without linking (the editor offers those as "Link" fixes in place; the
-    ranking of the others is the same).
+    ``unmentioned``: leave out the cards the card names without linking (the editor offers
+    those as "Link" fixes in place; the ranking of the others is the same).
 
     ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
     index does not hold (unsaved edits) are embedded outside it."""
@@ -79,20 +79,17 @@ def describe_related(
     payloads.update(engine.first_chunks(missing))
     out = []
     for p in ordered:
-        chunk = payloads.get(p)  # None: the card has no point (yet)
-        text = str(chunk.get("text", "")) if chunk else ""
-        if p in graph.cards:
-            title = graph.cards[p].title
-        else:
-            title = str(chunk.get("title", p)) if chunk else p
+        chunk: Mapping[str, Any] = payloads.get(p) or {}  # {}: the card has no point (yet)
+        text = str(chunk.get("text", ""))
+        card = graph.cards.get(p)
         out.append(
             RelatedSuggestion(
                 p,
-                title,
+                card.title if card is not None else str(chunk.get("title", p)),
                 round(scores[p], 6),
                 _reason(graph, p, legs, fusion, text),
-                int(chunk.get("line_start", 0)) if chunk else 0,
-                int(chunk.get("line_end", 0)) if chunk else 0,
+                int(chunk.get("line_start", 0)),
+                int(chunk.get("line_end", 0)),
                 excerpt(text, []),
             )
         )

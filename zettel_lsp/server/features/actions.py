@@ -13,6 +13,7 @@ Related cards of unsaved text need embeddings: they are computed outside the vau
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from lsprotocol import types
@@ -39,7 +40,7 @@ from zettel_lsp.search.suggest import (
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
 from zettel_lsp.server.features.diagnostics import problems_of
-from zettel_lsp.server.features.shared import answer_doc, capability
+from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 
 ADD_RELATED = "zettel.addRelated"
@@ -55,8 +56,7 @@ def mention_actions(
     """One quick fix per mentioned card with a mention in ``rng`` (linking those mentions), most
     confident first, then "Link N confident mentions" for the whole note."""
     c = Codec(codec, doc.lines)
-    start = doc.index.offset(c.from_client(rng.start))
-    end = doc.index.offset(c.from_client(rng.end))
+    start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
     targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
 
     def linking(
@@ -96,12 +96,10 @@ def link_fixes(
     the client's ``diagnostics``: "Link to «closest match»" when a card's name is a near miss
     (preferred), and "Create card «X»" (a new file in the ``newNoteFolder`` with the title as
     its first line). A selection over several lines offers none (the mention fixes are for
-    that). With ``create_files`` (the client applies ``CreateFile``) the
-    edit creates the file; otherwise it is a text edit to the new file's URI (Neovim opens it
-    as a new buffer, written when saved)."""
+    that). With ``create_files`` (the client applies ``CreateFile``) the edit creates the
+    file; otherwise it is a text edit to the new file's URI (Neovim opens it as a new buffer)."""
     c = Codec(codec, doc.lines)
-    start = doc.index.offset(c.from_client(rng.start))
-    end = doc.index.offset(c.from_client(rng.end))
+    start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
     service = doc.service
     named: dict[int, list[types.Diagnostic]] = {}  # the client's, by where their link starts
     for d in diagnostics:
@@ -279,17 +277,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
             "edits": [{"range": place(m), "newText": m.replacement} for m in confident],
         },
         "related": [
-            {
-                "path": r.path,
-                "uri": card_uri(service.root, r.path),
-                "title": r.title,
-                "link": links[r.path],
-                "score": r.score,
-                "reason": r.reason,
-                "line_start": r.line_start,
-                "line_end": r.line_end,
-                "excerpt": r.excerpt,
-            }
+            asdict(r) | {"uri": card_uri(service.root, r.path), "link": links[r.path]}
             for r in related
         ],
     }
@@ -329,13 +317,11 @@ async def on_code_action(
 async def on_code_action_resolve(
     ls: ZettelLanguageServer, action: types.CodeAction
 ) -> types.CodeAction:
-    def run() -> types.CodeAction:
-        data = action.data if isinstance(action.data, dict) else {}
-        if data.get("action") != ADD_RELATED:
-            return action
-        doc = ls.doc(str(data.get("uri", "")))
-        if doc is None:
-            return action
+    data = action.data if isinstance(action.data, dict) else {}
+    if data.get("action") != ADD_RELATED:
+        return action
+
+    def run(doc: Doc) -> types.CodeAction:
         changes = ls.supports("workspace", "workspace_edit", "document_changes")
         edit = related_links_edit(
             doc,
@@ -348,7 +334,7 @@ async def on_code_action_resolve(
             action.title += " (nothing to add)"
         return action
 
-    return await ls.off_loop(run, action)
+    return await answer_doc(ls, str(data.get("uri", "")), run, action)
 
 
 async def cmd_suggest_links(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ from zettel_lsp.search import complete as cx
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.documents import Codec, Doc, card_uri
-from zettel_lsp.server.features.shared import capability
+from zettel_lsp.server.features.shared import answer_doc, capability
 from zettel_lsp.server.server import ZettelLanguageServer
 from zettel_lsp.server.service import VaultService
 
@@ -51,15 +51,22 @@ def completion(
     ctx = cx.context_at(line, cpos.character)
     offset = doc.index.offset(cpos)
     if ctx is None:
+        # A single "[" (a trigger character): rank what the paragraph is about now, so that the
+        # "[[" that usually follows a moment later finds it cached (the query is the same: the
+        # paragraph without the link being typed). This answer is empty either way.
         if line[: cpos.character].endswith("[") and not _masked(doc, offset - 1):
-            _search_ahead(doc, cpos, options)
+            ahead = cx.bracket_query(doc.card, cpos.line, cpos.character)
+            if ahead is not None:
+                _ranked(doc, ahead, options)
         return None
     if ctx.kind == cx.TAG and _masked(doc, offset - 1):
         return None
     links = ctx.kind in (cx.CARD, cx.PATH)
     if links and _masked(doc, doc.index.offset(Position(cpos.line, ctx.open_start))):
         return None
-    meaning = _meaning(doc, cpos, ctx, options) if links else []
+    # the cards the paragraph is about: the query embedding happens here, before the lock
+    text = cx.meaning_query(doc.card, cpos.line, ctx) if links else None
+    meaning = [] if text is None else _ranked(doc, text, options)
     return doc.service.read(lambda: _answer(doc, cpos, ctx, offset, meaning, c, lazy_docs))
 
 
@@ -75,29 +82,10 @@ MEANING_CACHE_SIZE = 64
 RUNNING_WAIT = 2.0  # seconds a request waits for the same meaning search running elsewhere
 
 
-def _meaning(
-    doc: Doc, cpos: Position, ctx: cx.CompletionContext, options: SearchOptions
-) -> list[str]:
-    """The cards the paragraph around the cursor is about (the query embedding happens here,
-    before the lock; the search then ranks inside it). The paragraph without the link being
-    typed stays the same while a name is typed: its ranking is reused for ``MEANING_TTL``."""
-    text = cx.meaning_query(doc.card, cpos.line, ctx)
-    return [] if text is None else _ranked(doc, text, options)
-
-
-def _search_ahead(doc: Doc, cpos: Position, options: SearchOptions) -> None:
-    """A single ``[`` was typed (editors ask for completion on it, a trigger character): rank
-    what the paragraph is about now, so the ``[[`` that usually follows a moment later finds
-    it cached (the query is the same: the paragraph without the link being typed). The
-    answer to this request waits for it, which no one sees: it is empty either way."""
-    text = cx.bracket_query(doc.card, cpos.line, cpos.character)
-    if text is not None:
-        _ranked(doc, text, options)
-
-
 def _ranked(doc: Doc, text: str, options: SearchOptions) -> list[str]:
-    """The meaning search for ``text``: cached for ``MEANING_TTL``; while the same search runs
-    on another thread (the search ahead of a ``[``), its answer is awaited, not recomputed."""
+    """The meaning search for ``text``: cached for ``MEANING_TTL`` (the paragraph without the
+    link being typed stays the same while a name is typed); while the same search runs on
+    another thread (the search ahead of a ``[``), its answer is awaited, not recomputed."""
     key = (id(doc.service), doc.rel, text)
     now = time.monotonic()
     with _MEANING_LOCK:
@@ -208,25 +196,21 @@ def _answer(
         card = graph.cards.get(a.path)
         if card is None:
             continue
-        whole = False
         if ctx.kind == cx.PATH:
-            new_text = cx.md_path(doc.rel, a.path)
+            new_text, whole = cx.md_path(doc.rel, a.path), False
         else:
             new_text, whole = cx.link_insert(graph, doc.card, a, style, embed=embed)
-        rng = ranges[whole]
         rel = rels.get(a.path, "")
-        folder = card.folder or "/"
-        label = card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}"
-        data = {"uri": card_uri(service.root, a.path), "relation": rel}
+        where = f"{card.folder or '/'} · {rel}"
         item = types.CompletionItem(
-            label=label,
+            label=card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}",
             kind=types.CompletionItemKind.File,
-            detail=f"{folder} · {rel}",
-            label_details=types.CompletionItemLabelDetails(description=f"{folder} · {rel}"),
+            detail=where,
+            label_details=types.CompletionItemLabelDetails(description=where),
             filter_text=new_text if ctx.kind == cx.PATH else ("[[" if whole else "") + a.name.text,
             sort_text=f"{i:05d}",
-            text_edit=types.TextEdit(range=rng, new_text=new_text),
-            data=data,
+            text_edit=types.TextEdit(range=ranges[whole], new_text=new_text),
+            data={"uri": card_uri(service.root, a.path), "relation": rel},
         )
         if not lazy_docs:
             item.documentation = _documentation(card, a.path, rel)
@@ -316,10 +300,7 @@ async def on_completion(
     except (OSError, UnicodeDecodeError):
         asked = None
 
-    def run() -> types.CompletionList | None:
-        doc = ls.doc(uri)
-        if doc is None:
-            return None
+    def run(doc: Doc) -> types.CompletionList | None:
         if asked is not None and doc.text != asked[0]:
             doc = Doc(doc.uri, doc.service, doc.rel, asked[0], asked[1])
         return completion(
@@ -330,7 +311,7 @@ async def on_completion(
             lazy_docs=_lazy_docs(ls),
         )
 
-    return await ls.off_loop(run, None)
+    return await answer_doc(ls, uri, run, None)
 
 
 async def on_completion_resolve(

@@ -202,17 +202,13 @@ class _Pusher:
 
 
 _PUSHERS: weakref.WeakKeyDictionary[ZettelLanguageServer, _Pusher] = weakref.WeakKeyDictionary()
-
-
 _PUSHERS_LOCK = threading.Lock()
 
 
 def pusher(ls: ZettelLanguageServer) -> _Pusher:
     """The server's pusher, listening to every vault that has started."""
     with _PUSHERS_LOCK:
-        p = _PUSHERS.get(ls)
-        if p is None:
-            p = _PUSHERS[ls] = _Pusher(ls)
+        p = _PUSHERS.setdefault(ls, _Pusher(ls))
     p.attach()
     return p
 

@@ -16,10 +16,7 @@ from zettel_lsp.server.server import ZettelLanguageServer
 
 
 def link_at(doc: Doc, offset: int) -> Link | None:
-    for link in doc.card.links:
-        if link.span.start <= offset <= link.span.end:
-            return link
-    return None
+    return next((k for k in doc.card.links if k.span.start <= offset <= k.span.end), None)
 
 
 def resolve_at(doc: Doc, offset: int) -> tuple[Link, str | None] | None:

@@ -130,12 +130,12 @@ def code_lenses(doc: Doc, codec: PositionCodec) -> list[types.CodeLens]:
     ]
 
 
-def resolve_lens(lens: types.CodeLens, doc: Doc | None) -> types.CodeLens:
+def resolve_lens(lens: types.CodeLens, doc: Doc) -> types.CodeLens:
     """Fill in the unlinked-mentions lens's command: its count is how many unlinked mentions
     ``zettel.suggestLinks`` lists for the card's current text (every mention of every
     suggested card)."""
     data = lens.data if isinstance(lens.data, dict) else {}
-    if lens.command is None and doc is not None and data.get("lens") == MENTIONS_LENS:
+    if lens.command is None and data.get("lens") == MENTIONS_LENS:
         service = doc.service
         n = service.read(lambda: sum(t.count for t in ranked_mentions(service.graph, doc.card)))
         lens.command = types.Command(
@@ -188,11 +188,8 @@ async def on_code_lens(
 
 
 async def on_code_lens_resolve(ls: ZettelLanguageServer, lens: types.CodeLens) -> types.CodeLens:
-    def run() -> types.CodeLens:
-        data = lens.data if isinstance(lens.data, dict) else {}
-        return resolve_lens(lens, ls.doc(str(data.get("uri", ""))))
-
-    return await ls.off_loop(run, lens)
+    uri = str(lens.data.get("uri", "")) if isinstance(lens.data, dict) else ""
+    return await answer_doc(ls, uri, partial(resolve_lens, lens), lens)
 
 
 async def on_folding_range(

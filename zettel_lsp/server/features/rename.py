@@ -163,12 +163,11 @@ def workspace_edit(
     """``plan`` as a ``WorkspaceEdit``: text edits (client units, against each card's current
     text from ``texts``) then the file move. Without ``document_changes`` (``changes`` only) the
     plan must have no move: the callers refuse such a rename first."""
-    per_file: list[tuple[str, list[types.TextEdit]]] = []
-    for path in sorted(plan.edits):
-        text = texts(path)
-        if text is None:
-            continue
-        per_file.append((path, to_lsp_edits(text, plan.edits[path], codec)))
+    per_file = [
+        (path, to_lsp_edits(text, plan.edits[path], codec))
+        for path in sorted(plan.edits)
+        if (text := texts(path)) is not None
+    ]
     if not document_changes:
         assert plan.move is None, "a file move needs documentChanges"
         return types.WorkspaceEdit(changes={card_uri(root, p): e for p, e in per_file})
@@ -340,51 +339,48 @@ async def on_will_rename_files(
     def run() -> types.WorkspaceEdit | None:
         changes: dict[str, list[types.TextEdit]] = {}
         for f in params.files:
-            old_fs, new_fs = to_fs_path(f.old_uri), to_fs_path(f.new_uri)
-            if not old_fs or not new_fs:
-                continue
-            if _was_own_move(Path(old_fs), Path(new_fs)):
-                continue  # the rename's WorkspaceEdit holds the link edits already
-            service = ls.service_for(Path(old_fs).resolve())
-            if service is None:
-                continue
-            try:
-                old = Path(old_fs).resolve().relative_to(service.root).as_posix()
-                new = Path(new_fs).resolve().relative_to(service.root).as_posix()
-            except ValueError:
-                continue
-
-            def compute(
-                old: str = old, new: str = new, service: VaultService = service
-            ) -> Mapping[str, Sequence[types.TextEdit]]:
-                graph = service.graph
-                if old not in graph.cards or not new.lower().endswith(".md"):
-                    return {}
-                docs = open_docs(ls, service)
-                try:
-                    plan = plan_file_rename(
-                        graph,
-                        old,
-                        new,
-                        overrides={p: d.card for p, d in docs.items()},
-                        strict=False,
-                    )
-                except RenameError as exc:
-                    log.info("not updating links for %s -> %s: %s", old, new, exc)
-                    return {}
-                plan.move = None  # the editor moves the file
-                texts = partial(_text_of, graph, docs)
-                codec = ls.workspace.position_codec
-                edit = workspace_edit(service.root, plan, texts, codec, document_changes=False)
-                return edit.changes or {}
-
-            for uri, edits in service.read(compute).items():
+            for uri, edits in _move_edits(ls, f.old_uri, f.new_uri).items():
                 changes.setdefault(uri, []).extend(edits)
-        if not changes:
-            return None
-        return types.WorkspaceEdit(changes=changes)
+        return types.WorkspaceEdit(changes=changes) if changes else None
 
     return await ls.off_loop(run, None)
+
+
+def _move_edits(
+    ls: ZettelLanguageServer, old_uri: str, new_uri: str
+) -> Mapping[str, Sequence[types.TextEdit]]:
+    """The link edits, by URI, for the move of the card at ``old_uri`` to ``new_uri``; none
+    for a move this server's rename answered (its WorkspaceEdit holds them already)."""
+    old_fs, new_fs = to_fs_path(old_uri), to_fs_path(new_uri)
+    if not old_fs or not new_fs or _was_own_move(Path(old_fs), Path(new_fs)):
+        return {}
+    service = ls.service_for(Path(old_fs).resolve())
+    if service is None:
+        return {}
+    try:
+        old = Path(old_fs).resolve().relative_to(service.root).as_posix()
+        new = Path(new_fs).resolve().relative_to(service.root).as_posix()
+    except ValueError:
+        return {}
+
+    def compute() -> Mapping[str, Sequence[types.TextEdit]]:
+        graph = service.graph
+        if old not in graph.cards or not new.lower().endswith(".md"):
+            return {}
+        docs = open_docs(ls, service)
+        overrides = {p: d.card for p, d in docs.items()}
+        try:
+            plan = plan_file_rename(graph, old, new, overrides=overrides, strict=False)
+        except RenameError as exc:
+            log.info("not updating links for %s -> %s: %s", old, new, exc)
+            return {}
+        plan.move = None  # the editor moves the file
+        texts = partial(_text_of, graph, docs)
+        codec = ls.workspace.position_codec
+        edit = workspace_edit(service.root, plan, texts, codec, document_changes=False)
+        return edit.changes or {}
+
+    return service.read(compute)
 
 
 def register(server: ZettelLanguageServer) -> None:

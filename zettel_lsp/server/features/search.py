@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.relation import relation
 from zettel_lsp.notes.tags import cards_tagged, first_tag_line
 from zettel_lsp.search.engine import SearchOptions
@@ -106,15 +105,6 @@ def tag_query(query: str) -> str | None:
     return q[1:]
 
 
-def linked_by(graph: LinkGraph, path: str) -> int:
-    """``len(graph.backlinks(path))`` without listing the sources: the card's in-degree, a link
-    to itself not counted."""
-    g = graph.graph
-    if path not in g:
-        return 0
-    return g.in_degree(path) - g.has_edge(path, path)
-
-
 def tag_symbols(service: VaultService, tag: str, limit: int) -> list[types.SymbolInformation]:
     """Cards of ``service`` with the tag ``tag`` or a tag nested under it (``#a`` lists
     ``#a/b`` cards too), most linked first, each at the first line that writes the tag."""
@@ -122,7 +112,8 @@ def tag_symbols(service: VaultService, tag: str, limit: int) -> list[types.Symbo
     def find() -> list[types.SymbolInformation]:
         graph = service.graph
         tagged = cards_tagged(graph.cards.values(), tag)
-        ranked = sorted(tagged, key=lambda c: (-linked_by(graph, c.path), c.title.casefold()))
+        # most linked first: link_counts counts a card's backlinks without listing them
+        ranked = sorted(tagged, key=lambda c: (-graph.link_counts(c.path)[0], c.title.casefold()))
         out = []
         for card in ranked[:limit]:
             line = first_tag_line(card, tag)
