@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from zettel_lsp.notes.model import Card, Link, LinkKind, file_stem
-from zettel_lsp.notes.model import strip_md as strip_md  # imported from here by search/
+from zettel_lsp.notes.model import Card, Link, LinkKind, file_stem, strip_md
 
 if TYPE_CHECKING:
     from zettel_lsp.graph.names import NameTable  # which reads this module's rules

@@ -35,10 +35,10 @@ from urllib.parse import quote
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.graph.relation import BACKLINK, LINKED, NOT_LINKED, THIS_CARD, TWO_HOPS
-from zettel_lsp.graph.resolver import norm, strip_md
+from zettel_lsp.graph.resolver import norm
 from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.masking import LIST_ITEM, fence_line
-from zettel_lsp.notes.model import Card, LinkKind
+from zettel_lsp.notes.model import Card, LinkKind, file_stem, strip_md
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.query import parse_query, words_around
@@ -504,7 +504,7 @@ def link_insert(
     ambiguous; Dendron's hierarchy names are file names), with ``|alias`` when an alias was
     typed; Markdown links carry the path relative to this card, spaces as ``%20``."""
     card = graph.cards.get(answer.path)
-    title = card.title if card is not None else strip_md(answer.path.rsplit("/", 1)[-1])
+    title = card.title if card is not None else file_stem(answer.path)
     if style == MARKDOWN and not embed:
         label = title if answer.name.kind != "alias" else answer.name.text
         label = label.replace("[", "\\[").replace("]", "\\]")

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from zettel_lsp.index.db import IndexDB
 from zettel_lsp.index.store_api import ChunkPayload
+from zettel_lsp.notes.editing import paragraph_lines
 from zettel_lsp.notes.model import Card
 from zettel_lsp.search.fusion import CardResult, LegHit, fuse
 from zettel_lsp.search.query import Query, parse_query
@@ -58,12 +59,7 @@ def _chunk(card: Card, terms: list[str]) -> ChunkPayload:
     body = range(card.body_start_line, len(lines))
     found = (i for i in body if any(t in lines[i].lower() for t in low_terms))
     hit_line = next(found, card.body_start_line)
-    start = hit_line
-    while start > card.body_start_line and lines[start - 1].strip():
-        start -= 1
-    end = hit_line
-    while end + 1 < len(lines) and lines[end + 1].strip():
-        end += 1
+    start, end = paragraph_lines(lines, hit_line, card.body_start_line)
     return _payload(card.path, card.title, start, end, "\n".join(lines[start : end + 1]))
 
 

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from functools import cache, partial
 
 from zettel_lsp.graph.link_graph import LinkGraph
-from zettel_lsp.graph.resolver import strip_md
 from zettel_lsp.notes.frontmatter import string_list
 from zettel_lsp.notes.masking import heading_line_spans
 from zettel_lsp.notes.mentions import normalise
-from zettel_lsp.notes.model import Card, Position
+from zettel_lsp.notes.model import Card, Position, file_stem, strip_md
 from zettel_lsp.notes.positions import LineIndex
 
 
@@ -34,7 +33,7 @@ class MentionSuggestion:
 def link_name(graph: LinkGraph, target: str, source: str) -> str:
     """The shortest name that links ``source`` to ``target``: the file stem when it resolves
     there, else the vault path without ``.md``."""
-    stem = strip_md(target.rsplit("/", 1)[-1])
+    stem = file_stem(target)
     if graph.resolve(stem, source).target == target:
         return stem
     return strip_md(target)
@@ -134,7 +133,7 @@ def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> Men
     card = graph.cards[target]
     fm = card.frontmatter
     fm_aliases = {normalise(a) for k in ("aliases", "alias") for a in string_list(fm.get(k))}
-    stem = strip_md(target.rsplit("/", 1)[-1])
+    stem = file_stem(target)
     names = [card.title, stem, *card.aliases]
     strong = {normalise(card.title), normalise(stem)} | fm_aliases
     longest = max(texts, key=len)
