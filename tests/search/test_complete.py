@@ -8,6 +8,7 @@ import pytest
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.search import complete as cx
+from zettel_lsp.search import completion_names as cn
 from zettel_lsp.search.suggest import linked_targets
 
 
@@ -139,26 +140,26 @@ def test_inserted_text_follows_the_link_style() -> None:
     g = vault(CARDS)
     here = g.cards["Home.md"]
     gamma = cx.rank_cards(g, "Home.md", set(), "gamma", [], {}).items[0]
-    assert cx.link_insert(g, here, gamma, cx.WIKI) == ("Gamma]]", False)
+    assert cx.link_insert(g, here, gamma, cn.WIKI) == ("Gamma]]", False)
     alias = cx.rank_cards(g, "Home.md", set(), "second", [], {}).items[0]
-    assert cx.link_insert(g, here, alias, cx.WIKI) == ("Beta|Second]]", False)
+    assert cx.link_insert(g, here, alias, cn.WIKI) == ("Beta|Second]]", False)
     # two cards named Alpha: the path names the one meant
     alphas = cx.rank_cards(g, "Home.md", set(), "alpha", [], {}).items
-    texts = {cx.link_insert(g, here, a, cx.WIKI)[0] for a in alphas}
+    texts = {cx.link_insert(g, here, a, cn.WIKI)[0] for a in alphas}
     assert "other/Alpha]]" in texts
-    md = cx.link_insert(g, g.cards["other/Alpha.md"], gamma, cx.MARKDOWN)
+    md = cx.link_insert(g, g.cards["other/Alpha.md"], gamma, cn.MARKDOWN)
     assert md == ("[Gamma](../notes/Gamma.md)", True)
 
 
 def test_dendron_names_are_file_names() -> None:
     g = vault({"a.b.md": "# B\n", "a.b.c.md": "---\ntitle: C\n---\ntext\n", "root.md": "x\n"})
     got = cx.rank_cards(g, "root.md", set(), "C", [], {})
-    assert cx.link_insert(g, g.cards["root.md"], got.items[0], cx.WIKI) == ("a.b.c]]", False)
+    assert cx.link_insert(g, g.cards["root.md"], got.items[0], cn.WIKI) == ("a.b.c]]", False)
 
 
 def test_vault_style_is_what_most_links_use() -> None:
     wiki = vault(CARDS)
-    assert cx.vault_names(wiki).style == cx.WIKI
+    assert cn.vault_names(wiki).style == cn.WIKI
     md = vault(
         {
             "a.md": "# A\n\n[B](b.md) and [C](sub/c.md)\n",
@@ -166,7 +167,7 @@ def test_vault_style_is_what_most_links_use() -> None:
             "sub/c.md": "# C\n",
         }
     )
-    assert cx.vault_names(md).style == cx.MARKDOWN
+    assert cn.vault_names(md).style == cn.MARKDOWN
     assert cx.md_path("sub/c.md", "My note.md") == "../My%20note.md"
 
 

@@ -11,7 +11,8 @@
   (:data:`DEFAULT_WEIGHTS`). With something typed, every title, alias and file name is matched
   (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order) and ties keep the
   unprompted order. Cards this card already links to, and the card itself, come last.
-- :func:`link_insert` writes the link in the vault's style (:attr:`VaultNames.style`).
+- :func:`link_insert` writes the link in the vault's style
+  (:attr:`~zettel_lsp.search.completion_names.VaultNames.style`).
 
 Everything here reads the graph: run it inside the vault lock, with no model call (the
 meaning ranking is computed before).
@@ -23,13 +24,8 @@ import heapq
 import math
 import posixpath
 import re
-import sys
-import threading
-import weakref
-from bisect import bisect_right
-from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
@@ -38,7 +34,8 @@ from zettel_lsp.graph.relation import BACKLINK, LINKED, NOT_LINKED, THIS_CARD, T
 from zettel_lsp.graph.resolver import norm
 from zettel_lsp.notes.editing import paragraph_at
 from zettel_lsp.notes.masking import LIST_ITEM, fence_line
-from zettel_lsp.notes.model import Card, LinkKind, file_stem, strip_md
+from zettel_lsp.notes.model import Card, file_stem, strip_md
+from zettel_lsp.search.completion_names import MARKDOWN, Name, matching, vault_names
 from zettel_lsp.search.engine import ALL_LEGS, SearchOptions
 from zettel_lsp.search.fusion import rrf_scores
 from zettel_lsp.search.query import parse_query, words_around
@@ -49,9 +46,6 @@ HEADING: Final = "heading"
 BLOCK: Final = "block"
 TAG: Final = "tag"
 PATH: Final = "path"  # the path of a Markdown link: [text](|
-
-WIKI: Final = "wiki"
-MARKDOWN: Final = "markdown"
 
 DEFAULT_LIMIT = 30  # items with nothing typed (the list is marked incomplete)
 TYPED_LIMIT = 50  # items with something typed
@@ -182,127 +176,6 @@ def meaning_options(options: SearchOptions | None = None) -> SearchOptions:
     base = options or SearchOptions()
     legs = tuple(leg for leg in base.legs if leg != "keyword") or ALL_LEGS
     return SearchOptions(limit=MEANING_DEPTH, legs=legs, graph=base.graph, rerank=base.rerank)
-
-
-# ---------------------------------------------------------------------- names and tags
-
-
-@dataclass(frozen=True, slots=True)
-class Name:
-    key: str  # normalised
-    text: str  # as written
-    path: str
-    kind: str  # "title", "alias", "file"
-
-
-@dataclass(slots=True)
-class VaultNames:
-    """Every card's names, the vault's tags and link style, kept current incrementally: a card
-    object the graph replaced is read again, the rest reused."""
-
-    # tuples, not lists (empty ones shared): the smaller form, kept for every card
-    per_card: dict[str, tuple[Card, tuple[Name, ...], tuple[str, ...]]] = field(
-        default_factory=dict
-    )
-    names: list[Name] = field(default_factory=list)
-    blob: str = ""  # every name's key, one a line (what a typed pattern scans in one pass)
-    starts: list[int] = field(default_factory=list)  # where each name's line starts in blob
-    tags: Counter[str] = field(default_factory=Counter)
-    wiki: int = 0
-    markdown: int = 0
-    _link_counts: dict[str, tuple[int, int]] = field(default_factory=dict)
-    _seen: list[Card] = field(default_factory=list)  # the graph's card objects last time
-    indegree: dict[str, int] = field(default_factory=dict)  # backlinks per card
-
-    def refresh(self, graph: LinkGraph) -> None:
-        cards = graph.cards
-        now = list(cards.values())
-        if now == self._seen:  # the same objects (identity first): nothing changed
-            return
-        self._seen = now
-        for path in [p for p in self.per_card if p not in cards]:
-            del self.per_card[path]
-            self._link_counts.pop(path, None)
-        for path, card in cards.items():
-            known = self.per_card.get(path)
-            if known is not None and known[0] is card:
-                continue
-            self.per_card[path] = (card, tuple(card_names(card)), tuple(card.tag_names))
-            counts = _link_kinds(card)
-            if counts != (0, 0):  # most cards' (0, 0) is the default: no tuple each
-                self._link_counts[path] = counts
-            else:
-                self._link_counts.pop(path, None)
-        self.wiki = sum(w for w, _ in self._link_counts.values())
-        self.markdown = sum(m for _, m in self._link_counts.values())
-        self.names = [n for _, names, _ in self.per_card.values() for n in names]
-        self.blob, self.starts = _blob([n.key for n in self.names])
-        self.tags = Counter(t for _, _, tags in self.per_card.values() for t in tags)
-        self.indegree = graph.backlink_counts()
-
-    def matching(self, pattern: re.Pattern[str]) -> list[Name]:
-        """The names ``pattern`` (which never crosses a line) finds, in one pass."""
-        return _matching(self.blob, self.starts, self.names, pattern)
-
-    @property
-    def style(self) -> str:
-        """``markdown`` when Markdown links to notes outnumber wikilinks, else ``wiki``."""
-        return MARKDOWN if self.markdown > self.wiki else WIKI
-
-
-def _blob(keys: Sequence[str]) -> tuple[str, list[int]]:
-    starts, at = [], 0
-    for k in keys:
-        starts.append(at)
-        at += len(k) + 1
-    return "\n".join(k.replace("\n", " ") for k in keys), starts
-
-
-def _matching(
-    blob: str, starts: Sequence[int], names: Sequence[Name], pattern: re.Pattern[str]
-) -> list[Name]:
-    out: list[Name] = []
-    last = -1
-    for m in pattern.finditer(blob):
-        i = bisect_right(starts, m.start()) - 1
-        if i != last:
-            out.append(names[i])
-            last = i
-    return out
-
-
-def card_names(card: Card) -> list[Name]:
-    out: dict[str, Name] = {}  # each key under its first name: title, aliases, file name
-    aliases = ((a, "alias") for a in card.aliases)
-    for text, kind in ((card.title, "title"), *aliases, (card.stem, "file")):
-        # the name table's copy of the same key (names.add_owner interns its names)
-        key = sys.intern(norm(text))
-        if key:
-            out.setdefault(key, Name(key, text, card.path, kind))
-    return list(out.values())
-
-
-def _link_kinds(card: Card) -> tuple[int, int]:
-    wiki = markdown = 0
-    for link in card.links:
-        if link.kind in (LinkKind.WIKI, LinkKind.EMBED):
-            wiki += 1
-        elif link.kind == LinkKind.MARKDOWN and link.target.lower().endswith(".md"):
-            markdown += 1
-    return wiki, markdown
-
-
-_CACHE: weakref.WeakKeyDictionary[LinkGraph, VaultNames] = weakref.WeakKeyDictionary()
-_CACHE_LOCK = threading.Lock()
-
-
-def vault_names(graph: LinkGraph) -> VaultNames:
-    """The (incrementally refreshed) names of ``graph``'s cards, kept as long as the graph
-    lives. Call inside the vault lock."""
-    with _CACHE_LOCK:
-        names = _CACHE.setdefault(graph, VaultNames())
-    names.refresh(graph)
-    return names
 
 
 # ---------------------------------------------------------------------- ranking
@@ -459,7 +332,7 @@ def rank_cards(
     best: dict[str, tuple[tuple[float, int], Name]] = {}
     if "/" in t:  # a path typed: match card paths
         paths = [Name(norm(strip_md(p)), strip_md(p), p, "file") for p in graph.cards]
-        pool = _matching(*_blob([n.key for n in paths]), paths, pattern)
+        pool = matching(paths, pattern)
     else:  # the names holding the typed text; subsequences only when those are too few
         pool = vn.matching(re.compile(re.escape(t)))
         if len(pool) < TYPED_LIMIT:

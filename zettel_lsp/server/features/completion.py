@@ -26,6 +26,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.search import complete as cx
+from zettel_lsp.search import completion_names as cn
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.documents import Codec, Doc, card_uri
@@ -180,7 +181,7 @@ def _answer(
         return _anchors(doc, cpos, ctx, c)
     linked = linked_targets(graph, doc.card, offset)
     found = cx.rank_cards(graph, doc.rel, linked, ctx.typed, meaning, _recency(service))
-    style = cx.MARKDOWN if ctx.kind == cx.PATH else cx.vault_names(graph).style
+    style = cn.MARKDOWN if ctx.kind == cx.PATH else cn.vault_names(graph).style
     rels = cx.relations(graph, doc.rel, linked, [a.path for a in found.items])
     line = doc.lines[cpos.line] if cpos.line < len(doc.lines) else ""
     embed = ctx.open_start > 0 and line[ctx.open_start - 1 : ctx.open_start] == "!"
@@ -322,7 +323,7 @@ async def on_completion_resolve(
 
 def _warm_names(service: VaultService) -> str:
     """Every card's names and the vault's tags (1 s on 13k cards) before the first ``[[``."""
-    return f"{len(cx.vault_names(service.graph).names)} names for completion"
+    return f"{len(cn.vault_names(service.graph).names)} names for completion"
 
 
 def register(server: ZettelLanguageServer) -> None:
