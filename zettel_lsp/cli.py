@@ -186,6 +186,11 @@ def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
         default=os.environ.get("QDRANT_API_KEY") or None,
         help="with --export-to: the server's API key (default: $QDRANT_API_KEY)",
     )
+    _add_self_tune_option(
+        index,
+        "do not choose the related-card suggestions' weights on the vault's own links after "
+        "indexing",
+    )
     _add_index_options(index)
     _add_vault_options(index)
 
@@ -307,12 +312,15 @@ def _add_evals(sub: Subcommands[argparse.ArgumentParser]) -> None:
     _add_search_options(eb)
 
 
-def _add_self_tune_option(p: argparse.ArgumentParser) -> None:
+def _add_self_tune_option(
+    p: argparse.ArgumentParser,
+    what: str = "fuse the related-card suggestions with the default weights, not the ones "
+    "chosen on the vault's own links",
+) -> None:
     p.add_argument(
         "--no-self-tune",
         action="store_true",
-        help="fuse the related-card suggestions with the default weights, not the ones chosen "
-        "on the vault's own links (docs/evaluation.md, 'Self-tuned suggestions')",
+        help=f"{what} (docs/evaluation.md, 'Self-tuned suggestions')",
     )
 
 
@@ -814,7 +822,7 @@ def cmd_suggest(args: argparse.Namespace) -> int:
         targets = ranked_mentions(graph, card)
         related: list[RelatedSuggestion] = []
         if vault is not None:
-            _self_tune(vault, args)
+            _stored_weights(vault, args)
             related = related_suggestions(vault.engine, card, args.limit, unmentioned=True)
     out = {
         "card": rel,
@@ -902,13 +910,31 @@ def eval_links_fusion(args: argparse.Namespace) -> SuggestFusion:
     return fusion
 
 
-def _self_tune(vault: Vault, args: argparse.Namespace) -> None:
+def _stored_weights(vault: Vault, args: argparse.Namespace) -> None:
+    """Fuse the related-card suggestions with the weights ``zettel-lsp index`` chose on the
+    vault's own links, or the default ones until it has (said in one line on a terminal);
+    ``--no-self-tune``: the default ones. ``suggest`` never chooses them itself: that takes
+    tens of seconds on a large vault."""
+    vault.self_tune = not args.no_self_tune
+    if vault.self_tune and vault.calibration is None and sys.stderr.isatty():
+        print(
+            "zettel-lsp: related cards weighed with the default weights; `zettel-lsp index` "
+            "chooses them on this vault's own links",
+            file=sys.stderr,
+        )
+
+
+def _self_tune(vault: Vault, args: argparse.Namespace) -> dict[str, Any]:
     """Choose the related-card suggestions' fusion on the vault's own links where that is due
     (none yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`), as a server
-    does in the background; ``--no-self-tune``: the default fusion."""
+    does in the background; ``--no-self-tune``: not. What ``index --json`` reports of it."""
     vault.self_tune = not args.no_self_tune
+    t0 = time.perf_counter()
+    if vault.self_tune and not vault.graph.cards:
+        vault.build_graph()  # indexing keeps no graph: read back from the rows it wrote
     if not vault.calibration_due():
-        return
+        seconds = time.perf_counter() - t0
+        return {"ran": False, "chosen": vault.calibration is not None, "seconds": seconds}
     print(
         "zettel-lsp: choosing the suggestions' weights on this vault's own links (once; it is "
         "kept in the index folder)",
@@ -916,9 +942,10 @@ def _self_tune(vault: Vault, args: argparse.Namespace) -> None:
     )
     progress = TerminalProgress()
     try:
-        vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
+        made = vault.calibrate(progress=lambda d, t: progress(Progress("self-tune", d, t)))
     finally:
         progress.finish()
+    return {"ran": True, "chosen": made is not None, "seconds": time.perf_counter() - t0}
 
 
 def seed_index_of(args: argparse.Namespace) -> SeedIndex:
@@ -1169,6 +1196,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             return EXIT_INTERRUPTED
         if summary["cards"] == 0:
             print(no_notes_warning(indexer.vault, len(summary["skipped"])), file=sys.stderr)
+        tuned = _self_tune(vault, args)
+        summary["seconds"]["self_tune"] = round(tuned.pop("seconds"), 3)
+        summary["self_tune"] = tuned
+        summary["seconds"]["total"] = round(time.perf_counter() - t0, 3)
         verified = None
         if args.verify:
             from zettel_lsp.index.verify import verify
@@ -1268,6 +1299,9 @@ def _print_index(s: dict[str, Any], seconds: float) -> None:
         f"{seconds:.1f} s\n"
         f"  index: {s['index_dir']}"
     )
+    if s["self_tune"]["ran"]:
+        how = "chosen on its links" if s["self_tune"]["chosen"] else "default (too few links)"
+        print(f"  suggestion weights: {how}, in {s['seconds']['self_tune']:.1f} s")
     if s.get("compacted"):
         print(f"  compacted the index in {s['compacted']['seconds']:.1f} s")
     for path, reason in sorted(s["skipped"].items())[:20]:
