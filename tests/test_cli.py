@@ -237,7 +237,7 @@ def test_eval_beir_end_to_end(tmp_path: Path) -> None:
 
 
 def test_weights_option() -> None:
-    from zettel_lsp.cli import CliError, parse_weights
+    from zettel_lsp.cli.common import CliError, parse_weights
     from zettel_lsp.search.engine import DEFAULT_WEIGHTS
 
     assert parse_weights(None) == DEFAULT_WEIGHTS
@@ -291,7 +291,8 @@ def test_title_source_option(tmp_path: Path) -> None:
 
 
 def test_fusion_option(capsys: pytest.CaptureFixture[str]) -> None:
-    from zettel_lsp.cli import _search_options, build_parser
+    from zettel_lsp.cli import build_parser
+    from zettel_lsp.cli.common import _search_options
 
     parse = build_parser().parse_args
     assert _search_options(parse(["search", "v", "q"]), 10).fusion == "dbsf"
@@ -353,7 +354,13 @@ def test_graph_card_offers_near_misses(example_vault: Path) -> None:
 
 def test_one_table_of_exit_codes(tmp_path: Path) -> None:
     """The same mistake ends with the same code from every command (docs/cli.md)."""
-    from zettel_lsp.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, EXIT_USAGE
+    from zettel_lsp.cli.common import (
+        EXIT_FAILED,
+        EXIT_INTERRUPTED,
+        EXIT_NO_ANSWER,
+        EXIT_OK,
+        EXIT_USAGE,
+    )
 
     assert (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED) == (0, 1, 2, 3, 130)
     missing = str(tmp_path / "nope")
