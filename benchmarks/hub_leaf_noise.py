@@ -19,7 +19,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from zettel_lsp.cli import _open_vault, _search_options, build_parser
+from zettel_lsp.cli import build_parser
+from zettel_lsp.cli.common import _open_vault, _search_options
 from zettel_lsp.eval.evaluate import load_golden
 from zettel_lsp.search.rerank import RerankParams
 

@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.cli import _open_vault, build_parser, seed_index_of
+from zettel_lsp.cli import build_parser
+from zettel_lsp.cli.common import _open_vault
+from zettel_lsp.cli.evals import seed_index_of
 from zettel_lsp.eval.links import evaluate_links, holdout_copy, load_holdout
 from zettel_lsp.search.calibrate import dump_document, self_holdout, self_legs
 

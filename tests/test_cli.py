@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import copy_indexed
+from zettel_lsp.index.db import IndexDB
 from zettel_lsp.index.state import read_state
+from zettel_lsp.search.calibrate import Calibration, load_calibration
 from zettel_lsp.vault import Vault
 
 
@@ -97,11 +99,15 @@ def test_index_json_then_warm_run(
         "multilingual",
         "model",
         "multilingual_model",
+        "self_tune",
         "total",
     }
     # an English vault: the multilingual phase does not start (``auto``, no query yet)
     assert s["languages"] == {"en": 45} and s["embedded_multilingual"] == 0
-    assert first.stderr == ""  # no progress bar when stderr is not a terminal
+    assert s["self_tune"] == {"ran": True, "chosen": True}
+    # no progress bar when stderr is not a terminal
+    assert first.stderr.startswith("zettel-lsp: choosing the suggestions' weights")
+    assert first.stderr.count("\n") == 1
     # the graph's rows are written: a start after the index parses and searches no note
     with Vault(example_vault, tmp_path / "idx", cache_dir=tmp_path / "cache") as vault:
         vault.indexer.sync()
@@ -231,7 +237,7 @@ def test_eval_beir_end_to_end(tmp_path: Path) -> None:
 
 
 def test_weights_option() -> None:
-    from zettel_lsp.cli import CliError, parse_weights
+    from zettel_lsp.cli.common import CliError, parse_weights
     from zettel_lsp.search.engine import DEFAULT_WEIGHTS
 
     assert parse_weights(None) == DEFAULT_WEIGHTS
@@ -285,7 +291,8 @@ def test_title_source_option(tmp_path: Path) -> None:
 
 
 def test_fusion_option(capsys: pytest.CaptureFixture[str]) -> None:
-    from zettel_lsp.cli import _search_options, build_parser
+    from zettel_lsp.cli import build_parser
+    from zettel_lsp.cli.common import _search_options
 
     parse = build_parser().parse_args
     assert _search_options(parse(["search", "v", "q"]), 10).fusion == "dbsf"
@@ -347,7 +354,13 @@ def test_graph_card_offers_near_misses(example_vault: Path) -> None:
 
 def test_one_table_of_exit_codes(tmp_path: Path) -> None:
     """The same mistake ends with the same code from every command (docs/cli.md)."""
-    from zettel_lsp.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_ANSWER, EXIT_OK, EXIT_USAGE
+    from zettel_lsp.cli.common import (
+        EXIT_FAILED,
+        EXIT_INTERRUPTED,
+        EXIT_NO_ANSWER,
+        EXIT_OK,
+        EXIT_USAGE,
+    )
 
     assert (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_INTERRUPTED) == (0, 1, 2, 3, 130)
     missing = str(tmp_path / "nope")
@@ -417,3 +430,43 @@ def test_suggest_lists_each_mentioned_card_once_as_the_server_ranks_them(tmp_pat
     mentions = out["unlinked_mentions"]
     assert [m["line"] for m in mentions] == [0, 4]
     assert all(m["count"] == 2 and m["confident"] and m["confidence"] > 0.5 for m in mentions)
+
+
+def stored_calibration(index_dir: Path) -> Calibration | None:
+    db = IndexDB(index_dir, readonly=True)
+    try:
+        return load_calibration(db)
+    finally:
+        db.close()
+
+
+def test_index_chooses_the_suggestion_weights_and_suggest_only_reads_them(
+    indexed_vault: Path, tmp_path: Path
+) -> None:
+    """Issue #43: the first ``suggest`` on a large vault waited tens of seconds while it chose
+    the weights. ``suggest`` answers with the stored or default weights; ``index`` chooses
+    them after embedding."""
+    idx = tmp_path / "idx"
+    where = ["--index-dir", str(idx), "--cache-dir", str(tmp_path / "cache")]
+    card = "retrieval/Vector database.md"
+    first = run("suggest", str(indexed_vault), card, "--json", *where)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["related"]  # with the default weights
+    assert "choosing" not in first.stderr and stored_calibration(idx) is None
+    made = run("index", str(indexed_vault), "--json", *where)
+    assert made.returncode == 0, made.stderr
+    s = json.loads(made.stdout)
+    assert s["self_tune"] == {"ran": True, "chosen": True} and s["seconds"]["self_tune"] > 0
+    assert "choosing the suggestions' weights" in made.stderr
+    assert stored_calibration(idx) is not None
+    again = json.loads(run("index", str(indexed_vault), "--json", *where).stdout)
+    assert again["self_tune"] == {"ran": False, "chosen": True}
+
+
+def test_index_without_self_tune_chooses_no_weights(indexed_vault: Path, tmp_path: Path) -> None:
+    where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    out = run("index", str(indexed_vault), "--json", "--no-self-tune", *where)
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)
+    assert s["self_tune"] == {"ran": False, "chosen": False}
+    assert out.stderr == ""

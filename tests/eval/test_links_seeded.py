@@ -12,7 +12,9 @@ import pytest
 
 from benchmarks.make_holdout import hold_out
 from tests.test_workdir import tree
-from zettel_lsp.cli import CliError, build_parser, eval_links_fusion, main, seed_index_of
+from zettel_lsp.cli import build_parser, main
+from zettel_lsp.cli.common import CliError
+from zettel_lsp.cli.evals import eval_links_fusion, seed_index_of
 from zettel_lsp.eval.links import HeldOut, SeedIndex, evaluate_links, holdout_copy
 from zettel_lsp.index.state import read_state
 from zettel_lsp.search.suggest import DEFAULT_SUGGEST_FUSION, GRAPH_LEGS, SUGGEST_LEGS

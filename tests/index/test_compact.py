@@ -430,7 +430,7 @@ def test_index_compacts_between_its_phases_when_both_are_large(
 ) -> None:
     import io
 
-    from zettel_lsp.cli import _compact_before_embedding
+    from zettel_lsp.cli.index import _compact_before_embedding
     from zettel_lsp.progress import TerminalProgress
 
     vault, index_dir = example
@@ -533,7 +533,7 @@ def test_a_failed_compaction_between_phases_leaves_the_shard_open_and_the_run_go
 ) -> None:
     import io
 
-    from zettel_lsp.cli import _compact_before_embedding
+    from zettel_lsp.cli.index import _compact_before_embedding
     from zettel_lsp.index.store import EdgeStore
     from zettel_lsp.progress import TerminalProgress
 

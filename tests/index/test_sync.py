@@ -507,7 +507,8 @@ def test_symlinks_leaving_the_vault_are_indexed_when_allowed_and_removed_when_no
 
 
 def test_follow_external_symlinks_setting_reaches_the_indexer(tmp_path: Path) -> None:
-    from zettel_lsp.cli import _index_settings, build_parser
+    from zettel_lsp.cli import build_parser
+    from zettel_lsp.cli.common import _index_settings
     from zettel_lsp.server.settings import parse_settings
 
     assert IndexSettings().follow_external_symlinks is False

@@ -58,7 +58,7 @@ T = TypeVar("T")
 
 REPORT_EVERY_SECONDS = 0.25
 # above this many cards the server does not choose the suggestions' weights itself (it builds
-# a second link graph for it: +260-300 MB for a while at 13k cards); `zettel-lsp suggest` does
+# a second link graph for it: +260-300 MB for a while at 13k cards); `zettel-lsp index` does
 SELF_TUNE_MAX_CARDS = 20_000
 # it works only while the editor is quiet: a card at a time, once no request came for this
 # long (seconds); an editor busy without pause defers it, and the stored or default weights serve
