@@ -31,8 +31,9 @@ from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.rerank import RerankParams
 from zettel_lsp.server.background import logged
 from zettel_lsp.server.documents import Doc
+from zettel_lsp.server.progress import Operation
 from zettel_lsp.server.protocol import RobustProtocol
-from zettel_lsp.server.service import Operation, VaultService
+from zettel_lsp.server.service import VaultService
 from zettel_lsp.server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class ZettelLanguageServer(LanguageServer):
 
     def _warm_up(self, service: VaultService) -> None:
         """The warm-ups of a vault, called once by its start-up thread once the graph is
-        built and brought up to date (VaultService._warm_up)."""
+        built and brought up to date (VaultService.warm_up)."""
         t0 = time.perf_counter()
         built = []
         for fn in list(self.warm_ups):
