@@ -191,7 +191,7 @@ BENCHMARK = {
 }
 
 
-# the language server's own start-up steps, in order (server/service.py, ``_start_up``)
+# the language server's own start-up steps, in order (server/startup.py, ``STEPS``)
 SERVER_STEPS = ("open", "sync", "graph", "settle", "watch", "resync", "warm-up")
 
 

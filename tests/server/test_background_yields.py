@@ -25,7 +25,7 @@ def test_background_work_waits_while_requests_keep_coming(tmp_path: Path) -> Non
             time.sleep(0.05)
 
     def background() -> None:
-        if not service._when_quiet():
+        if not service.when_quiet():
             went_on.set()
 
     requests = threading.Thread(target=editor)

@@ -29,9 +29,11 @@ from zettel_lsp import __version__
 from zettel_lsp.notes.scan import is_note_path
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.rerank import RerankParams
+from zettel_lsp.server.background import logged
 from zettel_lsp.server.documents import Doc
+from zettel_lsp.server.progress import Operation
 from zettel_lsp.server.protocol import RobustProtocol
-from zettel_lsp.server.service import Operation, VaultService
+from zettel_lsp.server.service import VaultService
 from zettel_lsp.server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -136,14 +138,7 @@ class ZettelLanguageServer(LanguageServer):
 
     def in_order(self, fn: Callable[[], None]) -> None:
         """Start or stop vaults on the vault thread, after what was asked before."""
-
-        def run() -> None:
-            try:
-                fn()
-            except Exception:
-                log.exception("starting or stopping a vault failed")
-
-        self.vault_tasks.submit(run)
+        self.vault_tasks.submit(logged("starting or stopping a vault", fn))
 
     def start_vaults(self, roots: list[Path]) -> None:
         settings = self.settings
@@ -163,7 +158,7 @@ class ZettelLanguageServer(LanguageServer):
 
     def _warm_up(self, service: VaultService) -> None:
         """The warm-ups of a vault, called once by its start-up thread once the graph is
-        built and brought up to date (VaultService._warm_up)."""
+        built and brought up to date (VaultService.warm_up)."""
         t0 = time.perf_counter()
         built = []
         for fn in list(self.warm_ups):
