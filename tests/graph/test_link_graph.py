@@ -243,7 +243,7 @@ def test_any_sequence_of_updates_equals_a_rebuild(ops: list[tuple[str, str, str,
         assert all(len(set(v)) == len(v) for v in g._by_key.values())
         for p, card in g.cards.items():
             # the stored mentions stand in for a search of the same text (issue #18) ...
-            assert g.find_mentions_in(card) == g._scan_mentions(card), p
+            assert g.find_mentions_in(card) == g.mentions.scan(card), p
             # ... and the counts walk the linkers only: the same as the two lists
             assert g.link_counts(p) == (len(g.backlinks(p)), len(g.mentioned_by(p))), p
 

@@ -7,23 +7,25 @@ occur is absent). Every edge carries a link or an embed. Walks over the graph (d
 neighbourhoods, degrees) are networkx's. Updating, adding, deleting or renaming one card touches
 only the cards whose links or mentions can change; nothing is rebuilt.
 
-**Mentions are not graph edges** (issue #18): a card's title or alias in another's prose,
-without a link. Their number grows faster than the vault (each card names more titles when there
-are more titles to name), so each card's mentions are two compact arrays (spans and targets),
-each target keeps who names it, and :meth:`LinkGraph.mentions_of` builds the
-:class:`UnlinkedMention` objects when asked.
+**Mentions are not graph edges**: a card's title or alias in another's prose, without a link.
+They are kept by the graph's :class:`~zettel_lsp.graph.mention_index.MentionIndex`
+(``LinkGraph.mentions``), in step with the cards.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
 
+from zettel_lsp.graph.mention_index import (
+    MentionCache,
+    MentionIndex,
+    UnlinkedMention,
+    phrases_of,
+    unfile,
+)
 from zettel_lsp.graph.names import NameTable
 from zettel_lsp.graph.resolver import (
     Resolution,
@@ -31,15 +33,8 @@ from zettel_lsp.graph.resolver import (
     name_key,
     resolve,
     resolve_link,
-    tie_break_key,
 )
-from zettel_lsp.notes.mentions import (
-    DEFAULT_MIN_LENGTH,
-    Mention,
-    MentionMatcher,
-    normalise,
-    unlinkable,
-)
+from zettel_lsp.notes.mentions import DEFAULT_MIN_LENGTH
 from zettel_lsp.notes.model import Card, Link
 
 
@@ -54,48 +49,10 @@ class ResolvedLink:
         return self.resolution.target
 
 
-@dataclass(frozen=True, slots=True)
-class UnlinkedMention:
-    source: str
-    target: str  # the card whose title or alias is mentioned
-    start: int
-    end: int
-    text: str  # as written in the source
-
-
-# bump when what the mention pass finds changes
-MENTION_FORMAT = "mentions-2"
-# a card's mentions: start/end pairs, and the card each one names
-Mentions = tuple["array[int]", tuple[str, ...]]
-# a card's mentions as kept between runs: (digest of its text, start/end pairs, targets)
-CachedMentions = tuple[str, "array[int]", tuple[str, ...]]
-_NO_MENTIONS: Mentions = (array("i"), ())
-
-
-@dataclass(slots=True)
-class MentionCache:
-    """A graph's mentions, to reuse in the next :meth:`LinkGraph.build` (see there)."""
-
-    format: str
-    min_length: int
-    phrases: dict[str, tuple[str, ...]]  # what the mention matcher looked for, and owners
-    cards: dict[str, CachedMentions]
-
-
 def _links_and_names(card: Card) -> tuple[object, ...]:
     """What of a card its links' targets and labels, and the names of cards, depend on."""
     links = tuple((link.kind, link.target, link.label) for link in card.links)
     return (card.title, tuple(card.aliases), card.card_id, links)
-
-
-def _unfile(table: dict[str, list[str]], key: str, path: str) -> None:
-    """Take ``path`` out of the cards filed under ``key``; the key goes with its last card."""
-    paths = table.get(key)
-    if paths is not None:
-        with contextlib.suppress(ValueError):
-            paths.remove(path)
-        if not paths:
-            del table[key]
 
 
 def _link_keys(links: list[Link]) -> set[str]:
@@ -104,10 +61,6 @@ def _link_keys(links: list[Link]) -> set[str]:
     named = [link for link in links if link.target]
     labels = {name_key(link.label.split("#", 1)[0]) for link in named if link.label}
     return {name_key(link.target) for link in named} | labels
-
-
-def text_digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 class LinkGraph:
@@ -121,18 +74,10 @@ class LinkGraph:
         # card -> the resolution of each of its links, in the card's order (cards with links
         # only); ResolvedLink objects are made when asked (links_of)
         self._links: dict[str, tuple[Resolution, ...]] = {}
-        # card -> its mentions: (start, end, start, end, ...), and each one's target
-        self._mentions: dict[str, Mentions] = {}
-        # target -> the cards that mention it, each once (lists: a third of dicts' memory)
-        self._named_by: dict[str, list[str]] = {}
         # link name key -> the cards holding such a link, each once (lists: smaller than sets)
         self._by_key: dict[str, list[str]] = {}
         self.mention_min_length = mention_min_length
-        self._matcher: MentionMatcher | None = None
-        # cards whose mentions were searched (not reused) since build(), or since this counter
-        # was set to 0
-        self.mentions_found = 0
-        self._digests: dict[str, str] = {}  # card -> text digest, as build() read it
+        self.mentions = MentionIndex(self.cards, mention_min_length)
         # counts the changes that can move a link's target or label, or a card's names (a
         # card came or went, or one's links, title, aliases or id changed): what is derived
         # from those alone (search/suggest/names.py) is kept over the saves that change prose only
@@ -161,55 +106,28 @@ class LinkGraph:
         same: dict[Resolution, Resolution] = {}
         for path in g.cards:
             g._resolve_links(path, same)
-        reusable = g._reusable(mentions)
+        reusable = g.mentions.reusable(mentions)
         for path, card in g.cards.items():
             entry = reusable(path, card.text)
             if entry is None:
-                g._find_mentions(path, card.text)
+                g.mentions.search(path, card.text)
             else:
-                g._store_mentions(path, entry)
+                g.mentions.store(path, entry)
         return g
 
     def mention_cache(self) -> MentionCache:
         """What :meth:`build` needs to reuse this graph's mentions (see there)."""
-        cards: dict[str, CachedMentions] = {}
-        for path, card in self.cards.items():
-            digest = self._digests.get(path) or text_digest(card.text)
-            spans, targets = self._mentions.get(path, _NO_MENTIONS)
-            cards[path] = (digest, spans, targets)
-        return MentionCache(
-            MENTION_FORMAT, self.mention_min_length, dict(self._matcher_now().phrases()), cards
-        )
+        return self.mentions.cache()
+
+    @property
+    def mentions_found(self) -> int:
+        """Cards whose mentions were searched (not reused) since :meth:`build`."""
+        return self.mentions.found
 
     def forget_digests(self) -> None:
         """Drop the text digests :meth:`build` kept for :meth:`mention_cache`, which computes
         them again when called."""
-        self._digests = {}
-
-    def _reusable(self, cache: MentionCache | None) -> Callable[[str, str], CachedMentions | None]:
-        """Per card, its cached mentions if they are still what the mention pass would find."""
-        if (
-            cache is None
-            or cache.format != MENTION_FORMAT
-            or cache.min_length != self.mention_min_length
-        ):
-            return lambda path, text: None
-        now = self._matcher_now().phrases()
-        changed = {
-            p for p in now.keys() | cache.phrases.keys() if now.get(p) != cache.phrases.get(p)
-        }
-        probe = MentionMatcher(((p, p) for p in changed), self.mention_min_length)
-
-        def reusable(path: str, text: str) -> CachedMentions | None:
-            entry = cache.cards.get(path)
-            digest = self._digests[path] = text_digest(text)
-            if entry is None or entry[0] != digest:
-                return None
-            if len(probe) and probe.find(text):
-                return None  # it names a title that came, went or changed owners
-            return entry
-
-        return reusable
+        self.mentions.digests = {}
 
     def upsert(self, card: Card) -> None:
         """Add a new card or replace the card at the same path."""
@@ -234,30 +152,30 @@ class LinkGraph:
             if card is None:
                 continue
             links_moved = True
-            self._digests.pop(path, None)
+            self.mentions.digests.pop(path, None)
             self.names.remove(card)
             self._clear_outgoing(path, card.links)
-            self._drop_mentions(path)
-            self._named_by.pop(path, None)
+            self.mentions.drop(path)
+            self.mentions.named_by.pop(path, None)
             self.graph.remove_node(path)
             self._after_names_changed(path, card_keys(card))
-            changed_phrases |= self._phrases(card)
+            changed_phrases |= phrases_of(card)
         for card in cards:
             old = self.cards.get(card.path)
             old_keys = card_keys(old) if old else set()
             if old is None or _links_and_names(old) != _links_and_names(card):
                 links_moved = True
-            changed_phrases |= self._phrases(old) ^ self._phrases(card)
+            changed_phrases |= phrases_of(old) ^ phrases_of(card)
             if old is not None:
                 self._clear_outgoing(card.path, old.links)
             self.cards[card.path] = card
-            self._digests.pop(card.path, None)
+            self.mentions.digests.pop(card.path, None)
             self.graph.add_node(card.path)
             self.names.replace(old, card)
             self._resolve_links(card.path)
             self._after_names_changed(card.path, old_keys ^ card_keys(card))
             touched.append(card.path)
-        self._refresh_mentions(touched, changed_phrases)
+        self.mentions.refresh(touched, changed_phrases)
         if links_moved:
             self.link_generation += 1
 
@@ -278,31 +196,24 @@ class LinkGraph:
 
     def mentions_of(self, path: str) -> list[UnlinkedMention]:
         """Unlinked mentions of other cards in the card at ``path``."""
-        spans, targets = self._mentions.get(path, _NO_MENTIONS)
-        text = self.cards[path].text if targets else ""
-        return [
-            UnlinkedMention(
-                path, t, spans[2 * i], spans[2 * i + 1], text[spans[2 * i] : spans[2 * i + 1]]
-            )
-            for i, t in enumerate(targets)
-        ]
+        return self.mentions.of(path)
 
     def mention_targets(self, path: str) -> set[str]:
         """The cards the card at ``path`` mentions (without building the mentions)."""
-        return set(self._mentions.get(path, _NO_MENTIONS)[1])
+        return self.mentions.targets(path)
 
     def link_counts(self, path: str) -> tuple[int, int]:
         """``len(backlinks(path))`` and ``len(mentioned_by(path))`` without sorting: a common
         word is named by hundreds of cards, and this runs per mentioned card."""
-        named_by = self._named_by.get(path, ())
+        named_by = self.mentions.named_by.get(path, ())
         if path not in self.graph:
             return 0, len(named_by)
         linkers = [src for src in self.graph.pred[path] if src != path]
         # the cards that name it minus those of them that link it: a walk over the linkers,
         # not over the namers (a common word is named by thousands of cards, linked by few);
         # whether a linker names it, its own mentions say (tens of targets)
-        mentions = self._mentions
-        named = sum(1 for src in linkers if path in mentions.get(src, _NO_MENTIONS)[1])
+        mentions = self.mentions.by_card
+        named = sum(1 for src in linkers if src in mentions and path in mentions[src][1])
         return len(linkers), len(named_by) - named
 
     def degree(self, path: str) -> int:
@@ -313,7 +224,7 @@ class LinkGraph:
         if path not in g:
             return 0
         mentioned = self.mention_targets(path).difference(g.succ[path])
-        naming = set(self._named_by.get(path, ())).difference(g.pred[path])
+        naming = set(self.mentions.named_by.get(path, ())).difference(g.pred[path])
         return g.degree(path) + len(mentioned) + len(naming)
 
     def unresolved_links(self) -> Iterator[ResolvedLink]:
@@ -342,7 +253,7 @@ class LinkGraph:
             return []
         return sorted(
             src
-            for src in self._named_by.get(path, ())
+            for src in self.mentions.named_by.get(path, ())
             if src != path and not self.graph.has_edge(src, path)
         )
 
@@ -421,21 +332,7 @@ class LinkGraph:
         known = self.cards.get(card.path)
         if known is not None and known.text == card.text:
             return self.mentions_of(card.path)
-        return self._scan_mentions(card)
-
-    def _scan_mentions(self, card: Card) -> list[UnlinkedMention]:
-        text = card.text  # once: a graph's card may read it from a file
-        return [
-            UnlinkedMention(card.path, target, m.start, m.end, text[m.start : m.end])
-            for m, target in self._named(card, text)
-        ]
-
-    def _named(self, card: Card, text: str) -> Iterator[tuple[Mention, str]]:
-        """The mentions in ``text`` (of ``card``) that name another card, with that card."""
-        for m in self._matcher_now().find(text, unlinkable(card, text)):
-            target = self._mention_target(card.path, m.keys)
-            if target is not None:
-                yield m, target
+        return self.mentions.scan(card)
 
     # ------------------------------------------------------------------ internals
 
@@ -466,7 +363,7 @@ class LinkGraph:
         resolved with."""
         self._links.pop(path, None)
         for key in _link_keys(links):
-            _unfile(self._by_key, key, path)
+            unfile(self._by_key, key, path)
         if path in self.graph:
             self.graph.remove_edges_from(list(self.graph.out_edges(path)))
 
@@ -481,77 +378,12 @@ class LinkGraph:
                 self._clear_outgoing(src, self.cards[src].links)
                 self._resolve_links(src)
 
-    # mentions
-
-    def _phrases(self, card: Card | None) -> set[str]:
-        if card is None:
-            return set()
-        return {normalise(p) for p in (card.title, *card.aliases)}
-
     def prepare_mentions(self) -> None:
         """Build the mention matcher's automata now, not on the first change that needs them
         (:meth:`MentionMatcher.prepare`); safe outside the vault lock."""
-        self._matcher_now().prepare()
+        self.mentions.matcher().prepare()
 
     def name_phrases(self) -> dict[str, tuple[str, ...]]:
         """Every title and alias the mention pass looks for (normalised, long enough), with
         the cards that own it. Do not change the result."""
-        return self._matcher_now().phrases()
-
-    def _matcher_now(self) -> MentionMatcher:
-        if self._matcher is None:
-            names = ((p, c.path) for c in self.cards.values() for p in (c.title, *c.aliases))
-            self._matcher = MentionMatcher(names, self.mention_min_length)
-        return self._matcher
-
-    def _refresh_mentions(self, touched: list[str], changed: set[str]) -> None:
-        """Search again the cards ``touched`` (added or replaced) and every other card that
-        holds one of the ``changed`` phrases."""
-        if changed:
-            self._matcher = None  # titles changed: rebuild lazily
-            probe = MentionMatcher(((p, p) for p in changed), self.mention_min_length)
-            skip = set(touched)
-            others = (c for p, c in self.cards.items() if p not in skip) if len(probe) else ()
-            hit = {c.path: c.text for c in others if probe.find(c.text)}
-            for src, text in hit.items():
-                self._find_mentions(src, text)
-        for path in touched:
-            self._find_mentions(path)
-
-    def _find_mentions(self, path: str, text: str | None = None) -> None:
-        """Search the card at ``path`` (whose text is ``text``, when the caller read it)."""
-        self.mentions_found += 1
-        card = self.cards[path]
-        if text is None:
-            text = card.text
-        self._drop_mentions(path)
-        spans = array("i")
-        targets: list[str] = []
-        for m, target in self._named(card, text):
-            spans.extend((m.start, m.end))
-            targets.append(target)
-        if targets:
-            self._store_mentions(path, ("", spans, tuple(targets)))
-
-    def _store_mentions(self, path: str, entry: CachedMentions) -> None:
-        _, spans, targets = entry
-        if not targets:
-            return
-        self._mentions[path] = (spans, targets)
-        for dst in dict.fromkeys(targets):
-            self._named_by.setdefault(dst, []).append(path)
-
-    def _drop_mentions(self, path: str) -> None:
-        for dst in self.mention_targets(path):
-            _unfile(self._named_by, dst, path)
-        self._mentions.pop(path, None)
-
-    def _mention_target(self, path: str, keys: tuple[str, ...]) -> str | None:
-        """The card a name owned by ``keys`` names in the card at ``path``: None for the card's
-        own title, or a name it shares with others."""
-        if path in keys:
-            return None
-        owners = [k for k in keys if k in self.cards]
-        if len(owners) == 1:
-            return owners[0]
-        return min(owners, key=lambda p: tie_break_key(p, path), default=None)
+        return self.mentions.matcher().phrases()

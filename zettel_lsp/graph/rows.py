@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from zettel_lsp.graph.link_graph import MENTION_FORMAT, CachedMentions, MentionCache
+from zettel_lsp.graph.mention_index import MENTION_FORMAT, CachedMentions, MentionCache
 from zettel_lsp.index.db import IndexDB, put_meta
 from zettel_lsp.index.state import text_sha256
 from zettel_lsp.notes.model import BlockId, Card, Heading, Link, LinkKind, Span, Tag

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from zettel_lsp.graph.link_graph import LinkGraph, MentionCache
+from zettel_lsp.graph.link_graph import LinkGraph
+from zettel_lsp.graph.mention_index import MentionCache
 from zettel_lsp.index.db import IndexDB
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.parser import parse_card
