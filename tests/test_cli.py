@@ -104,10 +104,8 @@ def test_index_json_then_warm_run(
     }
     # an English vault: the multilingual phase does not start (``auto``, no query yet)
     assert s["languages"] == {"en": 45} and s["embedded_multilingual"] == 0
-    assert s["self_tune"] == {"ran": True, "chosen": True}
-    # no progress bar when stderr is not a terminal
-    assert first.stderr.startswith("zettel-lsp: choosing the suggestions' weights")
-    assert first.stderr.count("\n") == 1
+    assert s["self_tune"] == {"ran": False, "chosen": False}  # only with --self-tune
+    assert first.stderr == ""  # no progress bar when stderr is not a terminal
     # the graph's rows are written: a start after the index parses and searches no note
     with Vault(example_vault, tmp_path / "idx", cache_dir=tmp_path / "cache") as vault:
         vault.indexer.sync()
@@ -445,7 +443,7 @@ def test_index_chooses_the_suggestion_weights_and_suggest_only_reads_them(
 ) -> None:
     """Issue #43: the first ``suggest`` on a large vault waited tens of seconds while it chose
     the weights. ``suggest`` answers with the stored or default weights; ``index`` chooses
-    them after embedding."""
+    them after embedding when asked (``--self-tune``)."""
     idx = tmp_path / "idx"
     where = ["--index-dir", str(idx), "--cache-dir", str(tmp_path / "cache")]
     card = "retrieval/Vector database.md"
@@ -453,19 +451,19 @@ def test_index_chooses_the_suggestion_weights_and_suggest_only_reads_them(
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["related"]  # with the default weights
     assert "choosing" not in first.stderr and stored_calibration(idx) is None
-    made = run("index", str(indexed_vault), "--json", *where)
+    made = run("index", str(indexed_vault), "--json", "--self-tune", *where)
     assert made.returncode == 0, made.stderr
     s = json.loads(made.stdout)
     assert s["self_tune"] == {"ran": True, "chosen": True} and s["seconds"]["self_tune"] > 0
     assert "choosing the suggestions' weights" in made.stderr
     assert stored_calibration(idx) is not None
-    again = json.loads(run("index", str(indexed_vault), "--json", *where).stdout)
+    again = json.loads(run("index", str(indexed_vault), "--json", "--self-tune", *where).stdout)
     assert again["self_tune"] == {"ran": False, "chosen": True}
 
 
-def test_index_without_self_tune_chooses_no_weights(indexed_vault: Path, tmp_path: Path) -> None:
+def test_index_chooses_no_weights_unless_asked(indexed_vault: Path, tmp_path: Path) -> None:
     where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
-    out = run("index", str(indexed_vault), "--json", "--no-self-tune", *where)
+    out = run("index", str(indexed_vault), "--json", *where)
     assert out.returncode == 0, out.stderr
     s = json.loads(out.stdout)
     assert s["self_tune"] == {"ran": False, "chosen": False}

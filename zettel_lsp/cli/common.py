@@ -65,15 +65,12 @@ def _command(
     return p
 
 
-def _add_self_tune_option(
-    p: argparse.ArgumentParser,
-    what: str = "fuse the related-card suggestions with the default weights, not the ones "
-    "chosen on the vault's own links",
-) -> None:
+def _add_self_tune_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-self-tune",
         action="store_true",
-        help=f"{what} (docs/evaluation.md, 'Self-tuned suggestions')",
+        help="fuse the related-card suggestions with the default weights, not the ones chosen "
+        "on the vault's own links (docs/evaluation.md, 'Self-tuned suggestions')",
     )
 
 

@@ -21,7 +21,6 @@ from zettel_lsp.cli.common import (
     CliError,
     Subcommands,
     _add_index_options,
-    _add_self_tune_option,
     _add_vault_options,
     _check_vault,
     _command,
@@ -78,10 +77,13 @@ def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
         default=os.environ.get("QDRANT_API_KEY") or None,
         help="with --export-to: the server's API key (default: $QDRANT_API_KEY)",
     )
-    _add_self_tune_option(
-        index,
-        "do not choose the related-card suggestions' weights on the vault's own links after "
-        "indexing",
+    index.add_argument(
+        "--self-tune",
+        action="store_true",
+        help="then choose the related-card suggestions' weights on the vault's own links, when "
+        "none are stored or the vault changed by 10%% since (an editor's server does it in the "
+        "background on vaults of at most 20,000 cards; it holds a second link graph meanwhile; "
+        "docs/evaluation.md, 'Self-tuned suggestions')",
     )
     _add_index_options(index)
     _add_vault_options(index)
@@ -90,10 +92,12 @@ def _add_index(sub: Subcommands[argparse.ArgumentParser]) -> None:
 def _self_tune(vault: Vault, args: argparse.Namespace) -> dict[str, Any]:
     """Choose the related-card suggestions' fusion on the vault's own links where that is due
     (none yet, or the vault changed by 10% since: :meth:`Vault.calibration_due`), as a server
-    does in the background; ``--no-self-tune``: not. What ``index --json`` reports of it."""
-    vault.self_tune = not args.no_self_tune
+    does in the background; only with ``--self-tune`` (it holds a second link graph, more
+    memory than the rest of ``index``). What ``index --json`` reports of it."""
     t0 = time.perf_counter()
-    if vault.self_tune and not vault.graph.cards:
+    if not args.self_tune:
+        return {"ran": False, "chosen": vault.calibration is not None, "seconds": 0.0}
+    if not vault.graph.cards:
         vault.graph, vault.engine, _ = vault.load_graph()  # index keeps no graph: read its rows
     if not vault.calibration_due():
         seconds = time.perf_counter() - t0

@@ -127,14 +127,14 @@ def card_path_argument(arg: str, vault: Path) -> str | None:
 
 
 def _stored_weights(vault: Vault, args: argparse.Namespace) -> None:
-    """Fuse the related-card suggestions with the weights ``zettel-lsp index`` chose on the
+    """Fuse the related-card suggestions with the weights ``index --self-tune`` chose on the
     vault's own links, or the default ones until it has (said in one line on a terminal);
     ``--no-self-tune``: the default ones. ``suggest`` never chooses them itself: that takes
     tens of seconds on a large vault."""
     vault.self_tune = not args.no_self_tune
     if vault.self_tune and vault.calibration is None and sys.stderr.isatty():
         print(
-            "zettel-lsp: related cards weighed with the default weights; `zettel-lsp index` "
-            "chooses them on this vault's own links",
+            "zettel-lsp: related cards weighed with the default weights; `zettel-lsp index "
+            "--self-tune` (or an editor's server) chooses them on this vault's own links",
             file=sys.stderr,
         )

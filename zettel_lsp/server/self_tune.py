@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # above this many cards the server does not choose the suggestions' weights itself (it builds
-# a second link graph for it: +260-300 MB for a while at 13k cards); `zettel-lsp index` does
+# a second link graph for it, hundreds of MB for a while); `zettel-lsp index --self-tune` does
 SELF_TUNE_MAX_CARDS = 20_000
 
 
@@ -52,7 +52,7 @@ class SelfTune:
             self._skipped = True  # said once a session, not after every edit
             log.info(
                 "%s: %d cards; the suggestions keep %s (the server chooses them on vaults "
-                "of at most %d cards; `zettel-lsp index` does it for any vault)",
+                "of at most %d cards; `zettel-lsp index --self-tune` does it for any vault)",
                 self._service.root.name,
                 cards,
                 "the weights chosen before" if vault.calibration else "the default weights",
