@@ -246,6 +246,9 @@ def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]
 
 def _exit_line(text: str) -> int:
     """``zettel-lsp: text`` on stderr (the client may not read window/logMessage any more); 1."""
-    with contextlib.suppress(OSError, ValueError):  # stderr is gone too
-        print(f"zettel-lsp: {text}", file=sys.stderr, flush=True)
+    out = logging.getLogger("zettel-lsp.exit")  # outside zettel_lsp's tree: not sent to the client
+    out.propagate = False
+    if not out.handlers:
+        out.addHandler(logging.StreamHandler(sys.stderr))
+    out.error("zettel-lsp: %s", text)
     return 1
