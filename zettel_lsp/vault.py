@@ -263,13 +263,19 @@ class Vault:
     def save_graph_rows(self) -> int:
         """Write the database's card and mention rows that are missing or stale, so that the
         next start (a server's) reads the graph instead of parsing and searching every note;
-        the graph itself is not kept. Returns the number of cards."""
-        graph, _, _ = self.load_graph()
+        the graph itself is not kept (nor is a search engine made for it). Returns the number of
+        cards."""
+        graph, _ = self._read_graph()
         return len(graph.cards)
 
     def load_graph(self) -> tuple[LinkGraph, SearchEngine, list[str]]:
         """A new graph and engine (the current ones untouched): every card the index knows,
         from the database where path and text are unchanged, else read and parsed now."""
+        graph, problems = self._read_graph()
+        return graph, self._engine(graph), problems
+
+    def _read_graph(self) -> tuple[LinkGraph, list[str]]:
+        """The graph of :meth:`load_graph`, and the read problems."""
         state = self.indexer.state
         if not state.files:
             cards, problems = load_vault(
@@ -279,8 +285,7 @@ class Vault:
                 title_source=self.settings.title_source,
                 follow_external_symlinks=self.settings.follow_external_symlinks,
             )
-            graph = LinkGraph.build(cards)
-            return graph, self._engine(graph), problems
+            return LinkGraph.build(cards), problems
         # the index is current (after a sync): the cards and mentions the database holds;
         # only what it lacks is read, parsed and searched
         db = self.indexer.db
@@ -301,7 +306,7 @@ class Vault:
             len(graph.cards) - graph.mentions_found,
         )
         graph.forget_digests()
-        return graph, self._engine(graph), problems
+        return graph, problems
 
     def _engine(self, graph: LinkGraph) -> SearchEngine:
         ml = self.indexer.ml_embedder
