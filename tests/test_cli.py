@@ -159,8 +159,10 @@ def test_a_russian_search_finds_english_cards(example_vault: Path, tmp_path: Pat
     assert off.returncode == 0, off.stderr
     state = read_state(tmp_path / "idx")
     assert state is not None
-    assert state.ml_all is True and state.ml_model.startswith("use-multilingual")
-    assert all(f.ml for f in state.files.values())
+    assert state.multilingual_all is True and state.multilingual_model.startswith(
+        "use-multilingual"
+    )
+    assert all(f.multilingual for f in state.files.values())
 
 
 def write_beir(root: Path) -> Path:

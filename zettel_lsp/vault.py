@@ -40,7 +40,7 @@ def _names(card: Card | None) -> tuple[str, ...]:
     return () if card is None else (card.title, *card.aliases, card.stem)
 
 
-# what ``status`` says of each multilingual scope (Indexer.ml_scope)
+# what ``status`` says of each multilingual scope (Indexer.multilingual_scope)
 _SCOPES = {
     "off": "off",
     "all": "all cards",
@@ -78,7 +78,8 @@ class Vault:
         # set (e.g. an ``ollama:`` model while Ollama is down): the dense leg stays off
         self.dense_off_reason = ""
         self._has_vectors = False  # some card is embedded (once true, stays true)
-        self._has_ml: tuple[bool, bool] = (False, False)  # some card / foreign card has ml
+        # some card / some foreign card has multilingual vectors
+        self._has_multilingual: tuple[bool, bool] = (False, False)
         self.on_foreign_query: Callable[[], None] | None = None  # set by a server: wake work
         # the link suggestions' fusion chosen on the vault's own links (search/calibrate.py);
         # self_tune False: the default fusion (a setting; the calibration stays on disk)
@@ -113,40 +114,47 @@ class Vault:
     def foreign_query(self) -> None:
         """A query was not English: every card is to get multilingual vectors (``auto``), and
         the model is to be loaded; a server's hook (``on_foreign_query``) starts that work."""
-        new = self.indexer.want_ml_all()
-        emb = self.indexer.ml_embedder
+        new = self.indexer.want_multilingual_all()
+        emb = self.indexer.multilingual_embedder
         if self.on_foreign_query is not None and (new or (emb is not None and not emb.loaded)):
             self.on_foreign_query()
 
-    def load_ml_model(self) -> None:
+    def load_multilingual_model(self) -> None:
         """Load the multilingual model (one query embedding), if it is in use."""
-        emb = self.indexer.ml_embedder
-        if emb is not None and self.indexer.ml_available and not emb.loaded:
+        emb = self.indexer.multilingual_embedder
+        if emb is not None and self.indexer.multilingual_available and not emb.loaded:
             emb.embed_query("warm up")
 
     def ensure_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
         """For a caller about to search in another language without a server (the CLI): every
         card embedded by the multilingual model, and the model loaded. Returns chunks embedded."""
-        if not self.indexer.ml_available:
+        if not self.indexer.multilingual_available:
             return 0
-        self.indexer.want_ml_all()
+        self.indexer.want_multilingual_all()
         done = self.indexer.embed_multilingual(should_stop)
-        self.load_ml_model()
+        self.load_multilingual_model()
         return done
 
-    def ml_status(self) -> tuple[bool, bool]:
+    def multilingual_status(self) -> tuple[bool, bool]:
         """(some card has multilingual vectors, some non-English card has), once true stays
         true (asked on every search)."""
         # no multilingual vector was ever stored (an English vault before any foreign query):
         # answer without asking the indexer
-        if not all(self._has_ml) and self.indexer.ml_available and self.indexer.state.ml_model:
-            some, foreign = self.indexer.status.ml_presence()
-            self._has_ml = (self._has_ml[0] or some, self._has_ml[1] or foreign)
-        return self._has_ml
+        if (
+            not all(self._has_multilingual)
+            and self.indexer.multilingual_available
+            and self.indexer.state.multilingual_model
+        ):
+            some, foreign = self.indexer.status.multilingual_presence()
+            self._has_multilingual = (
+                self._has_multilingual[0] or some,
+                self._has_multilingual[1] or foreign,
+            )
+        return self._has_multilingual
 
-    def _ml_query_ready(self) -> bool:
-        emb = self.indexer.ml_embedder
-        return bool(emb is not None and self.ml_status()[0] and emb.loaded)
+    def _multilingual_query_ready(self) -> bool:
+        emb = self.indexer.multilingual_embedder
+        return bool(emb is not None and self.multilingual_status()[0] and emb.loaded)
 
     def load_model(self) -> None:
         """Load the embedding model (one query embedding); from then on the dense leg may run.
@@ -160,8 +168,8 @@ class Vault:
         time, stopping when ``should_stop`` says so. Returns how many vectors were read."""
         ix = self.indexer
         done = ix.store.warm(ix.stored_ids(DENSE), ix.state.dim, should_stop=should_stop)
-        emb = ix.ml_embedder
-        if emb is not None and emb.loaded and self.ml_status()[0]:
+        emb = ix.multilingual_embedder
+        if emb is not None and emb.loaded and self.multilingual_status()[0]:
             done += ix.store.warm(
                 ix.stored_ids(DENSE_ML), emb.dim, using=DENSE_ML, should_stop=should_stop
             )
@@ -217,7 +225,7 @@ class Vault:
         legs = ["bm25", "keyword", "title"]
         if self.dense_ready:
             legs.append("dense")
-        if tally.ml and self._ml_query_ready():
+        if tally.multilingual and self._multilingual_query_ready():
             legs.append("dense_ml")
         return {
             "cards": len(state.files),
@@ -226,13 +234,19 @@ class Vault:
             "chunks_waiting_for_vectors": ix.dense_pending,
             "model": ix.embedder.model_id,
             "languages": ix.status.languages(),
-            "multilingual": ix.ml_mode,
-            "multilingual_model": ix.ml_embedder.model_id if ix.ml_embedder else "",
-            "multilingual_scope": _SCOPES[ix.ml_scope()],
-            "cards_embedded_multilingual": tally.ml,
-            "non_english_cards_embedded_multilingual": tally.ml_foreign,
-            "cards_waiting_for_multilingual": ix.ml_todo,
-            **({"multilingual_off_reason": ix.ml_off_reason} if ix.ml_off_reason else {}),
+            "multilingual": ix.multilingual_mode,
+            "multilingual_model": ix.multilingual_embedder.model_id
+            if ix.multilingual_embedder
+            else "",
+            "multilingual_scope": _SCOPES[ix.multilingual_scope()],
+            "cards_embedded_multilingual": tally.multilingual,
+            "non_english_cards_embedded_multilingual": tally.multilingual_foreign,
+            "cards_waiting_for_multilingual": ix.multilingual_todo,
+            **(
+                {"multilingual_off_reason": ix.multilingual_off_reason}
+                if ix.multilingual_off_reason
+                else {}
+            ),
             "legs_ready": legs,
             "index_dir": str(ix.index_dir),
             "backend": self.settings.backend,
@@ -309,7 +323,7 @@ class Vault:
         return graph, problems
 
     def _engine(self, graph: LinkGraph) -> SearchEngine:
-        ml = self.indexer.ml_embedder
+        multilingual = self.indexer.multilingual_embedder
         return SearchEngine(
             self.indexer.store,
             self.indexer.embedder,
@@ -318,12 +332,14 @@ class Vault:
             languages=self.indexer.status.main_languages,
             multilingual=(
                 Multilingual(
-                    ml,
-                    query_ready=self._ml_query_ready,
-                    foreign_ready=lambda: self.ml_status()[1] and self._ml_query_ready(),
+                    multilingual,
+                    query_ready=self._multilingual_query_ready,
+                    foreign_ready=lambda: (
+                        self.multilingual_status()[1] and self._multilingual_query_ready()
+                    ),
                     on_foreign_query=self.foreign_query,
                 )
-                if ml is not None
+                if multilingual is not None
                 else None
             ),
             # the fusion chosen on this vault's links; None: the default

@@ -138,7 +138,7 @@ local function main()
     version = "9.9",
     vaults = { { root = "/v", phase = "ready", cards = 3, skipped = { a = "b" } } },
   })
-  out.status_ml = zettel.format_status({
+  out.status_multilingual = zettel.format_status({
     version = "9.9",
     vaults = { {
       root = "/m", phase = "ready", legs_ready = { "bm25", "dense_ml" },
@@ -311,7 +311,7 @@ def test_answers_that_need_no_server(report: dict[str, Any]) -> None:
         "  index dir -",
         "  skipped files 1, problems 0",
     ]
-    assert report["status_ml"][4:8] == [
+    assert report["status_multilingual"][4:8] == [
         "  search legs ready: bm25, dense_ml",
         "  languages: de 5, ru 8",
         "  multilingual: all cards, 13 cards embedded, 0 waiting",

@@ -22,12 +22,12 @@ from zettel_lsp.index.sync import Indexer, IndexSettings
 def a_state() -> IndexState:
     files = {
         "a.md": FileState(10, 1_700_000_000_123_456_789, "0" * 64, 3, dense=True),
-        "sub/b.md": FileState(20, 2, "1" * 64, 1, dense=False, lang="de", ml=True),
-        "ç/d.md": FileState(5, 4, "3" * 64, 2, dense=False, ml=True),
+        "sub/b.md": FileState(20, 2, "1" * 64, 1, dense=False, lang="de", multilingual=True),
+        "ç/d.md": FileState(5, 4, "3" * 64, 2, dense=False, multilingual=True),
     }
     return IndexState(
         "/vault", "model", "chunker", dim=384, bm25_avg_len=71.5, files=files,
-        skipped={"big.md": "too large"}, ml_model="use", uncompacted=7, store_layout=3,
+        skipped={"big.md": "too large"}, multilingual_model="use", uncompacted=7, store_layout=3,
     )  # fmt: skip
 
 
@@ -114,3 +114,33 @@ def test_an_index_folder_of_the_older_layout_is_rebuilt(
     finally:
         ix.close()
     assert sorted(p.name for p in idx.iterdir()) == [DB_FILE, "lock", "shard"]
+
+
+def test_a_schema_1_database_is_upgraded_in_place(tmp_path: Path) -> None:
+    """Schema 1 named the multilingual column and meta keys ``ml``: they are renamed and
+    every row is kept (no re-embedding after an upgrade)."""
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / DB_FILE)
+    conn.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER NOT NULL,"
+        " mtime_ns INTEGER NOT NULL, sha256 TEXT NOT NULL, chunks INTEGER NOT NULL,"
+        " dense INTEGER NOT NULL, lang TEXT NOT NULL, ml INTEGER NOT NULL);"
+        "CREATE TABLE pending (path TEXT PRIMARY KEY);"
+        "CREATE TABLE skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL);"
+        """INSERT INTO meta VALUES ('vault', '"/vault"'), ('model', '"m"'),"""
+        """ ('chunker', '"c"'), ('ml_model', '"use"'), ('ml_all', 'true');"""
+        "INSERT INTO files VALUES ('a.md', 1, 2, 'h', 3, 1, 'de', 1);"
+        "PRAGMA user_version=1;"
+    )
+    conn.commit()
+    conn.close()
+    db = IndexDB(tmp_path)
+    try:
+        state = SavedState(db).load()
+    finally:
+        db.close()
+    assert state is not None
+    assert (state.multilingual_model, state.multilingual_all) == ("use", True)
+    assert state.files == {"a.md": FileState(1, 2, "h", 3, True, "de", multilingual=True)}

@@ -51,20 +51,22 @@ def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir
         assert ix.status.main_languages() == ("en", "de")  # 2 of 8 cards: above 2%
         assert not ix.status.foreign_vault()
         assert ix.embed_multilingual() == 0
-        assert ix.ml_embedder is not None and not ix.ml_embedder.loaded  # type: ignore[attr-defined]
-        assert ix.state.ml_model == ""
-        assert ix.status.ml_presence() == (False, False)  # asked before the phase: kept up to date
+        assert ix.multilingual_embedder is not None and not ix.multilingual_embedder.loaded  # type: ignore[attr-defined]
+        assert ix.state.multilingual_model == ""
+        # asked before the phase: kept up to date
+        assert ix.status.multilingual_presence() == (False, False)
         # a query in German: every card, remembered
-        assert ix.want_ml_all() is True
-        assert ix.want_ml_all() is False
+        assert ix.want_multilingual_all() is True
+        assert ix.want_multilingual_all() is False
         chunks = sum(f.chunks for f in ix.state.files.values())
         assert ix.embed_multilingual() == chunks
-        assert all(f.ml for f in ix.state.files.values())
-        assert (ix.status.tally().ml, ix.status.tally().ml_foreign) == (len(ix.state.files), 2)
-        assert ix.status.ml_presence() == (True, True)
+        assert all(f.multilingual for f in ix.state.files.values())
+        tally = ix.status.tally()
+        assert (tally.multilingual, tally.multilingual_foreign) == (len(ix.state.files), 2)
+        assert ix.status.multilingual_presence() == (True, True)
     with open_indexer(vault, cache_dir) as ix:
-        assert ix.state.ml_all
-        assert ix.status.ml_presence() == (True, True)  # read from the saved state
+        assert ix.state.multilingual_all
+        assert ix.status.multilingual_presence() == (True, True)  # read from the saved state
         ix.sync()
         assert ix.embed_multilingual() == 0  # nothing left: the vectors are in the shard
         got = ix.store.retrieve([point_id("Sauerteig.md", 0)], with_dense=True, using=DENSE_ML)
@@ -83,14 +85,14 @@ def test_on_embeds_every_card_and_a_rename_keeps_the_vectors(vault: Path, cache_
         f = ix.state.files["Roggenbrot.md"]
         assert f.lang == "de"
         # the title is part of the embedded text: a new title means new vectors
-        assert not f.ml
+        assert not f.multilingual
         ix.embed_pending()
         assert ix.embed_multilingual() == f.chunks
         (vault / "sub").mkdir()
         (vault / "Roggenbrot.md").rename(vault / "sub" / "Roggenbrot.md")
         ix.sync()
         moved = ix.state.files["sub/Roggenbrot.md"]
-        assert moved.ml  # same title, same text: every vector reused
+        assert moved.multilingual  # same title, same text: every vector reused
         assert before  # the first vectors existed
 
 
@@ -98,10 +100,10 @@ def test_off_never_embeds_and_the_english_legs_are_unchanged(vault: Path, cache_
     with open_indexer(vault, cache_dir, "off") as ix:
         ix.sync()
         ix.embed_pending()
-        assert ix.ml_embedder is None
-        assert ix.want_ml_all() is False
+        assert ix.multilingual_embedder is None
+        assert ix.want_multilingual_all() is False
         assert ix.embed_multilingual() == 0
-        assert ix.ml_todo == 0
+        assert ix.multilingual_todo == 0
 
 
 def test_a_wrong_setting_is_refused(vault: Path, cache_dir: Path) -> None:
@@ -138,6 +140,6 @@ def test_a_stop_while_the_multilingual_phase_queues_loses_nothing(
 
         assert ix.embed_multilingual(should_stop=stop_after_one_slice) == 0
         assert len(asked) == 3
-        assert len(ix.embedding.ml_queue) == 0 and ix.ml_todo == 300
+        assert len(ix.embedding.multilingual_queue) == 0 and ix.multilingual_todo == 300
         assert ix.embed_multilingual() >= 300
-        assert ix.ml_todo == 0
+        assert ix.multilingual_todo == 0

@@ -14,10 +14,10 @@ def counted(ix: Indexer) -> Tally:
     return Tally(
         chunks=sum(f.chunks for f in files),
         dense=sum(f.dense for f in files),
-        ml=sum(f.ml for f in files),
-        ml_foreign=sum(f.ml and f.lang != "en" for f in files),
-        no_ml=sum(not f.ml for f in files),
-        no_ml_foreign=sum(not f.ml and f.lang != "en" for f in files),
+        multilingual=sum(f.multilingual for f in files),
+        multilingual_foreign=sum(f.multilingual and f.lang != "en" for f in files),
+        no_multilingual=sum(not f.multilingual for f in files),
+        no_multilingual_foreign=sum(not f.multilingual and f.lang != "en" for f in files),
     )
 
 

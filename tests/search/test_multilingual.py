@@ -17,7 +17,7 @@ from zettel_lsp.eval.evaluate import GoldenQuery, load_golden
 from zettel_lsp.index.store import DENSE_ML
 from zettel_lsp.index.store_api import point_id
 from zettel_lsp.index.sync import IndexSettings
-from zettel_lsp.search.engine import SearchOptions, ml_key
+from zettel_lsp.search.engine import SearchOptions, multilingual_key
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.vault import Vault
 
@@ -27,19 +27,19 @@ QUERIES = ROOT / "examples" / "multilingual.queries.json"
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("ml-cache")
+    return tmp_path_factory.mktemp("multilingual-cache")
 
 
 @pytest.fixture(scope="module")
 def vault(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> Iterator[Vault]:
     """The multilingual vault, opened with the default settings (``auto``) and embedded by
     both models: as ``zettel-lsp eval`` and a server leave it."""
-    root = tmp_path_factory.mktemp("ml") / "vault"
+    root = tmp_path_factory.mktemp("multilingual") / "vault"
     shutil.copytree(VAULT, root)
     v = Vault(root, root.parent / "index", IndexSettings(), cache_dir=cache)
     v.open()
     v.indexer.embed_multilingual()
-    v.load_ml_model()
+    v.load_multilingual_model()
     yield v
     v.close()
 
@@ -58,9 +58,9 @@ def test_the_vault_is_read_as_three_languages(vault: Vault) -> None:
     langs = vault.indexer.status.languages()
     assert langs == {"de": 8, "ru": 8, "zh": 8}
     # an all-foreign vault is embedded by the multilingual model without being asked
-    assert vault.indexer.state.ml_all is False
+    assert vault.indexer.state.multilingual_all is False
     assert vault.indexer.status.foreign_vault()
-    assert all(f.ml for f in vault.indexer.state.files.values())
+    assert all(f.multilingual for f in vault.indexer.state.files.values())
     status = vault.status()
     assert status["multilingual_scope"] == "non-English cards"
     assert status["cards_embedded_multilingual"] == 24
@@ -106,13 +106,13 @@ def test_the_route_of_each_query(vault: Vault) -> None:
     russian = parse_query("как испечь хлеб на закваске")
     vectors = engine.query_vectors([russian], opts)
     # not English: the multilingual embedding only, and it drives the dense leg
-    assert list(vectors) == [ml_key(russian.text)]
+    assert list(vectors) == [multilingual_key(russian.text)]
     legs = engine.run_legs(russian, opts, [], vectors=vectors)
     assert "dense_ml" not in legs and legs["dense"]
     english = parse_query("bread baked with a sourdough starter")
     vectors = engine.query_vectors([english], opts)
     # English in a vault with non-English cards: both models, each reading its own cards
-    assert set(vectors) == {english.text, ml_key(english.text)}
+    assert set(vectors) == {english.text, multilingual_key(english.text)}
     legs = engine.run_legs(english, opts, [], vectors=vectors)
     assert legs["dense"] == []  # the English model's leg: no English card here
     assert legs["dense_ml"]
@@ -131,12 +131,12 @@ def test_an_edit_keeps_the_vectors_of_unchanged_text(vault: Vault) -> None:
     assert f.lang == "ru"
     kept = ix.store.retrieve([point_id(path, 0)], with_dense=True, using=DENSE_ML)[0][2]
     if f.chunks == 1:  # the one chunk changed: embedded again by the multilingual phase
-        assert kept is None and not f.ml
+        assert kept is None and not f.multilingual
     else:
         assert kept == before
     ix.embed_pending()
     assert ix.embed_multilingual() > 0
-    assert ix.state.files[path].ml
+    assert ix.state.files[path].multilingual
     file.write_text(text, "utf-8")
     ix.sync([path])
     ix.embed_pending()

@@ -27,7 +27,7 @@ KIND = "visual_studio_code"  # the routing is the server's: one editor is enough
 def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The English example vault with the German, Russian and Chinese cards of
     examples/multilingual in a folder: 24 of 56 cards not English, so ``auto`` embeds them."""
-    dst = tmp_path_factory.mktemp("ml-server") / "vault"
+    dst = tmp_path_factory.mktemp("multilingual-server") / "vault"
     shutil.copytree(EXAMPLE_VAULT, dst)
     shutil.copytree(ROOT / "examples" / "multilingual", dst / "multilingual")
     return dst

@@ -204,8 +204,8 @@ def _index_now(vault: Vault, progress: TerminalProgress, t0: float) -> dict[str,
             before_dense = _compact_before_embedding(indexer, progress)
             t_dense = time.perf_counter()
             embedded = indexer.embed_pending(should_stop=stop.is_set)
-            t_ml = time.perf_counter()
-            embedded_ml = indexer.embed_multilingual(should_stop=stop.is_set)
+            t_multilingual = time.perf_counter()
+            embedded_multilingual = indexer.embed_multilingual(should_stop=stop.is_set)
             t_end = time.perf_counter()
         interrupted = stop.is_set()
     except KeyboardInterrupt:  # in the lexical phase, or a second Ctrl-C
@@ -224,7 +224,7 @@ def _index_now(vault: Vault, progress: TerminalProgress, t0: float) -> dict[str,
         "changed": report.changed,
         "unchanged": report.unchanged,
         "embedded": embedded,
-        "embedded_multilingual": embedded_ml,
+        "embedded_multilingual": embedded_multilingual,
         "languages": indexer.status.languages(),
         "reused_vectors": report.reused_vectors,
         "deleted": report.deleted,
@@ -234,10 +234,10 @@ def _index_now(vault: Vault, progress: TerminalProgress, t0: float) -> dict[str,
         "seconds": {
             "lexical_ready": round(lexical_s, 3),
             "graph": round(graph_s, 3),
-            "dense": round(t_ml - t_dense, 3),
-            "multilingual": round(t_end - t_ml, 3),
+            "dense": round(t_multilingual - t_dense, 3),
+            "multilingual": round(t_end - t_multilingual, 3),
             "model": round(indexer.embedding.embed_seconds, 3),
-            "multilingual_model": round(indexer.embedding.ml_embed_seconds, 3),
+            "multilingual_model": round(indexer.embedding.multilingual_embed_seconds, 3),
             "total": round(time.perf_counter() - t0, 3),
         },
         "lexical_ready_at": lexical_at,

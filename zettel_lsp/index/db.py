@@ -16,7 +16,8 @@ Tables (the schema is :data:`_SCHEMA`; its version is SQLite's ``user_version``)
 - ``cards`` and ``mentions``: the link graph's parsed cards and unlinked mentions, written and
   read by :mod:`zettel_lsp.graph.rows`.
 
-A database of another schema version is removed and started again: the notes are the truth.
+A database of an earlier schema version with an entry in :data:`_UPGRADES` is upgraded in
+place; one of any other version is removed and started again: the notes are the truth.
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ log = logging.getLogger(__name__)
 
 DB_FILE = "index.db"
 DB_FILES = (DB_FILE, DB_FILE + "-wal", DB_FILE + "-shm", DB_FILE + "-journal")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+# version -> the script that makes it the next version (run in one transaction)
+_UPGRADES = {
+    1: "ALTER TABLE files RENAME COLUMN ml TO multilingual;"
+    "UPDATE meta SET key = 'multilingual' || substr(key, 3) WHERE key IN ('ml_model', 'ml_all');",
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -49,7 +56,7 @@ CREATE TABLE IF NOT EXISTS files (
     chunks INTEGER NOT NULL,
     dense INTEGER NOT NULL,
     lang TEXT NOT NULL,
-    ml INTEGER NOT NULL
+    multilingual INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pending (path TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS skipped (
@@ -106,6 +113,11 @@ class IndexDB:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version == 0:
                 self._create(conn)
+            while version in _UPGRADES:
+                version += 1
+                conn.executescript(
+                    f"BEGIN; {_UPGRADES[version - 1]} PRAGMA user_version={version}; COMMIT;"
+                )
             if version in (0, SCHEMA_VERSION):
                 return conn
             conn.close()

@@ -2,8 +2,8 @@
 that embeds them with the model outside the indexer's lock, and the queueing of the cards
 found without their vectors (an interrupted run, a model change, the multilingual scope).
 
-Crash safety: a card's vectors are recorded done (its row's ``dense`` / ``ml``) only in a state
-save after the shard is flushed; a crash redoes what was embedded since.
+Crash safety: a card's vectors are recorded done (its row's ``dense`` / ``multilingual``)
+only in a state save after the shard is flushed; a crash redoes what was embedded since.
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ class Embedding:
         self.ix = ix
         self.generation: dict[str, int] = {}  # card -> its version (see EmbedItem.generation)
         self.dense_queue = EmbedQueue()
-        self.ml_queue = EmbedQueue()
+        self.multilingual_queue = EmbedQueue()
         # cards without vectors that a full sync found but no job holds yet: queued by the
         # next embed_pending (the embedding thread), not by the sync (see queue_missing_dense)
         self.unqueued = False
         self.embed_seconds = 0.0  # time inside the model (for throughput figures)
-        self.ml_embed_seconds = 0.0
+        self.multilingual_embed_seconds = 0.0
 
     @property
     def dense_pending(self) -> int:
@@ -93,7 +93,9 @@ class Embedding:
         while not stop():
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 break
-            if not self.ml_queue.jobs and not self._queue_missing_ml(embedder, should_stop):
+            if not self.multilingual_queue.jobs and not self._queue_missing_multilingual(
+                embedder, should_stop
+            ):
                 break
             left = None if max_seconds is None else max_seconds - (time.monotonic() - started)
             done += self._embed_jobs(embedder, DENSE_ML, left, stop)
@@ -126,7 +128,7 @@ class Embedding:
             if using == DENSE:
                 self.embed_seconds += time.perf_counter() - t_embed
             else:
-                self.ml_embed_seconds += time.perf_counter() - t_embed
+                self.multilingual_embed_seconds += time.perf_counter() - t_embed
             with ix.lock:
                 if ix.closed:
                     break
@@ -167,14 +169,14 @@ class Embedding:
         if using == DENSE:
             f.dense = True
         else:
-            self.ix.status.mark_ml(f)
+            self.ix.status.mark_multilingual(f)
 
     def live(self, it: EmbedItem) -> bool:
         """Whether a queued chunk is of the card's current version (not superseded or gone)."""
         return self.generation.get(it.path, 0) == it.generation and it.path in self.ix.state.files
 
     def _queue(self, using: str) -> EmbedQueue:
-        return self.dense_queue if using == DENSE else self.ml_queue
+        return self.dense_queue if using == DENSE else self.multilingual_queue
 
     # ------------------------------------------------------------------ cards without vectors
 
@@ -199,29 +201,31 @@ class Embedding:
             return False
         return not items or self._push(items, ix.embedder, DENSE, should_stop)
 
-    def _queue_missing_ml(self, emb: Embedder, should_stop: StopFn | None = None) -> bool:
+    def _queue_missing_multilingual(self, emb: Embedder, should_stop: StopFn | None = None) -> bool:
         """Queue the chunks of the cards in the multilingual scope that lack their vector
         (:meth:`_missing_in_slices`). Creates the store's vector on first use. False: nothing
         to do, or ``should_stop`` said so."""
         ix = self.ix
         with ix.lock:
-            queued = set(self.ml_queue.left)
-            scope = ix.ml_scope()
+            queued = set(self.multilingual_queue.left)
+            scope = ix.multilingual_scope()
             todo = [
                 p
                 for p, f in ix.state.files.items()
-                if not f.ml
+                if not f.multilingual
                 and p not in queued
                 and (scope == "all" or (scope == "foreign" and f.lang != EN))
             ]
             if not todo:
                 return False
-            if ix.state.ml_model != emb.model_id:
+            if ix.state.multilingual_model != emb.model_id:
                 if not ix.store.ensure_vector(DENSE_ML, emb.dim):
-                    ix.ml_off_reason = "the Qdrant server collection has no multilingual vector"
-                    log.warning("multilingual search is off: %s", ix.ml_off_reason)
+                    ix.multilingual_off_reason = (
+                        "the Qdrant server collection has no multilingual vector"
+                    )
+                    log.warning("multilingual search is off: %s", ix.multilingual_off_reason)
                     return False
-                ix.state.ml_model = emb.model_id
+                ix.state.multilingual_model = emb.model_id
                 ix.saved.save(ix.state)
         items = self._missing_in_slices(todo, DENSE_ML, lambda p: True, should_stop)
         if not items:

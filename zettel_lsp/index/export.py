@@ -40,7 +40,7 @@ def export_index(
             indexer.store,
             {p: f.chunks for p, f in state.files.items()},
             target,
-            ml_cards=sum(1 for f in state.files.values() if f.ml),
+            multilingual_cards=sum(1 for f in state.files.values() if f.multilingual),
             progress=lambda done, total: progress(Progress("points exported", done, total)),
         )
     except StoreError as exc:
@@ -56,8 +56,8 @@ def export_index(
     moved = replace(
         state,
         backend=f"qdrant:{url}",
-        ml_model="",
-        files={p: replace(f, ml=False) for p, f in state.files.items()},
+        multilingual_model="",
+        files={p: replace(f, multilingual=False) for p, f in state.files.items()},
         pending=list(state.pending),
         skipped=dict(state.skipped),
     )
@@ -68,9 +68,9 @@ def export_index(
         + (f"; removed {report.removed:,} stale cards there" if report.removed else ""),
         file=out,
     )
-    if report.ml_left_out:
+    if report.multilingual_left_out:
         print(
-            f"  multilingual vectors of {report.ml_left_out:,} cards left out: a server "
+            f"  multilingual vectors of {report.multilingual_left_out:,} cards left out: a server "
             "collection has no multilingual vector yet (that search leg is off in remote mode)",
             file=out,
         )

@@ -71,7 +71,7 @@ class LexicalPass:
     count_tokens: TokenCounter
     generation: dict[str, int]  # card -> its version (see EmbedItem.generation)
     dense_queue: EmbedQueue
-    ml_queue: EmbedQueue
+    multilingual_queue: EmbedQueue
     status: Status
     scan: ScanReport = field(default_factory=ScanReport)
     cards: dict[str, ReadCard] = field(default_factory=dict)
@@ -213,9 +213,11 @@ class LexicalPass:
         rel = card.path
         source = self.renames.get(rel, rel)
         reuse = self.old_vectors(source, chunks)
-        reuse_ml = self.old_vectors(source, chunks, DENSE_ML) if self.state.ml_model else {}
+        reuse_multilingual = (
+            self.old_vectors(source, chunks, DENSE_ML) if self.state.multilingual_model else {}
+        )
         lang = card_language(card)
-        langs[rel] = (lang, bool(chunks) and len(reuse_ml) == len(chunks))
+        langs[rel] = (lang, bool(chunks) and len(reuse_multilingual) == len(chunks))
         gen = self.generation.get(rel, 0) + 1
         self.generation[rel] = gen
         missing: list[EmbedItem] = []
@@ -224,7 +226,7 @@ class LexicalPass:
             vec = reuse.get(chunk.index)
             payload = chunk_payload(rel, card.title, chunk, lang)
             points.append(
-                ChunkPoint(pid, payload, chunk.embed_text, vec, reuse_ml.get(chunk.index))
+                ChunkPoint(pid, payload, chunk.embed_text, vec, reuse_multilingual.get(chunk.index))
             )
             if vec is None:
                 missing.append(EmbedItem(rel, gen, pid, chunk.embed_text))
@@ -283,10 +285,10 @@ class LexicalPass:
         for card, chunks in cut:
             rel = card.path
             _, sha, size, mtime = cards[rel]
-            lang, ml = langs[rel]
+            lang, multilingual = langs[rel]
             todo = missing[rel]
             state.files[rel] = FileState(
-                size, mtime, sha, len(chunks), dense=not todo, lang=lang, ml=ml
+                size, mtime, sha, len(chunks), dense=not todo, lang=lang, multilingual=multilingual
             )
             self._forget(rel)
             if todo:
@@ -297,7 +299,7 @@ class LexicalPass:
 
     def _forget(self, path: str) -> None:
         self.dense_queue.forget(path)  # queued items of older generations are skipped
-        self.ml_queue.forget(path)
+        self.multilingual_queue.forget(path)
 
     def old_vectors(
         self, path: str, chunks: Sequence[Chunk], using: str = DENSE

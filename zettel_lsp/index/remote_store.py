@@ -546,7 +546,7 @@ class ExportReport:
     points: int = 0
     with_dense: int = 0  # points copied with their dense vector
     removed: int = 0  # cards deleted from the collection (gone from the shard, or changed)
-    ml_left_out: int = 0  # cards whose multilingual vectors were not copied
+    multilingual_left_out: int = 0  # cards whose multilingual vectors were not copied
 
 
 def export_points(
@@ -554,7 +554,7 @@ def export_points(
     files: dict[str, int],
     target: RemoteStore,
     *,
-    ml_cards: int = 0,
+    multilingual_cards: int = 0,
     progress: Callable[[int, int], None] | None = None,
 ) -> ExportReport:
     """Copy every point of ``files`` (card path -> chunks, from the state) out of ``source``
@@ -564,7 +564,7 @@ def export_points(
     so running it again rewrites the same points; cards the collection holds that the shard
     does not (or with another number of chunks) are deleted first. ``progress(done, total)``
     is called per batch of :data:`BATCH_POINTS` points."""
-    report = ExportReport(cards=len(files), ml_left_out=ml_cards)
+    report = ExportReport(cards=len(files), multilingual_left_out=multilingual_cards)
     there = target.paths()
     stale = [p for p, n in there.items() if files.get(p) != n]
     if stale:

@@ -38,11 +38,19 @@ class FileState:
     chunks: int
     dense: bool = False  # dense vectors stored for every chunk with the index's model
     lang: str = "en"  # the card's language (notes/language.py): its BM25 stemmer
-    ml: bool = False  # multilingual vectors stored for every chunk (issue #17)
+    multilingual: bool = False  # multilingual vectors stored for every chunk (issue #17)
 
     def row(self) -> tuple[int, int, str, int, bool, str, bool]:
         """The columns of its ``files`` row after the path."""
-        return (self.size, self.mtime_ns, self.sha256, self.chunks, self.dense, self.lang, self.ml)
+        return (
+            self.size,
+            self.mtime_ns,
+            self.sha256,
+            self.chunks,
+            self.dense,
+            self.lang,
+            self.multilingual,
+        )
 
 
 @dataclass(slots=True)
@@ -56,8 +64,8 @@ class IndexState:
     files: dict[str, FileState] = field(default_factory=dict)
     pending: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)  # path -> reason (binary, too large...)
-    ml_model: str = ""  # the model of the multilingual vectors stored ("": none yet)
-    ml_all: bool = False  # every card gets multilingual vectors (a query was not English)
+    multilingual_model: str = ""  # the model of the multilingual vectors stored ("": none yet)
+    multilingual_all: bool = False  # every card gets multilingual vectors (a query was not English)
     # points written to the shard (upserts, vector updates, deletes) since it was last compacted
     # (index/compact.py): a large appendable segment makes every later start slow
     uncompacted: int = 0
@@ -90,15 +98,15 @@ class SavedState:
             if "vault" not in meta:
                 return None
             files = conn.execute(
-                "SELECT path, size, mtime_ns, sha256, chunks, dense, lang, ml FROM files"
+                "SELECT path, size, mtime_ns, sha256, chunks, dense, lang, multilingual FROM files"
             ).fetchall()
             pending = [p for (p,) in conn.execute("SELECT path FROM pending ORDER BY path")]
             skipped = dict(conn.execute("SELECT path, reason FROM skipped").fetchall())
         values = {k: json.loads(meta[k]) for k in _META if k in meta}
         state = IndexState(**values)
         state.files = {
-            p: FileState(size, mtime, sha, chunks, bool(dense), lang, bool(ml))
-            for p, size, mtime, sha, chunks, dense, lang, ml in files
+            p: FileState(size, mtime, sha, chunks, bool(dense), lang, bool(multilingual))
+            for p, size, mtime, sha, chunks, dense, lang, multilingual in files
         }
         state.pending = pending
         state.skipped = skipped
@@ -120,7 +128,7 @@ class SavedState:
             conn.executemany("DELETE FROM files WHERE path = ?", gone)
             conn.executemany(
                 "INSERT OR REPLACE INTO files "
-                "(path, size, mtime_ns, sha256, chunks, dense, lang, ml) "
+                "(path, size, mtime_ns, sha256, chunks, dense, lang, multilingual) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 changed,
             )

@@ -43,7 +43,7 @@ class SyncReport:
     changed: int = 0  # cards whose text changed
     reused_vectors: int = 0
     embedded: int = 0  # chunks embedded by embed_pending
-    embedded_ml: int = 0  # chunks embedded by embed_multilingual
+    embedded_multilingual: int = 0  # chunks embedded by embed_multilingual
     skipped: dict[str, str] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     cards_changed: list[Card] = field(default_factory=list)  # parsed cards, for the graph
@@ -62,10 +62,10 @@ class Tally:
 
     chunks: int = 0
     dense: int = 0  # cards with all their vectors
-    ml: int = 0  # cards with all their multilingual vectors
-    ml_foreign: int = 0  # of them, not English
-    no_ml: int = 0  # cards without all their multilingual vectors
-    no_ml_foreign: int = 0  # of them, not English
+    multilingual: int = 0  # cards with all their multilingual vectors
+    multilingual_foreign: int = 0  # of them, not English
+    no_multilingual: int = 0  # cards without all their multilingual vectors
+    no_multilingual_foreign: int = 0  # of them, not English
 
 
 class Status:
@@ -77,7 +77,7 @@ class Status:
         self._version = 0  # bumped when cards or their flags change (see tally)
         self._tally: tuple[int, Tally] | None = None
         self._languages: dict[str, int] | None = None  # language -> cards
-        self._ml_presence: tuple[bool, bool] | None = None  # see ml_presence
+        self._multilingual_presence: tuple[bool, bool] | None = None  # see multilingual_presence
 
     def changed(self, *, languages: bool = False) -> None:
         """Cards or their flags changed (with ``languages``: cards were written)."""
@@ -93,16 +93,16 @@ class Status:
         if cached is not None and cached[0] == version:
             return cached[1]
         files = self._cards()
-        with_ml = [f for f in files if f.ml]
-        ml_foreign = sum(f.lang != EN for f in with_ml)
+        with_multilingual = [f for f in files if f.multilingual]
+        multilingual_foreign = sum(f.lang != EN for f in with_multilingual)
         foreign = sum(f.lang != EN for f in files)
         tally = Tally(
             chunks=sum(f.chunks for f in files),
             dense=sum(f.dense for f in files),
-            ml=len(with_ml),
-            ml_foreign=ml_foreign,
-            no_ml=len(files) - len(with_ml),
-            no_ml_foreign=foreign - ml_foreign,
+            multilingual=len(with_multilingual),
+            multilingual_foreign=multilingual_foreign,
+            no_multilingual=len(files) - len(with_multilingual),
+            no_multilingual_foreign=foreign - multilingual_foreign,
         )
         self._tally = (version, tally)  # a change meanwhile bumped the version: taken again
         return tally
@@ -132,26 +132,26 @@ class Status:
         foreign = total - langs.get(EN, 0)
         return foreign >= max(AUTO_CARDS, AUTO_SHARE * total)
 
-    def ml_presence(self) -> tuple[bool, bool]:
+    def multilingual_presence(self) -> tuple[bool, bool]:
         """(some card has multilingual vectors, some non-English card has): every search asks
         (whether the multilingual leg can run), so the cards are looked at once per opening
         and the answer then kept up to date as cards get their vectors. It may stay true after
         a card lost its vectors: that card is embedded again by the phase that follows."""
-        if self._ml_presence is None:
+        if self._multilingual_presence is None:
             files = self._cards()
-            self._ml_presence = (
-                any(f.ml for f in files),
-                any(f.ml and f.lang != EN for f in files),
+            self._multilingual_presence = (
+                any(f.multilingual for f in files),
+                any(f.multilingual and f.lang != EN for f in files),
             )
-        return self._ml_presence
+        return self._multilingual_presence
 
-    def mark_ml(self, f: FileState) -> None:
+    def mark_multilingual(self, f: FileState) -> None:
         """The card got all its multilingual vectors."""
-        f.ml = True
-        if self._ml_presence is not None:
-            self._ml_presence = (True, self._ml_presence[1] or f.lang != EN)
+        f.multilingual = True
+        if self._multilingual_presence is not None:
+            self._multilingual_presence = (True, self._multilingual_presence[1] or f.lang != EN)
 
-    def ml_dropped(self) -> None:
+    def multilingual_dropped(self) -> None:
         """Every card lost its multilingual vectors (another model's)."""
-        self._ml_presence = (False, False)
+        self._multilingual_presence = (False, False)
         self.changed()

@@ -10,8 +10,8 @@ Three phases, so that search works long before embedding finishes:
    small batches; recently edited cards jump the queue.
 3. **Multilingual** (``embed_multilingual``, issue #17): the same chunks embedded by the
    multilingual model into a second vector, ``dense_ml``, for the cards in its scope (see
-   :meth:`Indexer.ml_scope`). It runs only when the English queue is empty and yields to it,
-   so lexical and English readiness do not move; the model loads only when there is work.
+   :meth:`Indexer.multilingual_scope`). It runs only when the English queue is empty and yields
+   to it, so lexical and English readiness do not move; the model loads only when there is work.
 
 Here: the index folder's opening and closing, the lock, the sync's steps and the multilingual
 scope. The lexical pass's reading and writing are in :mod:`~zettel_lsp.index.lexical`, the
@@ -140,18 +140,19 @@ class Indexer:
         self.embedder = make(self.settings.model, ollama=self.settings.ollama)
         self.lock = threading.RLock()  # one writer at a time (sync, dense commits)
         self._chunker_id = chunker_id(self.settings)
-        self.ml_mode = self.settings.multilingual
-        if self.ml_mode not in MULTILINGUAL_MODES:
+        self.multilingual_mode = self.settings.multilingual
+        if self.multilingual_mode not in MULTILINGUAL_MODES:
             raise StoreError(
-                f"multilingual must be one of {', '.join(MULTILINGUAL_MODES)}, not {self.ml_mode!r}"
+                f"multilingual must be one of {', '.join(MULTILINGUAL_MODES)}, "
+                f"not {self.multilingual_mode!r}"
             )
-        self.ml_embedder: Embedder | None = None  # the multilingual model (loads lazily)
-        self.ml_off_reason = ""  # why it cannot be used although not switched off
-        if self.ml_mode != "off":
+        self.multilingual_embedder: Embedder | None = None  # the multilingual model (loads lazily)
+        self.multilingual_off_reason = ""  # why it cannot be used although not switched off
+        if self.multilingual_mode != "off":
             try:
-                self.ml_embedder = make(USE_MODEL)
+                self.multilingual_embedder = make(USE_MODEL)
             except EmbedderError as exc:
-                self.ml_off_reason = str(exc)
+                self.multilingual_off_reason = str(exc)
                 log.warning("multilingual search is off: %s", exc)
         self.status = Status(self.card_states)  # counts over the cards, read lazily
         dim = self.embedder.dim
@@ -167,7 +168,7 @@ class Indexer:
             raise
         self.embedding = Embedding(self)
         self.closed = False
-        self._check_ml_model()
+        self._check_multilingual_model()
 
     def _open(self, dim: int) -> None:
         """Open the store and load (or start) the bookkeeping; called under the folder lock."""
@@ -210,7 +211,7 @@ class Indexer:
             self.closed = True
             # the models go with the index: what runs after a close (the compaction at the end
             # of ``zettel-lsp index``) does not carry them
-            for model in (self.embedder, self.ml_embedder):
+            for model in (self.embedder, self.multilingual_embedder):
                 if model is not None:
                     model.close()
             # Whatever fails here (a full disk, a state that cannot be written), the store is
@@ -284,7 +285,7 @@ class Indexer:
         """The point ids of the chunks whose vectors ``using`` are stored, by the state (made
         lazily, so that a caller may spread the work)."""
         for path, f in self.card_items():
-            if f.dense if using == DENSE else f.ml:
+            if f.dense if using == DENSE else f.multilingual:
                 for i in range(f.chunks):
                     yield point_id(path, i)
 
@@ -295,49 +296,57 @@ class Indexer:
     # ------------------------------------------------------------------ multilingual scope
 
     @property
-    def ml_available(self) -> bool:
+    def multilingual_available(self) -> bool:
         """Whether the multilingual model can be used at all (setting, package, store)."""
-        return self.ml_embedder is not None and not self.ml_off_reason
+        return self.multilingual_embedder is not None and not self.multilingual_off_reason
 
-    def ml_scope(self) -> str:
+    def multilingual_scope(self) -> str:
         """Which cards get multilingual vectors: ``"all"`` (``on``, or ``auto`` once a query
-        was not English: :meth:`want_ml_all`), ``"foreign"`` (``auto``: the non-English cards
-        of a vault where they are many, :meth:`Status.foreign_vault`), ``"none"`` (``auto``
+        was not English: :meth:`want_multilingual_all`), ``"foreign"`` (``auto``: the non-English
+        cards of a vault where they are many, :meth:`Status.foreign_vault`), ``"none"`` (``auto``
         otherwise) or ``"off"``."""
-        if not self.ml_available:
+        if not self.multilingual_available:
             return "off"
-        if self.ml_mode == "on" or self.state.ml_all:
+        if self.multilingual_mode == "on" or self.state.multilingual_all:
             return "all"
         return "foreign" if self.status.foreign_vault() else "none"
 
     @property
-    def ml_todo(self) -> int:
+    def multilingual_todo(self) -> int:
         """Cards in the multilingual scope still without all their vectors."""
-        scope, tally = self.ml_scope(), self.status.tally()
-        return {"all": tally.no_ml, "foreign": tally.no_ml_foreign}.get(scope, 0)
+        scope, tally = self.multilingual_scope(), self.status.tally()
+        return {"all": tally.no_multilingual, "foreign": tally.no_multilingual_foreign}.get(
+            scope, 0
+        )
 
-    def want_ml_all(self) -> bool:
+    def want_multilingual_all(self) -> bool:
         """A query was not English: from now on every card gets multilingual vectors (a
         cross-language search needs them all). True if that is new.
 
         Called from a search: no lock (a sync may hold it for seconds) and no state write; the
         flag is saved with the multilingual phase's first commit (or at close)."""
-        if not self.ml_available or self.state.ml_all:
+        if not self.multilingual_available or self.state.multilingual_all:
             return False
-        self.state.ml_all = True
+        self.state.multilingual_all = True
         return True
 
-    def _check_ml_model(self) -> None:
+    def _check_multilingual_model(self) -> None:
         """The stored multilingual vectors are another model's: drop them."""
-        emb = self.ml_embedder
-        if emb is None or not self.state.ml_model or self.state.ml_model == emb.model_id:
+        emb = self.multilingual_embedder
+        if (
+            emb is None
+            or not self.state.multilingual_model
+            or self.state.multilingual_model == emb.model_id
+        ):
             return
-        log.info("multilingual model changed (%s -> %s)", self.state.ml_model, emb.model_id)
+        log.info(
+            "multilingual model changed (%s -> %s)", self.state.multilingual_model, emb.model_id
+        )
         self.store.drop_vector(DENSE_ML)
         for f in self.state.files.values():
-            f.ml = False
-        self.state.ml_model = ""
-        self.status.ml_dropped()
+            f.multilingual = False
+        self.state.multilingual_model = ""
+        self.status.multilingual_dropped()
 
     # ------------------------------------------------------------------ the phases
 
@@ -365,12 +374,13 @@ class Indexer:
         return self.embedding.embed_pending(None, should_stop)
 
     def embed_multilingual(self, should_stop: Callable[[], bool] | None = None) -> int:
-        """The multilingual phase: embed the chunks of the cards in scope (:meth:`ml_scope`)
-        that lack their multilingual vector. Stops (to be called again) as soon as English
-        work is queued: that goes first. Loads the model only when there is work."""
-        if not self.ml_available or self.ml_embedder is None:
+        """The multilingual phase: embed the chunks of the cards in scope
+        (:meth:`multilingual_scope`) that lack their multilingual vector. Stops (to be called
+        again) as soon as English work is queued: that goes first. Loads the model only when
+        there is work."""
+        if not self.multilingual_available or self.multilingual_embedder is None:
             return 0
-        return self.embedding.embed_multilingual(self.ml_embedder, None, should_stop)
+        return self.embedding.embed_multilingual(self.multilingual_embedder, None, should_stop)
 
     def _sync(self, scope: set[str] | None) -> SyncReport:
         """The lexical phase, under the lock: find the notes, plan, read, write, record."""
@@ -386,7 +396,7 @@ class Indexer:
             self.embedder.count_tokens,
             self.embedding.generation,
             self.embedding.dense_queue,
-            self.embedding.ml_queue,
+            self.embedding.multilingual_queue,
             self.status,
         )
         present = lex.on_disk(scope)

@@ -135,7 +135,7 @@ class Multilingual:
     on_foreign_query: Callable[[], None]  # a query was not English
 
 
-def ml_key(text: str) -> str:
+def multilingual_key(text: str) -> str:
     """The key of a query's multilingual embedding in a :data:`Vectors` mapping."""
     return ML_KEY + text
 
@@ -232,21 +232,25 @@ class SearchEngine:
         out: dict[str, list[float]] = {}
         if "dense" not in opts.legs:
             return out
-        ml = self.multilingual
+        multilingual = self.multilingual
         for t in texts:
             query = t if isinstance(t, Query) else parse_query(t)
-            if query.empty or query.text in out or ml_key(query.text) in out:
+            if query.empty or query.text in out or multilingual_key(query.text) in out:
                 continue
             english = language_of(query.text) == EN
-            if not english and ml is not None:
-                ml.on_foreign_query()
-            wants_ml = ml is not None and (ml.foreign_ready() if english else ml.query_ready())
-            wants_english = self.dense_available and (english or not wants_ml)
+            if not english and multilingual is not None:
+                multilingual.on_foreign_query()
+            wants_multilingual = multilingual is not None and (
+                multilingual.foreign_ready() if english else multilingual.query_ready()
+            )
+            wants_english = self.dense_available and (english or not wants_multilingual)
             try:
                 if wants_english:
                     out[query.text] = self.query_vector(query.text)
-                if wants_ml and ml is not None:
-                    out[ml_key(query.text)] = self.query_vector(query.text, ml.embedder)
+                if wants_multilingual and multilingual is not None:
+                    out[multilingual_key(query.text)] = self.query_vector(
+                        query.text, multilingual.embedder
+                    )
             except EmbedderError as exc:
                 if not opts.dense_fallback:
                     raise
@@ -300,16 +304,16 @@ class SearchEngine:
                 if vectors is None:
                     vectors = self.query_vectors([query], opts)
                 vec = vectors.get(query.text)
-                vec_ml = vectors.get(ml_key(query.text))
-                if not english and vec_ml is not None:
-                    legs[leg] = _hits(self.store.dense_search(vec_ml, n, using=DENSE_ML))
+                vec_multilingual = vectors.get(multilingual_key(query.text))
+                if not english and vec_multilingual is not None:
+                    legs[leg] = _hits(self.store.dense_search(vec_multilingual, n, using=DENSE_ML))
                 elif vec is not None:
                     # beside the multilingual leg, the English model reads the English cards
-                    only = EN if english and vec_ml is not None else None
+                    only = EN if english and vec_multilingual is not None else None
                     legs[leg] = _hits(self.store.dense_search(vec, n, only_lang=only))
-                if english and vec_ml is not None:
+                if english and vec_multilingual is not None:
                     legs["dense_ml"] = _hits(
-                        self.store.dense_search(vec_ml, n, using=DENSE_ML, skip_lang=EN)
+                        self.store.dense_search(vec_multilingual, n, using=DENSE_ML, skip_lang=EN)
                     )
             elif leg == "bm25":
                 legs[leg] = _hits(self.store.bm25_search(query.text, n, langs=langs))
@@ -346,7 +350,7 @@ class SearchEngine:
         """The query's embedding by ``embedder`` (the English model by default); the last few
         are cached (editors re-send a query as the user types, and hovers repeat)."""
         model = embedder or self.embedder
-        key = text if model is self.embedder else ml_key(text)
+        key = text if model is self.embedder else multilingual_key(text)
         with self._cache_lock:
             vec = self._query_cache.pop(key, None)
         if vec is None:

@@ -19,7 +19,7 @@ class Models:
         self._name = name
         self._should_stop = should_stop
         self._thread: threading.Thread | None = None
-        self._ml_loading = threading.Lock()  # one multilingual model load at a time
+        self._multilingual_loading = threading.Lock()  # one multilingual model load at a time
 
     def start(self, vault: Vault) -> None:
         """Load the model (and the multilingual one if the index has its vectors), then read
@@ -31,26 +31,28 @@ class Models:
             report("loading the embedding model")
             self._thread.join()  # "ready" means the dense leg answers too
 
-    def load_ml_in_background(self, vault: Vault) -> None:
-        in_background(f"zettel-ml-model-{self._name}", self.load_ml, vault)
+    def load_multilingual_in_background(self, vault: Vault) -> None:
+        in_background(f"zettel-multilingual-model-{self._name}", self.load_multilingual, vault)
 
-    def load_ml(self, vault: Vault) -> None:
-        if not self._ml_loading.acquire(blocking=False):
+    def load_multilingual(self, vault: Vault) -> None:
+        if not self._multilingual_loading.acquire(blocking=False):
             return  # another thread is loading it
         try:
-            vault.load_ml_model()
+            vault.load_multilingual_model()
         except Exception as exc:  # noqa: BLE001 - the other legs still work
             log.warning("the multilingual model did not load (%s); searching without it", exc)
         finally:
-            self._ml_loading.release()
+            self._multilingual_loading.release()
 
     def _load(self, vault: Vault) -> None:
         try:
             vault.load_model()
         except Exception as exc:  # noqa: BLE001 - lexical search still works
             log.warning("the embedding model did not load (%s); search stays lexical", exc)
-        if vault.ml_status()[0]:  # the index has multilingual vectors: queries will need it
-            self.load_ml(vault)
+        if vault.multilingual_status()[
+            0
+        ]:  # the index has multilingual vectors: queries will need it
+            self.load_multilingual(vault)
         if vault.model_loaded:  # else no dense search will read the vectors
             self._warm_store(vault)
 

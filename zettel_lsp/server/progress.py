@@ -41,12 +41,12 @@ class VaultProgress:
     """The vault's current operation (one at a time) and the index's progress counts."""
 
     def __init__(
-        self, name: str, operation: OperationFactory | None, ml_done: Callable[[], bool]
+        self, name: str, operation: OperationFactory | None, multilingual_done: Callable[[], bool]
     ) -> None:
         self._name = name
         # a new operation of its own (self-tuning runs beside the current one)
         self.operation: OperationFactory = operation or (lambda title, msg: _NoOperation())
-        self._ml_done = ml_done  # every card has its multilingual vectors
+        self._multilingual_done = multilingual_done  # every card has its multilingual vectors
         self._op: Operation | None = None
         self._last_report = 0.0
         self.dense: tuple[int, int] = (0, 0)  # (embedded, to embed) chunks
@@ -80,7 +80,7 @@ class VaultProgress:
                 self.begin(
                     f"Multilingual search for {self._name}", "embedding with the second model"
                 )
-            if final and self._ml_done():
+            if final and self._multilingual_done():
                 self.end(f"{self._name}: multilingual search ready")
                 return
         if not final and now - self._last_report < REPORT_EVERY_SECONDS:

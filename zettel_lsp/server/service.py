@@ -88,7 +88,7 @@ class VaultService:
         self._warmed_up = False
         self.settings = settings
         self.notify: Notify = notify or (lambda level, msg: None)
-        self.progress = VaultProgress(self.root.name, operation, self._ml_done)
+        self.progress = VaultProgress(self.root.name, operation, self._multilingual_done)
         self._lock = threading.RLock()
         self.phase = Phase.STARTING
         self.vault: Vault | None = None
@@ -391,13 +391,13 @@ class VaultService:
         if self._stop.is_set():
             return
         log.info("a search is not in English: the multilingual phase covers every card")
-        self.models.load_ml_in_background(vault)
+        self.models.load_multilingual_in_background(vault)
         if self._watcher is not None:
             self._watcher.wake_embedder()
 
-    def _ml_done(self) -> bool:
+    def _multilingual_done(self) -> bool:
         vault = self.vault
-        return vault is not None and not vault.indexer.ml_todo
+        return vault is not None and not vault.indexer.multilingual_todo
 
     # ------------------------------------------------------------------ updates
 

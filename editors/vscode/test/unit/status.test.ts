@@ -99,7 +99,7 @@ describe("phaseText / vaultLine / vaultDetails", () => {
       "skipped files: 1",
       "problems: 1",
     ]);
-    const ml = vaultDetails(
+    const multilingual = vaultDetails(
       vault({
         legs_ready: ["bm25", "keyword", "title", "dense", "dense_ml"],
         languages: { en: 40, de: 5 },
@@ -109,7 +109,7 @@ describe("phaseText / vaultLine / vaultDetails", () => {
         suggestion_weights: "chosen on this vault's links",
       }),
     );
-    assert.deepEqual(ml.slice(3, 8), [
+    assert.deepEqual(multilingual.slice(3, 8), [
       "cards with vectors: 45",
       "search legs ready: bm25, keyword, title, dense, dense_ml",
       "languages: en 40, de 5",
@@ -133,7 +133,7 @@ describe("parseStatus", () => {
     assertLike(s?.vaults[0], { root: "/n", phase: "embedding", cards: 3, problems: ["p"] });
     assert.equal(parseStatus(null), undefined);
     assert.equal(parseStatus({ vaults: [{ root: "/x", phase: "new-phase" }] })?.vaults[0]?.phase, "starting");
-    const ml = parseStatus({
+    const multilingual = parseStatus({
       vaults: [
         {
           root: "/m",
@@ -146,7 +146,7 @@ describe("parseStatus", () => {
         },
       ],
     });
-    assertLike(ml?.vaults[0], {
+    assertLike(multilingual?.vaults[0], {
       legs_ready: ["bm25", "dense_ml"],
       languages: { de: 8 },
       multilingual_scope: "non-English cards",
