@@ -1,10 +1,12 @@
 """Live updates: watch the vault folder and feed batches of changed paths to the indexer.
 
 watchfiles debounces (default 500 ms) and batches events. Changes to a note sync just that
-note; changes the watcher cannot pin to notes (a folder renamed or deleted) and any watcher error
-fall back to a full reconcile, which is cheap when little changed (size + mtime first). Dot-
-folders (.git, .obsidian, .trash), node_modules, the index folder itself and user globs are
-ignored. A second thread embeds what the syncs queue, newest edits first.
+note; changes the watcher cannot pin to notes fall back to a full reconcile, which is cheap when
+little changed (size + mtime first): a folder made, renamed, moved or deleted (the events of the
+notes in a new folder may come before the OS watches it, and a folder named like a note may
+replace a note or be replaced by one) and any watcher error. Dot-folders (.git, .obsidian,
+.trash), node_modules, the index folder itself and user globs are ignored. A second thread
+embeds what the syncs queue, newest edits first.
 """
 
 from __future__ import annotations
@@ -104,11 +106,22 @@ class VaultWatcher:
         full = False
         for _, path in changes:
             rel = os.path.relpath(path, self.vault).replace(os.sep, "/")
-            if is_note_path(rel):
+            if os.path.isdir(path):
+                full = True  # a folder made, moved or changed: the notes in it, rescan all
+            elif is_note_path(rel):
                 rels.add(rel)
-            elif not Path(path).is_file():
-                full = True  # a folder appeared, vanished or moved: rescan everything
+            elif not os.path.isfile(path):
+                full = True  # a folder vanished or moved: rescan everything
+        # a folder named like a note, with cards in it, moved away or replaced by a note
+        full = full or self._holds_cards(rels)
         self._run_sync(None if full else rels)
+
+    def _holds_cards(self, rels: set[str]) -> bool:
+        """Whether the index has cards inside one of ``rels`` (as folders)."""
+        if not rels:
+            return False
+        folders = tuple(rel + "/" for rel in rels)
+        return any(path.startswith(folders) for path, _ in self.indexer.card_items())
 
     def _run_sync(self, paths: set[str] | None) -> None:
         if paths is not None and not paths:
