@@ -133,16 +133,17 @@ def vectors_stored(index_dir: Path) -> tuple[int, int]:
     return with_vector, len(ids)
 
 
+def embedding_started(out: str) -> bool:
+    """The progress line shows "chunks embedded: N/M" with N > 0 (the lexical phase is over)."""
+    tail = out.rsplit("chunks embedded: ", 1)
+    return len(tail) == 2 and not tail[1].startswith("0/")
+
+
 def test_ctrl_c_during_index_keeps_the_work_and_exits_quietly(tmp_path: Path) -> None:
     vault = many_cards(tmp_path / "vault")
     idx = tmp_path / "idx"
     cache = ["--cache-dir", str(tmp_path / "cache")]
     term = Terminal("index", str(vault), "--index-dir", str(idx), *cache)
-
-    def embedding_started(out: str) -> bool:  # "chunks embedded: N/M" with N > 0
-        tail = out.rsplit("chunks embedded: ", 1)
-        return len(tail) == 2 and not tail[1].startswith("0/")
-
     term.read_until(embedding_started)
     term.proc.send_signal(signal.SIGINT)
     rc = term.finish()
@@ -314,3 +315,28 @@ def test_watch_stops_on_ctrl_c_delivered_to_another_thread(vault: Path, tmp_path
         if term.proc.poll() is None:
             term.proc.kill()
     assert term.finish() == 0, term.output
+
+
+def test_index_watch_keeps_the_changes_made_during_its_first_sync(tmp_path: Path) -> None:
+    """Issue #44, 3: notes created, deleted, renamed and edited while ``index --watch`` still
+    embeds its first sync (nothing watched yet) are in the index once it watches: after Ctrl-C,
+    ``--verify-only`` finds nothing missing, phantom or stale."""
+    vault = many_cards(tmp_path / "vault", 16)
+    where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    term = Terminal("index", str(vault), "--watch", *where)
+    try:
+        term.read_until("chunks embedded: ")  # the first sync is over, the model loads
+        (vault / "card 0000.md").unlink()
+        (vault / "card 0001.md").rename(vault / "renamed card.md")
+        (vault / "card 0002.md").write_text("# Card 2\n\nRewritten: an okapi.\n")
+        (vault / "new card.md").write_text("# New card\n\nA quokka.\n")
+        term.read_until("(Ctrl-C to stop)")
+        term.proc.send_signal(signal.SIGINT)
+    finally:
+        if term.proc.poll() is None:
+            term.proc.send_signal(signal.SIGINT)
+        assert term.finish() == 0, term.output
+    checked = run("index", str(vault), "--verify-only", "--sample", "0", "--json", *where)
+    verified = json.loads(checked.stdout)["verify"]
+    assert verified["mismatch_counts"] == {}, verified["mismatches"]
+    assert verified["cards_on_disk"] == verified["cards_in_state"] == 16

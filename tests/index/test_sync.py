@@ -448,6 +448,23 @@ def test_fifos_and_dangling_symlinks_are_skipped_with_a_reason_said_once(
         assert_index_matches_folder(ix, dense=False)
 
 
+def test_an_update_of_a_note_that_became_a_folder_deletes_it_and_skips_nothing(
+    vault: Path, tmp_path: Path, cache_dir: Path
+) -> None:
+    """Issue #44, 4: an update of a path that is now a folder (a watcher's event for it) drops
+    the note; the folder is not a note to skip, and the notes in it have their own paths."""
+    with open_indexer(vault, tmp_path / "idx", cache_dir) as ix:
+        ix.sync()
+        (vault / "Related reading.md").unlink()
+        (vault / "Related reading.md").mkdir()
+        (vault / "Related reading.md" / "child.md").write_text("# Child\n\nAn okapi.\n")
+        r = ix.sync(["Related reading.md"])
+        assert r.deleted == 1 and r.skipped == {} and ix.state.skipped == {}
+        assert "Related reading.md" not in ix.state.files
+        ix.sync(["Related reading.md/child.md"])
+        assert_index_matches_folder(ix, dense=False)
+
+
 # ---------------------------------------------------------------- issue #12: links out of the vault
 
 

@@ -347,6 +347,10 @@ def _watch_forever(indexer: Indexer, progress: TerminalProgress) -> None:
         signal.signal(signal.SIGINT, lambda signum, frame: stop.set())
     try:
         watcher.start()
+        # what changed during the first sync and embedding (nothing watched yet): a reconcile
+        # once the watch is registered, as the server's start-up does
+        watcher.ready.wait(5)
+        watcher.reconcile()
         progress.message(f"watching {indexer.vault} (Ctrl-C to stop)")
         # short waits: Python runs the SIGINT handler in the main thread only when that thread
         # next runs, also when the signal was delivered to another thread

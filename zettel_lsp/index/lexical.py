@@ -112,6 +112,8 @@ class LexicalPass:
                 continue
             if stat.S_ISREG(st.st_mode):
                 present[rel] = (st.st_size, st.st_mtime_ns)
+            elif stat.S_ISDIR(st.st_mode):
+                continue  # a folder named like a note: not a note (its notes have their paths)
             else:  # a FIFO, socket or device named like a note: say so, once
                 self.skip(rel, read_note(self.vault / rel))
         return present

@@ -1,10 +1,15 @@
 """Live updates: watch the vault folder and feed batches of changed paths to the indexer.
 
 watchfiles debounces (default 500 ms) and batches events. Changes to a note sync just that
-note; changes the watcher cannot pin to notes (a folder renamed or deleted) and any watcher error
-fall back to a full reconcile, which is cheap when little changed (size + mtime first). Dot-
-folders (.git, .obsidian, .trash), node_modules, the index folder itself and user globs are
-ignored. A second thread embeds what the syncs queue, newest edits first.
+note; changes the watcher cannot pin to notes fall back to a full reconcile, which is cheap when
+little changed (size + mtime first): a folder made, renamed, moved or deleted (the events of the
+notes in a new folder may come before the OS watches it, and a folder named like a note may
+replace a note or be replaced by one) and any watcher error. Dot-folders (.git, .obsidian,
+.trash), node_modules, the index folder itself and user globs are ignored. A second thread
+embeds what the syncs queue, newest edits first.
+
+What changed before the OS watch was registered is not seen: ``ready`` is set once it is, and
+the owner then runs a full reconcile (:meth:`VaultWatcher.reconcile`, or its own sync).
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from zettel_lsp.notes.scan import is_ignored, is_note_path
 log = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_MS = 500
+# how long watchfiles waits for a first change before it answers (the first answer, a change or
+# this timeout, tells that the OS watch is registered: ``ready``)
+WATCH_TIMEOUT_MS = 200
 
 
 class VaultWatcher:
@@ -43,7 +51,7 @@ class VaultWatcher:
         self._stop = threading.Event()
         self._work = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.ready = threading.Event()  # set once the watcher is running
+        self.ready = threading.Event()  # set once the OS watch is registered
         # called from the embed thread each time the queue runs dry, with the chunks embedded
         self.on_embedded: Callable[[int], None] | None = None
 
@@ -55,6 +63,11 @@ class VaultWatcher:
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
+
+    def reconcile(self) -> None:
+        """A full reconcile now, reported to ``on_sync``; after :attr:`ready`, it catches up
+        with what changed before the watch began (an owner's first sync)."""
+        self._run_sync(None)
 
     def stop(self) -> None:
         self._stop.set()
@@ -80,23 +93,28 @@ class VaultWatcher:
         return not is_ignored(rel, self.indexer.settings.ignore_globs)
 
     def _watch_loop(self) -> None:
+        missed = False  # after a watcher error: what changed until it is back is unknown
         while not self._stop.is_set():
             try:
-                self.ready.set()
                 for changes in watch(
                     self.vault,
                     watch_filter=self._filter,
                     debounce=self.debounce_ms,
                     step=50,
                     stop_event=self._stop,
-                    rust_timeout=1000,
-                    yield_on_timeout=False,
+                    rust_timeout=WATCH_TIMEOUT_MS,
+                    yield_on_timeout=True,
                     raise_interrupt=False,
                 ):
-                    self._handle(changes)
+                    self.ready.set()  # the first answer comes once the OS watch is registered
+                    if missed:
+                        missed = False
+                        self.reconcile()
+                    if changes:
+                        self._handle(changes)
             except Exception:
-                log.exception("file watcher failed; running a full reconcile and restarting it")
-                self._run_sync(None)
+                log.exception("file watcher failed; restarting it, then a full reconcile")
+                missed = True
                 self._stop.wait(1.0)
 
     def _handle(self, changes: set[tuple[Change, str]]) -> None:
@@ -104,11 +122,22 @@ class VaultWatcher:
         full = False
         for _, path in changes:
             rel = os.path.relpath(path, self.vault).replace(os.sep, "/")
-            if is_note_path(rel):
+            if os.path.isdir(path):
+                full = True  # a folder made, moved or changed: the notes in it, rescan all
+            elif is_note_path(rel):
                 rels.add(rel)
-            elif not Path(path).is_file():
-                full = True  # a folder appeared, vanished or moved: rescan everything
+            elif not os.path.isfile(path):
+                full = True  # a folder vanished or moved: rescan everything
+        # a folder named like a note, with cards in it, moved away or replaced by a note
+        full = full or self._holds_cards(rels)
         self._run_sync(None if full else rels)
+
+    def _holds_cards(self, rels: set[str]) -> bool:
+        """Whether the index has cards inside one of ``rels`` (as folders)."""
+        if not rels:
+            return False
+        folders = tuple(rel + "/" for rel in rels)
+        return any(path.startswith(folders) for path, _ in self.indexer.card_items())
 
     def _run_sync(self, paths: set[str] | None) -> None:
         if paths is not None and not paths:
