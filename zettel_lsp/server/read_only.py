@@ -25,6 +25,7 @@ from zettel_lsp.index.sync import index_folder
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import external_target, is_ignored, is_note_path, load_card, load_vault
 from zettel_lsp.search.engine import title_index
+from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.server.phase import Phase
 
 if TYPE_CHECKING:
@@ -39,8 +40,8 @@ def _names(card: Card | None) -> tuple[str, ...]:
     return (card.title, *card.aliases, card.stem) if card is not None else ()
 
 
-def read_vault(service: VaultService) -> tuple[LinkGraph, list[str]]:
-    """Every card of the vault from disk, as a graph, and the problems found."""
+def read_vault(service: VaultService) -> tuple[LinkGraph, TitleIndex, list[str]]:
+    """Every card of the vault from disk, as a graph and its titles, and the problems found."""
     s = service.settings
     cards, problems = load_vault(
         service.root,
@@ -49,12 +50,15 @@ def read_vault(service: VaultService) -> tuple[LinkGraph, list[str]]:
         title_source=s.title_source,
         follow_external_symlinks=s.follow_external_symlinks,
     )
-    return LinkGraph.build(cards), problems
+    graph = LinkGraph.build(cards)
+    return graph, title_index(graph), problems
 
 
-def install_graph(service: VaultService, graph: LinkGraph, problems: list[str]) -> None:
+def install_graph(
+    service: VaultService, graph: LinkGraph, titles: TitleIndex, problems: list[str]
+) -> None:
     """Answer from ``graph`` (read-only or failed; call under the vault lock)."""
-    service.graph, service.titles, service.problems = graph, title_index(graph), problems
+    service.graph, service.titles, service.problems = graph, titles, problems
     service.graph_version += 1
 
 
@@ -213,11 +217,11 @@ class ReadOnlyWatch:
 
     def _reload(self) -> None:
         service = self.service
-        graph, problems = read_vault(service)
+        graph, titles, problems = read_vault(service)
 
         def apply() -> None:
             if service.phase == Phase.READ_ONLY:
-                install_graph(service, graph, problems)
+                install_graph(service, graph, titles, problems)
 
         service.locked(apply)
         service.graph_changed()

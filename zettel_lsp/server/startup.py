@@ -261,10 +261,10 @@ def fall_back(service: VaultService, phase: Phase, reason: str) -> None:
         message = f"zettel-lsp: {reason}. Search falls back to titles and plain text."
     service.notify("warning" if phase == Phase.READ_ONLY else "error", message)
     service.progress.report("reading the notes for links and titles")
-    graph, problems = read_vault(service)
+    graph, titles, problems = read_vault(service)
 
     def install() -> None:
-        install_graph(service, graph, problems)
+        install_graph(service, graph, titles, problems)
         service.phase = phase
         service.drop_stored()
 
