@@ -70,6 +70,27 @@ class FolderLock:
         self._fh.close()
 
 
+def is_free(folder: Path) -> bool:
+    """Whether a :class:`FolderLock` on ``folder`` would be taken now: nobody holds it, or a
+    compactor does (the newcomer stops it). Takes nothing: a read-only server asks this while
+    it waits for the holder to exit."""
+    import fcntl
+
+    try:
+        fh = (folder / LOCK_FILE).open("a+", encoding="utf-8")
+    except FileNotFoundError:
+        return True  # no folder: the newcomer makes it
+    except OSError:
+        return False
+    with fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return _holder(fh)[1] == COMPACTING
+        fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        return True
+
+
 def holder_pid(folder: Path) -> int | None:
     """The pid of the process holding ``folder``'s lock, as it wrote it (None: unreadable)."""
     try:

@@ -40,6 +40,7 @@ from zettel_lsp.server.background import in_background
 from zettel_lsp.server.models import Models
 from zettel_lsp.server.phase import Phase
 from zettel_lsp.server.progress import OperationFactory, VaultProgress
+from zettel_lsp.server.read_only import ReadOnlyWatch
 from zettel_lsp.server.self_tune import SelfTune
 from zettel_lsp.server.settings import ServerSettings
 from zettel_lsp.server.startup import StartUp
@@ -106,6 +107,7 @@ class VaultService:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._watcher: VaultWatcher | None = None
+        self._read_only: ReadOnlyWatch | None = None  # the watcher while read-only
         self.models = Models(self.root.name, self._stop.is_set)
         self._self_tune = SelfTune(self)
         self._last_read = 0.0  # monotonic time of the last read (see when_quiet)
@@ -170,6 +172,7 @@ class VaultService:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.stop()
+        self.stop_read_only()
         with self._lock:
             vault, self.vault = self.vault, None
             self.phase = Phase.CLOSED
@@ -208,6 +211,7 @@ class VaultService:
                 self.done.clear()
                 self._stop.clear()
         if restart:
+            self.stop_read_only()
             self.start()
             return
         in_background("zettel-reindex", self._reconcile)
@@ -224,6 +228,18 @@ class VaultService:
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
+
+    def watch_read_only(self) -> None:
+        """Read-only: keep the graph and text scan current from disk, and take the index over
+        once it is free (:mod:`zettel_lsp.server.read_only`)."""
+        self.stop_read_only()
+        self._read_only = ReadOnlyWatch(self)
+        self._read_only.start()
+
+    def stop_read_only(self) -> None:
+        watcher, self._read_only = self._read_only, None
+        if watcher is not None:
+            watcher.stop()
 
     def warm_up(self) -> None:
         """The server's warm-ups, once, before "ready" (so that the first completion and the
@@ -256,6 +272,11 @@ class VaultService:
         if self.phase == Phase.EMBEDDING:
             done, total = self.dense_progress
             return f"embedding ({done}/{total} chunks): meaning-based results are partial"
+        if self.phase == Phase.READ_ONLY:
+            return (
+                f"read-only: {self.reason} (answers come from titles and a scan of the text, "
+                "kept current from disk; the index opens here once it is free)"
+            )
         return f"{self.phase.value}: {self.reason}"
 
     def search(
@@ -317,6 +338,7 @@ class VaultService:
             out: dict[str, Any] = {
                 "root": str(self.root),
                 "phase": self.phase.value,
+                "read_only": self.phase == Phase.READ_ONLY,
                 "complete": self.complete,
                 "note": self.status_note(),
                 "cards_in_graph": len(self.graph.cards),

@@ -16,10 +16,9 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.index.status import SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
-from zettel_lsp.notes.scan import load_vault
-from zettel_lsp.search.engine import title_index
 from zettel_lsp.server.background import in_background
 from zettel_lsp.server.phase import Phase
+from zettel_lsp.server.read_only import install_graph, read_vault
 from zettel_lsp.vault import Vault
 
 if TYPE_CHECKING:
@@ -253,28 +252,20 @@ def fall_back(service: VaultService, phase: Phase, reason: str) -> None:
     if phase == Phase.READ_ONLY:
         message = (
             f"zettel-lsp: {reason}. This window answers read-only: links, backlinks, hover "
-            "and search by titles and plain text. Run 'zettel.reindex' once the other "
-            "window is closed."
+            "and search by titles and plain text, kept current from disk. It opens the index "
+            "itself once the other window is closed."
         )
+        # watching before the notes are read: a change made meanwhile is read again after
+        service.watch_read_only()
     else:
         message = f"zettel-lsp: {reason}. Search falls back to titles and plain text."
     service.notify("warning" if phase == Phase.READ_ONLY else "error", message)
     service.progress.report("reading the notes for links and titles")
-    s = service.settings
-    cards, problems = load_vault(
-        service.root,
-        s.ignore,
-        s.max_file_bytes,
-        title_source=s.title_source,
-        follow_external_symlinks=s.follow_external_symlinks,
-    )
-    graph = LinkGraph.build(cards)
-    titles = title_index(graph)
+    graph, titles, problems = read_vault(service)
 
     def install() -> None:
-        service.graph, service.titles, service.problems = graph, titles, problems
+        install_graph(service, graph, titles, problems)
         service.phase = phase
-        service.graph_version += 1
         service.drop_stored()
 
     service.locked(install)
