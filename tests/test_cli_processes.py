@@ -340,3 +340,23 @@ def test_index_watch_keeps_the_changes_made_during_its_first_sync(tmp_path: Path
     verified = json.loads(checked.stdout)["verify"]
     assert verified["mismatch_counts"] == {}, verified["mismatches"]
     assert verified["cards_on_disk"] == verified["cards_in_state"] == 16
+
+
+@pytest.mark.parametrize("command", [["search", "levain", "--json"], ["graph"]])
+def test_output_to_a_closed_pipe_ends_quietly(
+    vault: Path, tmp_path: Path, command: list[str]
+) -> None:
+    """`zettel-lsp search ... --json | head -c 600`: the reader is gone before the output."""
+    name, *rest = command
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe fails with EPIPE, as after `head` exits
+    where = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    args = [name, str(vault), *rest, *(where if name == "search" else [])]
+    try:
+        done = subprocess.run(
+            [*EXE, *args], stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == "", done.stderr  # no traceback, no "Exception ignored" line

@@ -179,3 +179,16 @@ def test_model_assembly_removes_only_its_own_temporary_folder(tmp_path: Path) ->
     assert (built / "tokenizer_config.json").is_file()
     assert (foreign / "keep.txt").read_text() == "not the model's"
     assert sorted(p.name for p in models.iterdir()) == sorted([built.name, foreign.name])
+
+
+def test_a_new_work_folder_and_its_new_parents_are_private(tmp_path: Path) -> None:
+    old = os.umask(0o022)  # the usual umask, which leaves new folders readable by all
+    try:
+        write_marker(tmp_path / "new" / "work")
+        (tmp_path / "mine").mkdir(mode=0o755)
+        write_marker(tmp_path / "mine")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "new" / "work").stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / "mine").stat().st_mode & 0o777 == 0o755  # made by the user: left as is

@@ -10,6 +10,7 @@ a symlink or ``..`` does not hide an overlap; a symlink itself is never deleted 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -101,10 +102,19 @@ def claim_work_dir(
     return read_marker(path, tool=tool, marker=marker)
 
 
+def make_private_dir(folder: Path) -> None:
+    """Create ``folder`` and each missing parent readable by the user alone (0700): an index
+    holds the notes' text. A folder that exists keeps its mode (a user's folder is theirs)."""
+    for path in [*reversed(folder.parents), folder]:
+        if not path.is_dir():
+            with contextlib.suppress(FileExistsError):  # made meanwhile by another process
+                path.mkdir(mode=0o700)
+
+
 def write_marker(folder: Path, *, tool: str = TOOL, marker: str = MARKER, **fields: Any) -> None:
     """Create ``folder`` (and its parents) if needed and write its marker atomically: ``tool``,
-    the folder's resolved ``path`` and ``fields``."""
-    folder.mkdir(parents=True, exist_ok=True)
+    the folder's resolved ``path`` and ``fields``; a new folder is private (0700)."""
+    make_private_dir(folder)
     folder = folder.resolve()
     data = {"tool": tool, "path": str(folder), **fields}
     target = folder / marker

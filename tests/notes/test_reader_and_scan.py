@@ -96,7 +96,13 @@ def test_walk_skips_dot_folders_ignored_dirs_and_globs(tmp_path: Path) -> None:
         f = tmp_path / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text("x")
-    assert sorted(iter_note_paths(tmp_path, ["drafts/*"])) == ["a.md", "sub/b.markdown"]
+    report = ScanReport()
+    assert sorted(iter_note_paths(tmp_path, ["drafts/*"], report)) == ["a.md", "sub/b.markdown"]
+    assert list(report.hidden) == [".hidden.md"]  # a dot-file is said; dot-folders are not
+    assert "hidden file" in report.hidden[".hidden.md"]
+    report = ScanReport()
+    load_vault(tmp_path, ["drafts/*", ".hidden.md"], report=report)  # ignored by a glob: silent
+    assert report.hidden == {} and report.skipped == 0
     assert is_ignored(".obsidian/x.md") and is_ignored("drafts/d.md", ["drafts/*"])
     assert not is_ignored("sub/b.md")
 

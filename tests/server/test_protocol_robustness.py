@@ -206,10 +206,13 @@ class RawServer:
         """Wait for the exit; if the server still waits for input, close stdin (as an editor
         that gives up would) and wait again."""
         try:
-            return self.proc.wait(grace)
+            code = self.proc.wait(grace)
         except subprocess.TimeoutExpired:
             self.close_stdin()
             return self.wait_exit()
+        for t in self._threads:  # stderr is read to its end before a test looks at it
+            t.join(10)
+        return code
 
     def shutdown_and_exit(self) -> int:
         answer = self.call("shutdown")
@@ -511,6 +514,29 @@ def test_invalid_messages_with_intact_framing_are_answered(raw: RawServer) -> No
     for msg_id in [*expected, 77, 78, late, early]:
         assert len(raw.responses(msg_id)) == 1, (msg_id, raw.responses(msg_id))
     assert len(raw.responses(None)) == 8
+    assert not raw.bad_output, raw.bad_output
+
+
+def test_a_request_nested_too_deeply_is_answered_under_its_id(raw: RawServer) -> None:
+    """json.loads gives up on 100,000 levels; the id is still read from the top level."""
+    raw.initialize()
+    deep = b"[" * 100_000 + b"]" * 100_000
+    head = b'{"jsonrpc": "2.0", "method": "workspace/symbol", '
+    raw.send_raw(frame(head + b'"id": 41, "params": {"query": "x", "deep": ' + deep + b"}}"))
+    raw.send_raw(frame(head + b'"params": {"deep": ' + deep + b'}, "id": "after-it"}'))
+    # not the request's id: one inside params, one of a response (no method), one that is bad
+    raw.send_raw(frame(head + b'"params": {"id": 43, "deep": ' + deep + b"}}"))
+    raw.send_raw(frame(b'{"jsonrpc": "2.0", "id": 44, "result": ' + deep + b"}"))
+    raw.send_raw(frame(head + b'"id": [45], "params": ' + deep + b"}"))
+    raw.send_raw(frame(head + b'"id": 46, "params": ' + deep + b"]}"))  # brackets do not pair
+    assert error_code(raw.wait_response(41)) == PARSE_ERROR
+    assert error_code(raw.wait_response("after-it")) == PARSE_ERROR
+    raw.wait_count(None, 4)
+    assert [error_code(m) for m in raw.responses(None)] == [PARSE_ERROR] * 4
+    assert isinstance(raw.call("workspace/symbol", {"query": "x"}).get("result"), list)
+    assert raw.shutdown_and_exit() == 0, raw.stderr_tail()
+    assert not any(raw.responses(i) for i in (43, 44, 45, 46)), raw.messages
+    assert len(raw.responses(41)) == len(raw.responses("after-it")) == 1
     assert not raw.bad_output, raw.bad_output
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -57,7 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     run: Callable[[argparse.Namespace], int] = args.run
     try:
-        return run(args)
+        code = run(args)
+        sys.stdout.flush()  # a reader that is gone shows here, not as a traceback at exit
+        return code
+    except BrokenPipeError:  # the reader of stdout is gone (`| head`): stop quietly
+        _drop_stdout()
+        return EXIT_FAILED
     except (CliError, WorkDirError, BeirError, IndexLockedError, StoreError, EmbedderError) as exc:
         print(f"zettel-lsp: {exc}", file=sys.stderr)
         if isinstance(exc, CliError):
@@ -67,6 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("\nzettel-lsp: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device: what is still buffered goes nowhere instead of failing
+    again when Python flushes it at exit (the recipe of the ``signal`` module's docs)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":  # pragma: no cover

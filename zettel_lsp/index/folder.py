@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from zettel_lsp.index.folder_lock import LOCK_FILE
 from zettel_lsp.index.state import IndexState
 from zettel_lsp.index.store import STORE_LAYOUT, EdgeStore
 from zettel_lsp.index.store_api import StoreError, VectorStore
-from zettel_lsp.workdir import MARKER, overlap
+from zettel_lsp.workdir import MARKER, make_private_dir, overlap
 
 if TYPE_CHECKING:
     from zettel_lsp.index.sync import IndexSettings
@@ -44,11 +45,13 @@ def open_store(
     re-embedded in place)."""
     if not settings.qdrant_url:
         try:
-            return EdgeStore(folder, dim, 100.0), False
+            store, rebuilt = EdgeStore(folder, dim, 100.0), False
         except StoreError as exc:
             log.warning("%s; rebuilding the index from the notes", exc)
             EdgeStore.destroy(folder)
-            return EdgeStore(folder, dim, 100.0), True
+            store, rebuilt = EdgeStore(folder, dim, 100.0), True
+        keep_private(folder)
+        return store, rebuilt
     from zettel_lsp.index.remote_store import (
         RemoteStore,
         VaultIdentity,
@@ -56,7 +59,8 @@ def open_store(
         this_host,
     )
 
-    store = RemoteStore.connect(
+    keep_private(folder)  # the database and the lock
+    remote = RemoteStore.connect(
         settings.qdrant_url,
         settings.qdrant_api_key,
         collection_name(folder),
@@ -65,7 +69,7 @@ def open_store(
         identity=VaultIdentity(vault, model, model_dim, chunker, host=this_host()),
         previous_model=previous_model,
     )
-    return store, False
+    return remote, False
 
 
 def usable_state(
@@ -132,9 +136,27 @@ def clear_old_layout(folder: Path) -> None:
             os.unlink(entry.path)
 
 
+def keep_private(folder: Path) -> None:
+    """Make zettel-lsp's own entries of an index folder readable by the user alone (files 0600,
+    the shard folder 0700): they hold the notes' text. The folder itself keeps its mode (0700
+    when zettel-lsp made it; a user's folder is theirs); SQLite gives its log files the
+    database's mode, and new shard files sit in the private shard folder."""
+    for name in sorted(INDEX_ENTRIES):
+        path = folder / name
+        try:
+            mode = path.lstat().st_mode
+            if not stat.S_ISLNK(mode) and stat.S_IMODE(mode) & 0o077:
+                path.chmod(stat.S_IMODE(mode) & 0o700)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # not the user's file
+            log.warning("cannot make %s private: %s", path, exc.strerror)
+
+
 def check_index_folder(folder: Path, vault: Path) -> None:
     """Refuse an index folder that is the vault or holds it, or that holds files of its own
-    (a user's folder): the index writes and, when damaged, deletes its files there."""
+    (a user's folder): the index writes and, when damaged, deletes its files there. Then make
+    the folder when it does not exist yet, with any missing parent, private (0700)."""
     where = overlap(folder, vault)
     if where in ("is", "contains"):
         raise StoreError(
@@ -144,7 +166,10 @@ def check_index_folder(folder: Path, vault: Path) -> None:
         )
     try:
         names = [e.name for e in os.scandir(folder)]
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
+        make_private_dir(folder)
+        return
+    except NotADirectoryError:
         return
     except OSError as exc:
         raise StoreError(f"cannot read the index folder {folder}: {exc.strerror}") from exc

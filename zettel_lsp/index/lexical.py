@@ -136,6 +136,8 @@ class LexicalPass:
             self.skip(rel, _outside(self.vault / rel, target))
         for shown, message in self.scan.bad_names.items():
             self.skip(shown, ReadResult(ReadStatus.UNREADABLE, problems=[message]))
+        for rel, message in self.scan.hidden.items():
+            self.skip(rel, ReadResult(ReadStatus.HIDDEN, problems=[message]))
         return paths
 
     def read(self, candidates: list[str], gone: set[str], *, rechunk_all: bool) -> None:

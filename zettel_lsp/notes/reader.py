@@ -33,6 +33,7 @@ class ReadStatus(StrEnum):
     NOT_A_FILE = "not-a-file"
     DANGLING_SYMLINK = "dangling-symlink"
     OUTSIDE_VAULT = "outside-vault"  # a symlink whose target is outside the vault (not followed)
+    HIDDEN = "hidden"  # a dot-file: not read (notes.scan.hidden_problem)
 
 
 @dataclass(slots=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import logging
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,8 @@ class ScanReport:
     external_links: dict[str, str] = field(default_factory=dict)
     # files and folders whose names are not UTF-8, not read: shown path (``\\xff``) -> message
     bad_names: dict[str, str] = field(default_factory=dict)
+    # dot-files named like notes (``.draft.md``, ``..x.md``): hidden, not read: path -> message
+    hidden: dict[str, str] = field(default_factory=dict)
 
 
 def is_note_path(rel_path: str) -> bool:
@@ -59,6 +61,12 @@ def is_ignored(rel_path: str, ignore_globs: Iterable[str] = ()) -> bool:
     if any(p.startswith(".") for p in parts) or any(p in DEFAULT_IGNORED_DIRS for p in parts[:-1]):
         return True
     return any(fnmatch.fnmatch(rel_path, g) for g in ignore_globs)
+
+
+def hidden_problem(path: str) -> str:
+    """The message for a dot-file named like a note: hidden by convention (``ls``, Obsidian),
+    like the editor lock and resource-fork files (``.#a.md``, ``._a.md``) that share the rule."""
+    return f"{path}: hidden file (the name starts with '.'): not indexed; rename it to index it"
 
 
 def external_target(root: str | Path, rel_path: str) -> str | None:
@@ -121,7 +129,7 @@ def iter_note_paths(
         subdirs: list[tuple[str, str]] = []
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
+            if _dot_entry(entry, f"{rel_folder}{name}", globs, report):
                 continue
             if not utf8_name(name):
                 # Such a name cannot travel as JSON, in a URI or in a Qdrant payload.
@@ -164,6 +172,20 @@ def iter_note_paths(
                     continue
                 yield rel
         stack.extend(reversed(subdirs))
+
+
+def _dot_entry(entry: os.DirEntry[str], rel: str, globs: Sequence[str], report: ScanReport) -> bool:
+    """True for a name that starts with a dot: skipped. A dot-folder silently; a dot-file named
+    like a note (unless a glob ignores it) is recorded in ``report.hidden``."""
+    if not entry.name.startswith("."):
+        return False
+    try:
+        is_dir = entry.is_dir(follow_symlinks=True)
+    except OSError:
+        is_dir = False
+    if not is_dir and is_note_path(entry.name) and not any(fnmatch.fnmatch(rel, g) for g in globs):
+        report.hidden[rel] = hidden_problem(entry.path)
+    return True
 
 
 def _is_symlink(entry: os.DirEntry[str]) -> bool:
@@ -240,8 +262,9 @@ def load_vault(
         report.problems.append(external_link_problem(os.path.join(os.fspath(root), rel), target))
         if is_note_path(rel):
             report.skipped += 1
-    report.problems.extend(report.bad_names.values())
-    report.skipped += len(report.bad_names)
+    for names in (report.bad_names, report.hidden):
+        report.problems.extend(names.values())
+        report.skipped += len(names)
     for line in report.problems:
         log.warning("%s", line)
     return cards, report.problems

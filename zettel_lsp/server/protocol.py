@@ -49,6 +49,10 @@ _PARTIAL_HEAD = re.compile(  # what can still become a _HEAD
 )
 _LENGTH = re.compile(rb"(?im)^content-length:[ \t]*(\S*)[ \t]*\r?$")
 _NEXT_HEAD = re.compile(rb"(?i)content-length[ \t]*:[ \t]*\d+[ \t]*\r?\n")  # no JSON has it
+# a JSON token: a string, a bracket or separator, a bare word (number, true...); else a stray byte
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{},:]|[^\s"\[\]{},:]+|(\S)')
+_CLOSES = {b"{": b"}", b"[": b"]"}
+ID_SCAN_MAX = 1 << 20  # bytes: the longest too-deep body whose id is looked for (~0.5 s)
 
 
 class FramingError(Exception):
@@ -111,6 +115,40 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
+def _top_level_id(body: bytes) -> int | str | None:
+    """The id of a request too deeply nested for ``json.loads``, read from its top level without
+    recursion: the body must be one object whose brackets pair up, with a top-level ``method``
+    and a valid top-level ``id`` (an ``"id"`` inside params is not the request's); else None.
+    Linear, but in Python: the caller bounds the body's size."""
+    stack: list[bytes] = []
+    values: dict[str, bytes] = {}  # top-level key -> the first token of its value
+    key, prev = "", b""
+    for token in _TOKEN.finditer(body):
+        tok, depth = token[0], len(stack)
+        if token.lastindex or (depth == 0 and (prev or tok != b"{")):
+            return None  # a stray byte, or not one object
+        if depth == 1 and prev in (b"{", b",") and tok[:1] == b'"':
+            try:
+                key = json.loads(tok)
+            except ValueError:
+                return None
+        elif depth == 1 and prev == b":":
+            values[key] = tok
+        if tok in _CLOSES:
+            stack.append(tok)
+        elif tok in (b"}", b"]") and (not stack or _CLOSES[stack.pop()] != tok):
+            return None
+        if depth <= 1:
+            prev = tok
+    if stack or "method" not in values or "id" not in values:
+        return None
+    try:  # a bracket is not a whole value: json.loads refuses it
+        msg_id = json.loads(values["id"])
+    except ValueError:
+        return None
+    return msg_id if _valid_id(msg_id) else None
+
+
 class RobustProtocol(LanguageServerProtocol):
     """pygls' LSP protocol fed by :func:`serve`: each request gets exactly one answer."""
 
@@ -125,7 +163,9 @@ class RobustProtocol(LanguageServerProtocol):
                 raise FramingError(
                     "a body holds a header: its Content-Length was too large"
                 ) from exc
-            self.reply_error(None, rpc.JsonRpcParseError(f"Parse error: {exc}"))
+            deep = isinstance(exc, RecursionError)
+            msg_id = _top_level_id(body) if deep and len(body) <= ID_SCAN_MAX else None
+            self.reply_error(msg_id, rpc.JsonRpcParseError(f"Parse error: {exc}"))
             return
         request = isinstance(data, dict) and "method" in data and "id" in data
         if not isinstance(data, dict) or (request and not _valid_id(data["id"])):
