@@ -12,7 +12,8 @@ once and the index folder saved; every run starts from ``main`` and that saved i
   the target, and while its initial sync runs, ``git checkout main`` plus one note created and
   one deleted.
 - **folder-replaces-note**: once the target is idle: ``Case.md`` -> ``CASE.md``; ``-dash.md``
-  and ``Replaced.md`` deleted and each made a folder holding ``child.md``; one note renamed.
+  deleted and made a folder holding ``child.md`` at once; ``Replaced.md`` the same, with 2 s
+  between the deletion and the folder; one note renamed.
 - **branch-switch**: once idle, ``git checkout b2``; once the target embeds b2's changes,
   ``git checkout main`` again.
 - **read-only**: server 1 holds the index; server 2 starts on the same folders. A card is
@@ -389,6 +390,8 @@ async def folder_replaces_note(b: Bench, t: Target) -> dict[str, Any]:
     os.rename(v / "Case.md", v / "CASE.md")
     for name in ("-dash.md", "Replaced.md"):
         (v / name).unlink()
+        if name == "Replaced.md":  # the deletion synced on its own before the folder comes
+            await asyncio.sleep(SETTLE_SECONDS)
         (v / name).mkdir()
         (v / name / "child.md").write_text(f"# Child\n\n{word(b.rng)}\n", encoding="utf-8")
     made = {"CASE.md", "-dash.md/child.md", "Replaced.md/child.md"}
