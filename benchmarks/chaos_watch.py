@@ -9,8 +9,8 @@ differs from it in :data:`BRANCH_CHANGES` notes (edits, adds, deletes). ``main``
 once and the index folder saved; every run starts from ``main`` and that saved index.
 
 - **during-sync**: ``git checkout b2`` with no watcher (the index is behind the folder), start
-  the target, and while its initial sync runs, ``git checkout main`` plus one note created and
-  one deleted.
+  the target, and ``sync_delay`` after it opened the index, ``git checkout main`` plus one note
+  created and one deleted (``landed_in_sync``: the saved state had not caught up with b2 then).
 - **folder-replaces-note**: once the target is idle: ``Case.md`` -> ``CASE.md``; ``-dash.md``
   deleted and made a folder holding ``child.md`` at once; ``Replaced.md`` the same, with 2 s
   between the deletion and the folder; one note renamed.
@@ -356,23 +356,19 @@ async def wait_consistent(t: Target, b: Bench, timeout: float) -> dict[str, Any]
 async def during_sync(b: Bench, t: Target) -> dict[str, Any]:
     switch(b, "b2")  # no watcher: the index is now behind the folder
     await t.start()
-    syncing = ("syncing",) if isinstance(t, CliWatch) else ServerTarget.SYNCING
-    if await wait_until(lambda: _in(t, syncing), START_TIMEOUT) is None:
-        raise RuntimeError(f"{t.name} never started its initial sync")
+    # the CLI holds the index folder, or the server has opened it (its initial sync runs)
+    if await wait_until(lambda: _not_in(t, ("starting",)), START_TIMEOUT) is None:
+        raise RuntimeError(f"{t.name} never opened the index")
     await asyncio.sleep(b.opts.sync_delay)
     before = await t.phase()
+    behind = not quick_check(b.vault, b.index_dir).ok  # the index has not caught up with b2
     switch(b, "main")
     created = f"Made during sync {word(b.rng, 4)}.md"
     (b.vault / created).write_text(f"# Made during sync\n\n{word(b.rng)}\n", encoding="utf-8")
     gone = b.rng.choice(sorted(set(iter_note_paths(b.vault)) - set(FIXTURES) - {created}))
     (b.vault / gone).unlink()
     b.touched.update((created, gone))
-    after = await t.phase()
-    return {"phase_at_switch": before, "phase_after_ops": after, "landed_in_sync": after in syncing}
-
-
-async def _in(t: Target, phases: tuple[str, ...]) -> bool:
-    return await t.phase() in phases
+    return {"phase_at_switch": before, "phase_after_ops": await t.phase(), "landed_in_sync": behind}
 
 
 async def start_idle(b: Bench, t: Target) -> float:
@@ -423,8 +419,9 @@ async def read_only(b: Bench, t: Target) -> dict[str, Any]:
     try:
         out["server1_idle_s"] = await start_idle(b, s1)
         await t.start()
-        await wait_until(lambda: _in(t, ("read-only", "ready")), START_TIMEOUT)
-        out["server2_phase"] = await t.phase()
+        await wait_until(lambda: _not_in(t, ("starting", "syncing")), START_TIMEOUT)
+        st = await t.status()
+        out["server2_phase"], out["server2_note"] = st.get("phase"), st.get("note")
         w_new, w_old = word(b.rng), word(b.rng)
         new = f"Read only probe {w_new}.md"
         (b.vault / new).write_text(f"# Probe\n\nA card made for {w_new}.\n", encoding="utf-8")
@@ -442,13 +439,16 @@ async def read_only(b: Bench, t: Target) -> dict[str, Any]:
                 if not ok
             ]
         out["server1_stop"] = await s1.stop()
-        out["takeover_s"] = await wait_until(
-            lambda: _not_in(t, ("read-only", "closed", "failed")), b.opts.settle_timeout
-        )
+        out["takeover_s"] = await wait_until(lambda: _holds_index(t), b.opts.settle_timeout)
         out["server2_phase_after"] = await t.phase()
     finally:
         await s1.stop()
-    out["scenario_ok"] = out["found_s"].get("server2") is not None and out["takeover_s"] is not None
+    out["server1_exit"] = out.get("server1_stop", {}).get("returncode")
+    out["scenario_ok"] = (
+        out["found_s"].get("server2") is not None
+        and out["takeover_s"] is not None
+        and out["server1_exit"] == 0
+    )
     return out
 
 
@@ -478,6 +478,13 @@ async def _not_in(t: Target, phases: tuple[str, ...]) -> bool:
     return await t.phase() not in phases
 
 
+async def _holds_index(s: ServerTarget) -> bool:
+    """Whether the server's status says it holds the index (not read-only, closed or failed)."""
+    st = await s.status()
+    read_only = st.get("read_only") or st.get("readOnly")
+    return not read_only and st.get("phase") not in ("read-only", "closed", "failed", None)
+
+
 SCENARIO_FNS: dict[str, Callable[[Bench, Target], Awaitable[dict[str, Any]]]] = {
     "during-sync": during_sync,
     "folder-replaces-note": folder_replaces_note,
@@ -499,8 +506,8 @@ async def run_one(b: Bench, scenario: str, target: str, work: Path) -> dict[str,
     try:
         out.update(await SCENARIO_FNS[scenario](b, t))
         out.update(await wait_consistent(t, b, b.opts.settle_timeout))
-    except RuntimeError as exc:
-        out["error"] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - the run failed: say how, stop, verify, go on
+        out["error"] = repr(exc)
     finally:
         out["stop"] = await t.stop()
     focus = {p for p in b.touched if (b.vault / p).is_file()}
@@ -559,6 +566,7 @@ def summary_line(r: dict[str, Any]) -> str:
             "server2_phase",
             "found_s",
             "takeover_s",
+            "server1_exit",
             "server2_misses",
             "error",
         )
