@@ -10,6 +10,7 @@ runs, a race with the file watcher)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ def small_vault(root: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """Both scenarios against ``index --watch``, on one git copy (indexed once)."""
+    if shutil.which("git") is None:
+        pytest.skip("the scenarios make a git copy of the vault: git is not installed")
     tmp = tmp_path_factory.mktemp("chaos-watch")
     opts = chaos_watch.Options(tmp / "cache", sample=None, settle_timeout=20.0, sync_delay=0.0)
     scenarios = ["folder-replaces-note", "during-sync"]
