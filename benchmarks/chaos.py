@@ -3,6 +3,7 @@ the index still equals the vault.
 
     python benchmarks/chaos.py VAULT [--kills 20] [--storm 1000] [--bursts 1] [--seed 0]
         [--work DIR] [--cache-dir DIR] [--sample 200] [--hostile] [--out chaos.json]
+        [--scenarios all] [--targets index-watch,server] [--settle-timeout 60]
 
 VAULT is copied to a fresh work folder (``--work``, new or empty, default a new temp folder) and
 never touched.
@@ -28,6 +29,12 @@ never touched.
    stretch). ``--bursts B`` splits the OPS into B bursts, each waited out (median, p95). The
    server is stopped with shutdown/exit, the index opened as it is (no sync) and the full
    verifier run (vectors of every card the storm touched, renamed ones included).
+
+3. **Watcher scenarios** (``--scenarios``, default all, ``none`` skips them): changes during
+   the initial sync, a folder replacing a note, a branch switch (each against ``index --watch``
+   and the server) and a read-only second server, on a git copy of the vault with a second
+   branch; each ends with the time to consistency, the exit code and the verifier
+   (:mod:`chaos_watch`).
 
 ``--hostile`` adds same-size edits with the old mtime restored (no editor makes them; ``cp -p``
 and ``rsync -t`` can). Prints a summary; ``--out`` writes everything as JSON (with the operation
@@ -70,6 +77,11 @@ from zettel_lsp.index.verify import HashMemo, VerifyReport, quick_check, verify_
 from zettel_lsp.notes.parser import parse_card
 from zettel_lsp.notes.reader import read_note
 from zettel_lsp.notes.scan import iter_note_paths
+
+try:  # run as a script (benchmarks/ on sys.path) or imported from the project root (tests)
+    import chaos_watch  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - the tests' import path
+    from benchmarks import chaos_watch
 
 PHASE_LABELS = {"scanning": "scan", "files indexed": "lexical", "chunks embedded": "dense"}
 SETTLE_SECONDS = 2.0  # consistency must hold this long (the watcher debounces 500 ms)
@@ -834,7 +846,35 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="add operations no editor makes: same-size edits with the old mtime restored",
     )
+    p.add_argument(
+        "--scenarios",
+        default="all",
+        help="watcher scenarios (benchmarks/chaos_watch.py), comma-separated, 'all' or 'none': "
+        + ", ".join(chaos_watch.SCENARIOS),
+    )
+    p.add_argument(
+        "--targets",
+        default=",".join(chaos_watch.TARGETS),
+        help="what the scenarios run against: index-watch (zettel-lsp index --watch), server",
+    )
+    p.add_argument(
+        "--settle-timeout",
+        type=float,
+        default=60.0,
+        help="scenarios: seconds after the last operation to reach consistency",
+    )
+    p.add_argument(
+        "--found-timeout",
+        type=float,
+        default=20.0,
+        help="read-only scenario: seconds the second server gets to find the changes",
+    )
     args = p.parse_args(argv)
+    try:
+        scenarios = chaos_watch.parse_scenarios(args.scenarios)
+        targets = chaos_watch.parse_targets(args.targets)
+    except ValueError as exc:
+        p.error(str(exc))
     if args.hostile:
         KILL_OPS.update(HOSTILE_OPS)
         STORM_OPS.update(HOSTILE_OPS)
@@ -867,10 +907,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.kills <= 0:  # the server starts on an index: build it first
             subprocess.run(index_command(vault, index_dir, cache), check=True)
         out["storm"] = asyncio.run(storm(args, vault, index_dir, cache, mut))
+    if scenarios:
+        opts = chaos_watch.Options(
+            cache, args.seed, args.sample, args.settle_timeout, args.found_timeout
+        )
+        out["scenarios"] = chaos_watch.run(args.vault, work / "watch", opts, scenarios, targets)
     out["notes_after"] = len(mut.notes())
     out["seconds"] = round(time.monotonic() - t0, 1)
     trace(out, mut.journal)
-    ok = all(out[k]["ok"] for k in ("kill_loop", "storm") if k in out)
+    ok = all(out[k]["ok"] for k in ("kill_loop", "storm", "scenarios") if k in out)
     out["ok"] = ok
     print_summary(out)
     if args.out:
@@ -927,6 +972,10 @@ def print_summary(out: dict[str, Any]) -> None:
             print(f"  MISMATCH ({part}) {m['kind']}: {m['path']}: {m['reason']}")
             for j in m.get("operations", [])[-3:]:
                 print(f"      after {j['stage']} op {j['n']}: {j['op']} {j['paths']}")
+    for r in out.get("scenarios", {}).get("runs", []):
+        print(f"  scenario {chaos_watch.summary_line(r)}")
+        for m in r["verify"].get("mismatches", [])[:10]:
+            print(f"      MISMATCH {m['kind']}: {m['path']}: {m['reason']}")
     print(f"  {'OK' if out['ok'] else 'FAILED'} in {out['seconds']} s")
 
 
