@@ -221,3 +221,22 @@ def test_a_stop_leaves_the_default(indexed: tuple[Path, Path], tmp_path: Path) -
             return len(calls) > 5
 
         assert v.calibrate(should_stop=stop) is None and v.calibration is None
+
+
+def test_a_card_deleted_after_the_draw_is_left_out(indexed: tuple[Path, Path]) -> None:
+    """The vault changes between the hold-out's draw and its un-linking (a branch switch during
+    a server's self-tuning): the deleted card is left out, not a KeyError."""
+    vault, index = indexed
+    with Vault(vault, index) as v:
+        v.open()
+        reads: list[int] = []
+
+        def read(fn: Any) -> Any:
+            reads.append(1)
+            if len(reads) == 2:  # after the draw, before the un-linking
+                v.graph.remove(held[0].src)
+            return fn()
+
+        held = self_holdout(v.graph, sources=48, seed=0)
+        made = calibrate(v.engine, read=read, rounds=1)
+        assert made is not None and held[0].src not in v.graph.cards

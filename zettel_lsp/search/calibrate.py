@@ -147,6 +147,8 @@ def self_legs(
     def unlink() -> tuple[dict[str, str], list[Card], MentionCache, int]:
         changed: dict[str, str] = {}
         for h in held:
+            if h.src not in graph.cards:  # deleted since the draw (the vault changes meanwhile)
+                continue
             text, n = unlinked_text(graph, h.src, h.dsts, h.variant)
             if n:
                 changed[h.src] = text
