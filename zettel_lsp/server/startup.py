@@ -18,7 +18,6 @@ from zettel_lsp.index.status import SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.engine import title_index
-from zettel_lsp.server.background import in_background
 from zettel_lsp.server.phase import Phase
 from zettel_lsp.vault import Vault
 
@@ -138,7 +137,7 @@ class StartUp:
 
     def settle(self) -> bool:
         # the first edit would build the mention automata under the lock: build them now
-        in_background("mentions", self.graph.prepare_mentions)
+        self.service.threads.start("zettel-mentions", self.graph.prepare_mentions)
         # the graph lives as long as the vault: later collections skip its objects
         gc.freeze()
         self.service.graph_ready.set()
