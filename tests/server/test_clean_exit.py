@@ -1,8 +1,8 @@
 """A clean exit (issue #44, finding 2): whatever the server is doing when ``shutdown`` and
-``exit`` arrive (embedding a branch switch, choosing the suggestions' weights), its process ends
-with 0, and no thread of its own is still running when the interpreter tears down: one inside
-onnxruntime or Qdrant Edge then aborts it (rc -6, ``terminate called without an active
-exception``).
+``exit`` arrive (embedding a branch switch, choosing the suggestions' weights, loading the
+multilingual model for a query not in English), its process ends with 0, and no thread of its
+own is still running when the interpreter tears down: one inside onnxruntime or Qdrant Edge
+then aborts it (rc -6, ``terminate called without an active exception``).
 
 A small git vault of two branches that differ in most notes; its index is of branch ``b2``
 while the folder is on ``main``, so the server re-embeds them at start; the test switches to
@@ -32,8 +32,10 @@ BIG = 2  # notes of many sections, each with a link: self-tuning embeds each aga
 SECTIONS = 32  # the passages it embeds of a card at most (suggest.legs.MAX_QUERY_CHUNKS)
 WORDS = 80  # per section (~250 tokens: one passage)
 RUNS = 10
-# seconds from ready to shutdown in the runs that wait for it: while self-tuning embeds cards
-SELF_TUNING = (0.8, 1.2, 1.6, 2.0, 2.4)
+# seconds from ready to the search in German and shutdown, in the runs that wait for ready:
+# at once (the multilingual model is loading at exit), or while self-tuning embeds cards
+SELF_TUNING = (0.0, 1.0, 0.0, 2.0, 0.0)
+FOREIGN = "Wie backe ich ein Brot mit Sauerteig und Roggenmehl?"  # German: not English
 ALIVE = "zettel-test: alive at exit: "
 HOOK = f"""
 import atexit, sys, threading
@@ -121,7 +123,8 @@ def _run(
 ) -> dict[str, Any]:
     """Start on ``main`` with the index of ``b2``, switch to ``b2`` ``checkout_after`` seconds
     after ``initialized``, then ``shutdown`` and ``exit``: at once (while the switch is being
-    embedded) or once ready (while the suggestions' weights are being chosen)."""
+    embedded), or ``self_tuning`` seconds after ready (while the suggestions' weights are being
+    chosen) and a search in German (which starts loading the multilingual model)."""
     _git(b.vault, "checkout", "-q", "-f", "main")
     shutil.rmtree(index, ignore_errors=True)
     copy_tree(b.index, index, ignore=shutil.ignore_patterns("lock"))
@@ -135,7 +138,10 @@ def _run(
         while until_ready and at_exit != "ready" and time.monotonic() < deadline:
             time.sleep(0.5)
             at_exit = _phase(srv)
-        time.sleep(self_tuning)  # no request meanwhile: self-tuning yields to them
+        if until_ready:
+            time.sleep(self_tuning)  # no request meanwhile: self-tuning yields to them
+            search = {"command": "zettel.search", "arguments": [{"query": FOREIGN}]}
+            assert "result" in srv.call("workspace/executeCommand", search)
         code = srv.shutdown_and_exit()
     finally:
         srv.kill()

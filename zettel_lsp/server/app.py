@@ -59,7 +59,7 @@ def serve_stdio() -> None:
         stdin = functools.partial(os.read, sys.stdin.buffer.fileno())
         code = serve(server.protocol, stdin, sys.stdout.buffer)
     except SystemExit as exc:  # pygls' ``exit``
-        code = exc.code if isinstance(exc.code, int) else 1
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         log.removeHandler(handler)
         server.cancel_all()
