@@ -9,14 +9,16 @@ See :mod:`zettel_lsp.server.features` for what is answered where.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import sys
 
+from zettel_lsp.server.background import wait_for_threads
 from zettel_lsp.server.features import register_all
 from zettel_lsp.server.logging_bridge import LspLogHandler
-from zettel_lsp.server.protocol import serve
+from zettel_lsp.server.protocol import _exit_line, serve
 from zettel_lsp.server.server import ZettelLanguageServer
 
 log = logging.getLogger("zettel_lsp")
@@ -31,6 +33,11 @@ COMMANDS = (
     "zettel.ask",
 )
 
+# at exit, the longest the process waits for threads still running once the vaults are closed
+# (seconds); the stdin reader (protocol.serve) may stay blocked in a read
+EXIT_SECONDS = 10.0
+STDIN_THREAD = "zettel-stdin"
+
 
 def create_server() -> ZettelLanguageServer:
     server = ZettelLanguageServer()
@@ -41,19 +48,39 @@ def create_server() -> ZettelLanguageServer:
 def serve_stdio() -> None:
     """Serve on stdin/stdout. ``exit`` raises ``SystemExit`` (0 after ``shutdown``, else 1), as do
     the end of input before ``shutdown`` and broken framing (1), so an editor sees that the
-    server died and can restart it; the end of input after ``shutdown`` returns."""
+    server died and can restart it; the end of input after ``shutdown`` returns. Either way
+    the vaults close and every thread ends first (:func:`end_process`)."""
     server = create_server()
     handler = LspLogHandler(server)
     log.addHandler(handler)
     log.setLevel(logging.INFO)
+    code = 1
     try:
         stdin = functools.partial(os.read, sys.stdin.buffer.fileno())
         code = serve(server.protocol, stdin, sys.stdout.buffer)
+    except SystemExit as exc:  # pygls' ``exit``
+        code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
         log.removeHandler(handler)
         server.cancel_all()
         server.requests.shutdown(wait=False, cancel_futures=True)
         server.stop_vaults(compact=True)
         server.vault_tasks.shutdown(wait=False, cancel_futures=True)
+    end_process(code)
+
+
+def end_process(code: int) -> None:
+    """End with ``code`` once every thread ended (at most :data:`EXIT_SECONDS`): a thread still
+    inside a native call (onnxruntime, Qdrant Edge) when the interpreter tears down aborts the
+    process. If one is still running then, the process ends at once (``os._exit``, its output
+    flushed), skipping the teardown, and says so on stderr."""
+    left = wait_for_threads(EXIT_SECONDS, keep=(STDIN_THREAD,))
+    if left:
+        _exit_line(f"threads still running at exit, not waited for: {', '.join(left)}")
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                stream.flush()
+        os._exit(code)
     if code:
         raise SystemExit(code)

@@ -1,5 +1,6 @@
-"""A vault's embedding models, loaded in threads of their own: start-up goes on meanwhile
-(lexical search answers), and "ready" waits for them (:meth:`Models.wait`)."""
+"""A vault's embedding models, loaded in threads of their own (the vault's :class:`Threads`,
+joined when it closes): start-up goes on meanwhile (lexical search answers), and "ready" waits
+for them (:meth:`Models.wait`)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,24 @@ import threading
 import time
 from collections.abc import Callable
 
-from zettel_lsp.server.background import in_background
+from zettel_lsp.server.background import Threads
 from zettel_lsp.vault import Vault
 
 log = logging.getLogger(__name__)
 
 
 class Models:
-    def __init__(self, name: str, should_stop: Callable[[], bool]) -> None:
+    def __init__(self, name: str, should_stop: Callable[[], bool], threads: Threads) -> None:
         self._name = name
         self._should_stop = should_stop
+        self._threads = threads
         self._thread: threading.Thread | None = None
         self._multilingual_loading = threading.Lock()  # one multilingual model load at a time
 
     def start(self, vault: Vault) -> None:
         """Load the model (and the multilingual one if the index has its vectors), then read
         the stored vectors ahead."""
-        self._thread = in_background(f"zettel-model-{self._name}", self._load, vault)
+        self._thread = self._threads.start(f"zettel-model-{self._name}", self._load, vault)
 
     def wait(self, report: Callable[[str], None]) -> None:
         if self._thread is not None:
@@ -32,11 +34,12 @@ class Models:
             self._thread.join()  # "ready" means the dense leg answers too
 
     def load_multilingual_in_background(self, vault: Vault) -> None:
-        in_background(f"zettel-multilingual-model-{self._name}", self.load_multilingual, vault)
+        name = f"zettel-multilingual-model-{self._name}"
+        self._threads.start(name, self.load_multilingual, vault)
 
     def load_multilingual(self, vault: Vault) -> None:
-        if not self._multilingual_loading.acquire(blocking=False):
-            return  # another thread is loading it
+        if self._should_stop() or not self._multilingual_loading.acquire(blocking=False):
+            return  # the vault is closing, or another thread is loading it
         try:
             vault.load_multilingual_model()
         except Exception as exc:  # noqa: BLE001 - the other legs still work
@@ -45,6 +48,8 @@ class Models:
             self._multilingual_loading.release()
 
     def _load(self, vault: Vault) -> None:
+        if self._should_stop():  # the vault closed before its model loaded
+            return
         try:
             vault.load_model()
         except Exception as exc:  # noqa: BLE001 - lexical search still works

@@ -26,7 +26,6 @@ from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import external_target, is_ignored, is_note_path, load_card, load_vault
 from zettel_lsp.search.engine import title_index
 from zettel_lsp.search.titles import TitleIndex
-from zettel_lsp.server.background import in_background
 from zettel_lsp.server.phase import Phase
 
 if TYPE_CHECKING:
@@ -93,7 +92,8 @@ class ReadOnlyWatch:
         self.ready = threading.Event()  # set once the watcher is running
 
     def start(self) -> None:
-        self._thread = in_background(f"zettel-read-only-{self.service.root.name}", self._loop)
+        name = f"zettel-read-only-{self.service.root.name}"
+        self._thread = self.service.threads.start(name, self._loop)
         self.ready.wait(5)
 
     def stop(self) -> None:

@@ -10,7 +10,6 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from zettel_lsp.server.background import in_background
 from zettel_lsp.server.progress import REPORT_EVERY_SECONDS
 
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ class SelfTune:
 
     def start(self) -> None:
         """Choose the weights if :meth:`Vault.calibration_due` (checked in the thread)."""
-        in_background(f"zettel-self-tune-{self._service.root.name}", self._run)
+        self._service.threads.start(f"zettel-self-tune-{self._service.root.name}", self._run)
 
     def _run(self) -> None:
         vault = self._service.vault

@@ -36,7 +36,7 @@ from zettel_lsp.search.fallback import scan_search, stored_title_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.titles import TitleIndex
-from zettel_lsp.server.background import in_background
+from zettel_lsp.server.background import Threads
 from zettel_lsp.server.models import Models
 from zettel_lsp.server.phase import Phase
 from zettel_lsp.server.progress import OperationFactory, VaultProgress
@@ -58,6 +58,9 @@ T = TypeVar("T")
 # background work (self-tuning) runs only while the editor is quiet: once no request came for
 # this long (seconds); an editor busy without pause defers it
 SELF_TUNE_QUIET = 0.3
+# the longest a vault's close waits for its threads to end (seconds): each stops at its next
+# step, and a model call or an index batch in flight ends well within it
+CLOSE_SECONDS = 10.0
 
 Notify = Callable[[str, str], None]  # (level "info"|"warning"|"error", message)
 GraphListener = Callable[[], None]  # told after the graph changed (outside the lock; be quick)
@@ -105,10 +108,11 @@ class VaultService:
         self.graph_ready = threading.Event()
         self.done = threading.Event()  # start-up finished (ready, read-only or failed)
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        # every thread the vault starts (start-up, models, self-tuning, reindex): joined by close
+        self.threads = Threads()
         self._watcher: VaultWatcher | None = None
         self._read_only: ReadOnlyWatch | None = None  # the watcher while read-only
-        self.models = Models(self.root.name, self._stop.is_set)
+        self.models = Models(self.root.name, self._stop.is_set, self.threads)
         self._self_tune = SelfTune(self)
         self._last_read = 0.0  # monotonic time of the last read (see when_quiet)
         # bumped (inside the lock) whenever ``graph`` is replaced or changed
@@ -163,15 +167,17 @@ class VaultService:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self._thread = in_background(f"zettel-start-{self.root.name}", StartUp(self).run)
+        self.threads.start(f"zettel-start-{self.root.name}", StartUp(self).run)
 
     def close(self, *, compact: bool = False) -> None:
-        """Stop watching and embedding, flush and close the index. Safe to call twice. With
-        ``compact`` (the vault is closed for good: shutdown, folder removed), start compacting
-        the index in a detached process when enough was written (index/compact.py)."""
+        """Stop watching and embedding, flush and close the index, and wait (at most
+        :data:`CLOSE_SECONDS`) until every thread of the vault ended: none may still be in a
+        model or store call when the process exits. Safe to call twice. With ``compact`` (the
+        vault is closed for good: shutdown, folder removed), start compacting the index in a
+        detached process when enough was written (index/compact.py)."""
         self._stop.set()
-        if self._watcher is not None:
-            self._watcher.stop()
+        deadline = time.monotonic() + CLOSE_SECONDS
+        self.stop_watching()
         self.stop_read_only()
         with self._lock:
             vault, self.vault = self.vault, None
@@ -181,8 +187,10 @@ class VaultService:
             vault.close()  # waits for a running index batch; a later one sees the store closed
             if compact:
                 spawn_compactor(vault.indexer.index_dir, vault.indexer.state)
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout=10)
+        left = self.threads.join(deadline)
+        self.stop_watching()  # one that start-up made meanwhile
+        if left:
+            log.warning("%s closed with threads still running: %s", self.root.name, left)
         self.progress.end("closed")
 
     def open_stored(self) -> None:
@@ -214,20 +222,23 @@ class VaultService:
             self.stop_read_only()
             self.start()
             return
-        in_background("zettel-reindex", self._reconcile)
+        self.threads.start(f"zettel-reindex-{self.root.name}", self._reconcile)
 
     def watch(self, vault: Vault) -> None:
-        """Start watching the folder (start-up's ``watch`` step)."""
+        """Start watching the folder (start-up's ``watch`` step), unless the vault is closing."""
+        if self._stop.is_set():
+            return
         s = self.settings
-        self._watcher = vault.watcher(debounce_ms=s.debounce_ms, on_sync=self._watched)
-        self._watcher.on_embedded = self._embedded
-        self._watcher.start()
-        self._watcher.ready.wait(5)
+        watcher = vault.watcher(debounce_ms=s.debounce_ms, on_sync=self._watched)
+        watcher.on_embedded = self._embedded
+        watcher.start()
+        self._watcher = watcher
+        watcher.ready.wait(5)
 
     def stop_watching(self) -> None:
-        if self._watcher is not None:
-            self._watcher.stop()
-            self._watcher = None
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            watcher.stop()
 
     def watch_read_only(self) -> None:
         """Read-only: keep the graph and text scan current from disk, and take the index over
@@ -364,8 +375,8 @@ class VaultService:
             self._ready(vault)
             return
         self.progress.report(f"embedding {pending} chunks (lexical search works already)", 0)
-        if self._watcher is not None:
-            self._watcher.wake_embedder()  # its thread embeds; _embedded() ends the operation
+        if (watcher := self._watcher) is not None:
+            watcher.wake_embedder()  # its thread embeds; _embedded() ends the operation
         else:
             vault.indexer.embed_pending(should_stop=self._stop.is_set)
             self._embedded(0)
@@ -414,8 +425,8 @@ class VaultService:
             return
         log.info("a search is not in English: the multilingual phase covers every card")
         self.models.load_multilingual_in_background(vault)
-        if self._watcher is not None:
-            self._watcher.wake_embedder()
+        if (watcher := self._watcher) is not None:
+            watcher.wake_embedder()
 
     def _multilingual_done(self) -> bool:
         vault = self.vault
@@ -441,8 +452,8 @@ class VaultService:
                 self.graph_version += 1
         if changed:
             self.graph_changed()
-        if changed and self._watcher is not None:
-            self._watcher.wake_embedder()
+        if changed and (watcher := self._watcher) is not None:
+            watcher.wake_embedder()
 
     def _reconcile(self) -> None:
         vault = self.vault

@@ -16,7 +16,6 @@ from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.embedders import EmbedderError
 from zettel_lsp.index.status import SyncReport
 from zettel_lsp.index.store_api import IndexLockedError, StoreError
-from zettel_lsp.server.background import in_background
 from zettel_lsp.server.phase import Phase
 from zettel_lsp.server.read_only import install_graph, read_vault
 from zettel_lsp.vault import Vault
@@ -137,7 +136,7 @@ class StartUp:
 
     def settle(self) -> bool:
         # the first edit would build the mention automata under the lock: build them now
-        in_background("mentions", self.graph.prepare_mentions)
+        self.service.threads.start("zettel-mentions", self.graph.prepare_mentions)
         # the graph lives as long as the vault: later collections skip its objects
         gc.freeze()
         self.service.graph_ready.set()
