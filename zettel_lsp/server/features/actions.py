@@ -34,7 +34,6 @@ from zettel_lsp.search.suggest import (
     MentionTarget,
     link_name,
     mention_fields,
-    ranked_mentions,
     related_suggestions,
 )
 from zettel_lsp.server.arguments import arg, limit_arg
@@ -57,7 +56,7 @@ def mention_actions(
     confident first, then "Link N confident mentions" for the whole note."""
     c = Codec(codec, doc.lines)
     start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
-    targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
+    targets = doc.mentions()
 
     def linking(
         title: str, kind: types.CodeActionKind, mentions: Sequence[MentionSuggestion]
@@ -234,7 +233,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
     ``link_confident`` the edits of "Link N confident mentions"."""
     service = doc.service
     c = Codec(codec, doc.lines)
-    targets = service.read(lambda: ranked_mentions(service.graph, doc.card))
+    targets = doc.mentions()
     engine = service.engine
     related = (
         related_suggestions(engine, doc.card, limit, unmentioned=True, read=service.read)
