@@ -14,6 +14,7 @@ card, as the indexer skips such a file: its requests answer empty at once, with 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -59,15 +60,18 @@ def notes_text(size: int, *, one_line: bool) -> str:
 async def edit_to(client: LanguageClient, text: str) -> str:
     """Open a new card and replace its text by ``text`` (unsaved, as an editor's paste)."""
     vault: Path = client.vault  # type: ignore[attr-defined]
-    note = vault / "Big note.md"
-    uri = await open_doc(client, note, "# Big note\n")
+    uri = await open_doc(client, vault / "Big note.md", "# Big note\n")
+    change(client, uri, 2, text)
+    return uri
+
+
+def change(client: LanguageClient, uri: str, version: int, text: str) -> None:
     client.text_document_did_change(
         types.DidChangeTextDocumentParams(
-            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
             content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
         )
     )
-    return uri
 
 
 async def symbols(client: LanguageClient) -> tuple[float, list[str]]:
@@ -110,17 +114,33 @@ def burst(client: LanguageClient, uri: str) -> list[asyncio.Future[object]]:
 
 
 async def test_a_code_action_on_a_1_mb_line_holds_up_no_search(client: LanguageClient) -> None:
-    uri = await edit_to(client, notes_text(MB, one_line=True))
-    started = time.monotonic()
-    action = code_action(client, uri)
-    await asyncio.sleep(0.05)
-    took, names = await symbols(client)  # sent while the code action runs
-    assert "Reciprocal rank fusion" in names
-    assert took <= SYMBOL_WITHIN, f"workspace/symbol took {took:.2f} s"
-    actions = await asyncio.wait_for(action, 60)
-    answered = time.monotonic() - started
-    assert answered <= ACTION_WITHIN, f"codeAction took {answered:.2f} s"
-    assert isinstance(actions, list | tuple), actions
+    text = notes_text(MB, one_line=True)
+    uri = await edit_to(client, text)
+    action_times, symbol_times = [], []
+    for version in range(2, 5):  # three texts (each parsed anew): medians for a busy machine
+        if version > 2:
+            change(client, uri, version, text + " edited" * version)
+        started = time.monotonic()
+        action = code_action(client, uri)
+        await asyncio.sleep(0.05)
+        took, names = await symbols(client)  # sent while the code action runs
+        assert "Reciprocal rank fusion" in names
+        symbol_times.append(took)
+        actions = await asyncio.wait_for(action, 60)
+        action_times.append(time.monotonic() - started)
+        assert isinstance(actions, list | tuple), actions
+    assert statistics.median(symbol_times) <= SYMBOL_WITHIN, symbol_times
+    assert statistics.median(action_times) <= ACTION_WITHIN, action_times
+    # every link of the line has its range (each one converted to the client's units)
+    t0 = time.monotonic()
+    links = await asyncio.wait_for(
+        client.text_document_document_link_async(
+            types.DocumentLinkParams(types.TextDocumentIdentifier(uri=uri))
+        ),
+        60,
+    )
+    assert len(links or []) > 1000
+    assert time.monotonic() - t0 <= ACTION_WITHIN
 
 
 async def test_a_burst_of_requests_on_a_1_mb_document_holds_up_no_search(

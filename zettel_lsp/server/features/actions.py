@@ -38,7 +38,6 @@ from zettel_lsp.search.suggest import (
 )
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
-from zettel_lsp.server.features.diagnostics import problems_of
 from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 
@@ -107,7 +106,7 @@ def link_fixes(
 
     def find() -> list[tuple[Link, Suggestion | None, str | None]]:
         out = []
-        for p in problems_of(service, doc.card, {Kind.UNRESOLVED}):
+        for p in doc.problems(frozenset({Kind.UNRESOLVED})):
             link = p.link
             if link is None:
                 continue

@@ -114,7 +114,7 @@ def doc_diagnostics(ls: ZettelLanguageServer, doc: Doc) -> list[types.Diagnostic
     if not sev:
         return []
     service = doc.service
-    problems = service.read(lambda: problems_of(service, doc.card, sev))
+    problems = doc.problems(frozenset(sev))
     c = Codec(ls.workspace.position_codec, doc.lines)
     return [to_diagnostic(service, p, c, sev[p.kind]) for p in problems]
 
