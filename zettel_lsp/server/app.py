@@ -63,7 +63,7 @@ def serve_stdio() -> None:
     finally:
         log.removeHandler(handler)
         server.cancel_all()
-        server.requests.shutdown(wait=False, cancel_futures=True)
+        server.stop_requests()
         server.stop_vaults(compact=True)
         server.vault_tasks.shutdown(wait=False, cancel_futures=True)
     end_process(code)

@@ -79,6 +79,11 @@ class ZettelLanguageServer(LanguageServer):
         self.settings = ServerSettings()
         self.services: list[VaultService] = []
         self.requests = ThreadPoolExecutor(max_workers=2, thread_name_prefix="zettel-request")
+        # requests about one open document run apart, so a burst of them on a large document
+        # never queues ahead of a search
+        self.document_requests = ThreadPoolExecutor(
+            max_workers=2, thread_name_prefix="zettel-document"
+        )
         # vaults start and stop on this one thread, in the order asked (initialized, settings
         # and folder changes, shutdown), never two at once
         self.vault_tasks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="zettel-vaults")
@@ -91,6 +96,9 @@ class ZettelLanguageServer(LanguageServer):
         self._partial_logged: set[tuple[str, str]] = set()
         self._llm: Ollama | None = None
         self._llm_lock = threading.Lock()
+        self._docs: dict[str, Doc] = {}  # uri -> the open card, parsed once per text
+        self._docs_lock = threading.Lock()  # one parse at a time: a burst parses a text once
+        self._too_large: set[str] = set()  # uris said to be above the byte budget
 
     def cancel_event(self) -> threading.Event:
         """An event set when the client cancels the request being handled (see ZettelProtocol).
@@ -222,7 +230,36 @@ class ZettelLanguageServer(LanguageServer):
             text = document.source
         except (OSError, UnicodeDecodeError):
             return None
-        return Doc(uri, service, rel, text, document.version)
+        with self._docs_lock:
+            known = self._docs.get(uri)
+            if known is not None and known.text is text and known.service is service:
+                return known
+            if self._over_budget(uri, rel, text, service.settings.max_file_bytes):
+                return None
+            doc = Doc(uri, service, rel, text, document.version)
+            if self.is_open(uri):
+                self._docs[uri] = doc
+            for closed in [u for u in self._docs if not self.is_open(u)]:
+                self._docs.pop(closed, None)
+            return doc
+
+    def _over_budget(self, uri: str, rel: str, text: str, max_bytes: int) -> bool:
+        """A document above the byte budget of files is no card, as the indexer skips such a
+        file: every request about it answers empty. Said once while it stays that large."""
+        size = len(text) if len(text) * 4 <= max_bytes else len(text.encode("utf-8", "replace"))
+        if size <= max_bytes:
+            self._too_large.discard(uri)
+            return False
+        if uri not in self._too_large:
+            self._too_large.add(uri)
+            log.warning(
+                "%s: not read as a card: %s bytes is above the %s-byte limit (setting "
+                "max_file_bytes)",
+                rel,
+                f"{size:,}",
+                f"{max_bytes:,}",
+            )
+        return True
 
     # ------------------------------------------------------------------ client I/O
 
@@ -261,9 +298,17 @@ class ZettelLanguageServer(LanguageServer):
             rerank=RerankParams(strength=s.graph_strength),
         )
 
-    async def off_loop(self, fn: Callable[[], T], default: T) -> T:
-        """Run ``fn`` in the request pool. A ``JsonRpcException`` it raises is the answer (an error
-        the client shows); any other exception is logged and answered with ``default``."""
+    def stop_requests(self) -> None:
+        """At shutdown: run no request still waiting in a pool."""
+        for pool in (self.requests, self.document_requests):
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    async def off_loop(
+        self, fn: Callable[[], T], default: T, pool: ThreadPoolExecutor | None = None
+    ) -> T:
+        """Run ``fn`` in the request pool (or ``pool``). A ``JsonRpcException`` it raises is the
+        answer (an error the client shows); any other exception is logged and answered with
+        ``default``."""
 
         def guarded() -> T:
             try:
@@ -274,7 +319,7 @@ class ZettelLanguageServer(LanguageServer):
                 log.exception("request failed")
                 return default
 
-        return await asyncio.get_running_loop().run_in_executor(self.requests, guarded)
+        return await asyncio.get_running_loop().run_in_executor(pool or self.requests, guarded)
 
 
 class LspOperation:

@@ -34,12 +34,10 @@ from zettel_lsp.search.suggest import (
     MentionTarget,
     link_name,
     mention_fields,
-    ranked_mentions,
     related_suggestions,
 )
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json, workspace_edit
-from zettel_lsp.server.features.diagnostics import problems_of
 from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
 from zettel_lsp.server.server import ZettelLanguageServer
 
@@ -57,7 +55,7 @@ def mention_actions(
     confident first, then "Link N confident mentions" for the whole note."""
     c = Codec(codec, doc.lines)
     start, end = offset_at(doc, rng.start, codec), offset_at(doc, rng.end, codec)
-    targets = doc.service.read(lambda: ranked_mentions(doc.service.graph, doc.card))
+    targets = doc.mentions()
 
     def linking(
         title: str, kind: types.CodeActionKind, mentions: Sequence[MentionSuggestion]
@@ -108,7 +106,7 @@ def link_fixes(
 
     def find() -> list[tuple[Link, Suggestion | None, str | None]]:
         out = []
-        for p in problems_of(service, doc.card, {Kind.UNRESOLVED}):
+        for p in doc.problems(frozenset({Kind.UNRESOLVED})):
             link = p.link
             if link is None:
                 continue
@@ -234,7 +232,7 @@ def suggest_json(doc: Doc, limit: int, codec: PositionCodec) -> dict[str, Any]:
     ``link_confident`` the edits of "Link N confident mentions"."""
     service = doc.service
     c = Codec(codec, doc.lines)
-    targets = service.read(lambda: ranked_mentions(service.graph, doc.card))
+    targets = doc.mentions()
     engine = service.engine
     related = (
         related_suggestions(engine, doc.card, limit, unmentioned=True, read=service.read)

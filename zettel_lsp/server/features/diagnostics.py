@@ -114,7 +114,7 @@ def doc_diagnostics(ls: ZettelLanguageServer, doc: Doc) -> list[types.Diagnostic
     if not sev:
         return []
     service = doc.service
-    problems = service.read(lambda: problems_of(service, doc.card, sev))
+    problems = doc.problems(frozenset(sev))
     c = Codec(ls.workspace.position_codec, doc.lines)
     return [to_diagnostic(service, p, c, sev[p.kind]) for p in problems]
 
@@ -128,7 +128,7 @@ def pulls(ls: ZettelLanguageServer) -> bool:
 
 
 class _Pusher:
-    """Publishes diagnostics of open documents in the request pool, one run per document at a
+    """Publishes diagnostics of open documents in the document pool, one run per document at a
     time (a burst of edits while one runs gives one more run, with the newest text)."""
 
     def __init__(self, ls: ZettelLanguageServer) -> None:
@@ -162,7 +162,7 @@ class _Pusher:
             self.pending.update(new)
         for uri in new:
             try:
-                self.ls.requests.submit(self._run, uri)
+                self.ls.document_requests.submit(self._run, uri)
             except RuntimeError:  # shutting down
                 return
 
@@ -328,7 +328,7 @@ async def on_document_diagnostic(
     ls: ZettelLanguageServer, params: types.DocumentDiagnosticParams
 ) -> types.DocumentDiagnosticReport:
     empty = types.RelatedFullDocumentDiagnosticReport(items=[])
-    return await ls.off_loop(lambda: document_report(ls, params), empty)
+    return await ls.off_loop(lambda: document_report(ls, params), empty, ls.document_requests)
 
 
 async def on_workspace_diagnostic(

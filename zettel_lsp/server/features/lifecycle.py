@@ -77,7 +77,7 @@ async def on_shutdown(ls: ZettelLanguageServer, *args: Any) -> None:
     ls.cancel_all()
     stop = functools.partial(ls.stop_vaults, compact=True)
     await asyncio.get_running_loop().run_in_executor(ls.vault_tasks, stop)
-    ls.requests.shutdown(wait=False, cancel_futures=True)
+    ls.stop_requests()
 
 
 def register(server: ZettelLanguageServer) -> None:

@@ -15,7 +15,6 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from zettel_lsp.notes.outline import OutlineNode, folding_ranges, heading_tree, title_line
-from zettel_lsp.search.suggest import ranked_mentions
 from zettel_lsp.server.documents import Codec, Doc, card_uri, range_json
 from zettel_lsp.server.features.navigation import link_target, references
 from zettel_lsp.server.features.shared import answer_doc
@@ -136,8 +135,7 @@ def resolve_lens(lens: types.CodeLens, doc: Doc) -> types.CodeLens:
     suggested card)."""
     data = lens.data if isinstance(lens.data, dict) else {}
     if lens.command is None and data.get("lens") == MENTIONS_LENS:
-        service = doc.service
-        n = service.read(lambda: sum(t.count for t in ranked_mentions(service.graph, doc.card)))
+        n = sum(t.count for t in doc.mentions())
         lens.command = types.Command(
             title=plural(n, "unlinked mention"), command=SUGGEST_LINKS, arguments=[{"uri": doc.uri}]
         )

@@ -17,14 +17,14 @@ T = TypeVar("T")
 
 
 async def answer_doc(ls: ZettelLanguageServer, uri: str, answer: Callable[[Doc], T], empty: T) -> T:
-    """``answer`` for the card at ``uri`` as the editor has it, run in the request pool;
+    """``answer`` for the card at ``uri`` as the editor has it, run in the document pool;
     ``empty`` when ``uri`` is no card of an open vault (or ``answer`` fails)."""
 
     def run() -> T:
         doc = ls.doc(uri)
         return empty if doc is None else answer(doc)
 
-    return await ls.off_loop(run, empty)
+    return await ls.off_loop(run, empty, ls.document_requests)
 
 
 def capability(ls: ZettelLanguageServer, *path: str) -> Any:
