@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from watchfiles import Change, watch
@@ -32,6 +32,64 @@ DEFAULT_DEBOUNCE_MS = 500
 # how long watchfiles waits for a first change before it answers (the first answer, a change or
 # this timeout, tells that the OS watch is registered: ``ready``)
 WATCH_TIMEOUT_MS = 200
+
+
+def folder_changes(
+    root: Path,
+    index_dir: Path,
+    ignore: Sequence[str],
+    *,
+    debounce_ms: int,
+    stop: threading.Event,
+    timeout_ms: int,
+) -> Iterator[set[tuple[Change, str]]]:
+    """watchfiles' batches of changes under ``root`` (not the index folder, dot-folders or the
+    ``ignore`` globs), and an empty batch after each ``timeout_ms`` without any; ends when
+    ``stop`` is set."""
+
+    def keep(change: Change, path: str) -> bool:
+        try:
+            resolved = Path(path).resolve()
+            rel = resolved.relative_to(root).as_posix()
+        except (ValueError, OSError):
+            return False
+        # the vault itself, and the index folder (if the user put it inside the vault)
+        if rel == "." or resolved.is_relative_to(index_dir):
+            return False
+        return not is_ignored(rel, ignore)
+
+    return watch(
+        root,
+        watch_filter=keep,
+        debounce=debounce_ms,
+        step=50,
+        stop_event=stop,
+        rust_timeout=timeout_ms,
+        yield_on_timeout=True,
+        raise_interrupt=False,
+    )
+
+
+def changed_notes(
+    root: Path, changes: set[tuple[Change, str]], known: Callable[[], Iterable[str]]
+) -> set[str] | None:
+    """The note paths ``changes`` touched, or None when something cannot be pinned to notes
+    and the whole vault is to be read again: a folder made, moved, changed or gone (the events
+    of the notes in a new folder may come before the OS watches it), or a folder named like a
+    note under which some of the ``known`` card paths lie (moved away or replaced by a note)."""
+    rels: set[str] = set()
+    for _, path in changes:
+        rel = os.path.relpath(path, root).replace(os.sep, "/")
+        if os.path.isdir(path):
+            return None  # a folder made, moved or changed
+        if is_note_path(rel):
+            rels.add(rel)
+        elif not os.path.isfile(path):
+            return None  # a folder gone or moved
+    folders = tuple(rel + "/" for rel in rels)
+    if folders and any(path.startswith(folders) for path in known()):
+        return None
+    return rels
 
 
 class VaultWatcher:
@@ -81,30 +139,17 @@ class VaultWatcher:
 
     # ------------------------------------------------------------------ internals
 
-    def _filter(self, change: Change, path: str) -> bool:
-        try:
-            resolved = Path(path).resolve()
-            rel = resolved.relative_to(self.vault).as_posix()
-        except (ValueError, OSError):
-            return False
-        # the vault itself, and the index folder (if the user put it inside the vault)
-        if rel == "." or resolved.is_relative_to(self.indexer.index_dir):
-            return False
-        return not is_ignored(rel, self.indexer.settings.ignore_globs)
-
     def _watch_loop(self) -> None:
         missed = False  # after a watcher error: what changed until it is back is unknown
         while not self._stop.is_set():
             try:
-                for changes in watch(
+                for changes in folder_changes(
                     self.vault,
-                    watch_filter=self._filter,
-                    debounce=self.debounce_ms,
-                    step=50,
-                    stop_event=self._stop,
-                    rust_timeout=WATCH_TIMEOUT_MS,
-                    yield_on_timeout=True,
-                    raise_interrupt=False,
+                    self.indexer.index_dir,
+                    self.indexer.settings.ignore_globs,
+                    debounce_ms=self.debounce_ms,
+                    stop=self._stop,
+                    timeout_ms=WATCH_TIMEOUT_MS,
                 ):
                     self.ready.set()  # the first answer comes once the OS watch is registered
                     if missed:
@@ -118,26 +163,10 @@ class VaultWatcher:
                 self._stop.wait(1.0)
 
     def _handle(self, changes: set[tuple[Change, str]]) -> None:
-        rels: set[str] = set()
-        full = False
-        for _, path in changes:
-            rel = os.path.relpath(path, self.vault).replace(os.sep, "/")
-            if os.path.isdir(path):
-                full = True  # a folder made, moved or changed: the notes in it, rescan all
-            elif is_note_path(rel):
-                rels.add(rel)
-            elif not os.path.isfile(path):
-                full = True  # a folder vanished or moved: rescan everything
-        # a folder named like a note, with cards in it, moved away or replaced by a note
-        full = full or self._holds_cards(rels)
-        self._run_sync(None if full else rels)
+        self._run_sync(changed_notes(self.vault, changes, self._card_paths))
 
-    def _holds_cards(self, rels: set[str]) -> bool:
-        """Whether the index has cards inside one of ``rels`` (as folders)."""
-        if not rels:
-            return False
-        folders = tuple(rel + "/" for rel in rels)
-        return any(path.startswith(folders) for path, _ in self.indexer.card_items())
+    def _card_paths(self) -> Iterator[str]:
+        return (path for path, _ in self.indexer.card_items())
 
     def _run_sync(self, paths: set[str] | None) -> None:
         if paths is not None and not paths:

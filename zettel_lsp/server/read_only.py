@@ -11,19 +11,18 @@ The lock is checked after every batch and every second without changes
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from watchfiles import Change, watch
+from watchfiles import Change
 
 from zettel_lsp.graph.link_graph import LinkGraph
 from zettel_lsp.index.folder_lock import is_free
 from zettel_lsp.index.sync import index_folder
+from zettel_lsp.index.watch import changed_notes, folder_changes
 from zettel_lsp.notes.model import Card
-from zettel_lsp.notes.scan import external_target, is_ignored, is_note_path, load_card, load_vault
+from zettel_lsp.notes.scan import external_target, is_ignored, load_card, load_vault
 from zettel_lsp.search.engine import title_index
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.server.phase import Phase
@@ -125,15 +124,13 @@ class ReadOnlyWatch:
             while not self._stop.wait(LOCK_POLL_MS / 1000):
                 yield set()
             return
-        yield from watch(
+        yield from folder_changes(
             self.service.root,
-            watch_filter=self._filter,
-            debounce=s.debounce_ms,
-            step=50,
-            stop_event=self._stop,
-            rust_timeout=LOCK_POLL_MS,
-            yield_on_timeout=True,
-            raise_interrupt=False,
+            self.index_dir,
+            s.ignore,
+            debounce_ms=s.debounce_ms,
+            stop=self._stop,
+            timeout_ms=LOCK_POLL_MS,
         )
 
     def _lock_freed(self) -> bool:
@@ -145,16 +142,6 @@ class ReadOnlyWatch:
         self._stop.set()
         return True
 
-    def _filter(self, change: Change, path: str) -> bool:
-        try:
-            resolved = Path(path).resolve()
-            rel = resolved.relative_to(self.service.root).as_posix()
-        except (ValueError, OSError):
-            return False
-        if rel == "." or resolved.is_relative_to(self.index_dir):
-            return False
-        return not is_ignored(rel, self.service.settings.ignore)
-
     def _installed(self) -> bool:
         """Wait until the start's own reading of the vault is in place (False: stopping), so
         that a change seen meanwhile is applied to it, read again from disk."""
@@ -164,18 +151,13 @@ class ReadOnlyWatch:
         return True
 
     def _handle(self, changes: set[tuple[Change, str]]) -> None:
-        root = self.service.root
-        rels: set[str] = set()
-        full = False
-        for _, path in changes:
-            rel = os.path.relpath(path, root).replace(os.sep, "/")
-            if is_note_path(rel):
-                rels.add(rel)
-            elif not Path(path).is_file():
-                full = True  # a folder appeared, vanished or moved: read everything again
+        service = self.service
         if not self._installed():
             return
-        if full:
+        rels = changed_notes(
+            service.root, changes, lambda: service.locked(lambda: [*service.graph.cards])
+        )
+        if rels is None:
             self._reload()
         elif rels:
             self._update(rels)
