@@ -286,6 +286,12 @@ async def test_a_client_without_file_renames_gets_the_text_edits_and_the_move_to
     assert after.backlinks("retrieval/Okapi ranking.md") == before.backlinks("retrieval/BM25.md")
     told = [m.message for m in client.messages if "retrieval/Okapi ranking.md" in m.message]
     assert told and "move retrieval/BM25.md to retrieval/Okapi ranking.md" in told[0]
+    # the user's move, if the client announces it, gets no second edit of those links
+    moved = types.FileRename(
+        old_uri=path.as_uri(), new_uri=path.with_name("Okapi ranking.md").as_uri()
+    )
+    again = await client.workspace_will_rename_files_async(types.RenameFilesParams(files=[moved]))
+    assert again is None or not (again.document_changes or again.changes)
     # a heading rename moves no file: the same as for any client, and no message
     edit = await client.text_document_rename_async(
         types.RenameParams(
