@@ -96,6 +96,21 @@ async def test_prepare_rename_on_the_title_line(client: LanguageClient, shared_v
     assert slice_range(path, got.range, enc) == "BM25"
 
 
+async def test_prepare_rename_on_prose_answers_null(
+    client: LanguageClient, shared_vault: Path
+) -> None:
+    enc = client.encoding  # type: ignore[attr-defined]
+    path = shared_vault / "retrieval" / "BM25.md"
+    uri = await open_doc(client, path)
+    got = await client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=find(path, "ranking function for lexical", enc),
+        )
+    )
+    assert got is None  # no error: the client says there is nothing to rename
+
+
 async def test_prepare_rename_on_a_link_shows_the_file_name(
     client: LanguageClient, shared_vault: Path
 ) -> None:
@@ -149,6 +164,7 @@ async def test_rename_a_card_moves_the_file_and_rewrites_every_link(
     assert "[[Okapi ranking#^bm25-formula]]" in links
     assert "[BM25](Okapi%20ranking.md)" in links
     assert "[[Okapi BM25]]" in links  # a link by alias stays as it is
+    assert not any("yourself" in m.message for m in client.messages)  # no move left to do
     # applying the edit, the editor announces the move (willRenameFiles): its links are in
     # this edit already, so nothing more (VS Code would ask the user about a second edit)
     move = types.RenameFilesParams(
@@ -240,22 +256,43 @@ async def no_move_client(
     await lsp_client.shutdown_session()
 
 
-async def test_a_client_without_file_renames_gets_an_error_not_a_partial_edit(
+async def test_a_client_without_file_renames_gets_the_text_edits_and_the_move_to_do(
     no_move_client: LanguageClient, shared_vault: Path
 ) -> None:
     client = no_move_client
     enc = client.encoding  # type: ignore[attr-defined]
     path = shared_vault / "retrieval" / "BM25.md"
     uri = await open_doc(client, path)
-    with pytest.raises(Exception, match="resourceOperations"):
-        await client.text_document_rename_async(
-            types.RenameParams(
-                text_document=types.TextDocumentIdentifier(uri=uri),
-                position=find(path, "# BM25", enc),
-                new_name="Okapi ranking",
-            )
+    edit = await client.text_document_rename_async(
+        types.RenameParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=find(path, "# BM25", enc),
+            new_name="Okapi ranking",
         )
-    # a heading rename moves no file: it works
+    )
+    assert edit is not None and edit.document_changes
+    assert all(isinstance(c, types.TextDocumentEdit) for c in edit.document_changes)
+    edited = {
+        rel(shared_vault, c.text_document.uri)
+        for c in edit.document_changes
+        if isinstance(c, types.TextDocumentEdit)
+    }
+    assert "retrieval/BM25.md" in edited and len(edited) > 1  # the title and other cards' links
+    before = graph_of(apply(shared_vault, types.WorkspaceEdit(), enc))
+    texts = apply(shared_vault, edit, enc)
+    assert texts["retrieval/BM25.md"].split("\n")[4] == "# Okapi ranking"
+    texts["retrieval/Okapi ranking.md"] = texts.pop("retrieval/BM25.md")  # the user moves it
+    after = graph_of(texts)
+    assert after.backlinks("retrieval/Okapi ranking.md") == before.backlinks("retrieval/BM25.md")
+    told = [m.message for m in client.messages if "retrieval/Okapi ranking.md" in m.message]
+    assert told and "move retrieval/BM25.md to retrieval/Okapi ranking.md" in told[0]
+    # the user's move, if the client announces it, gets no second edit of those links
+    moved = types.FileRename(
+        old_uri=path.as_uri(), new_uri=path.with_name("Okapi ranking.md").as_uri()
+    )
+    again = await client.workspace_will_rename_files_async(types.RenameFilesParams(files=[moved]))
+    assert again is None or not (again.document_changes or again.changes)
+    # a heading rename moves no file: the same as for any client, and no message
     edit = await client.text_document_rename_async(
         types.RenameParams(
             text_document=types.TextDocumentIdentifier(uri=uri),
@@ -265,3 +302,4 @@ async def test_a_client_without_file_renames_gets_an_error_not_a_partial_edit(
     )
     assert edit is not None
     assert any("[[BM25#k1]]" in t for t in apply(shared_vault, edit, enc).values())
+    assert len([m for m in client.messages if "yourself" in m.message]) == 1

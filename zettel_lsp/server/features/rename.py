@@ -6,7 +6,9 @@ an H1 that repeats the file name) a rename renames the card: the file moves (a `
 resource operation) and every link to it is rewritten in its own form (the edit computation is
 :mod:`zettel_lsp.graph.rename`, in code points; here it becomes UTF-16 ranges). On any other
 heading, or on the ``#heading`` part of a link, it renames that heading and every link to it. A
-rename in the editor's file tree (``willRenameFiles``) gets the link edits. The server never
+client that cannot rename files (no ``rename`` resource operation) gets the text edits only and
+a message naming the file move left to the user. Anywhere else ``prepareRename`` answers null.
+A rename in the editor's file tree (``willRenameFiles``) gets the link edits. The server never
 writes a file: the editor applies the edit.
 """
 
@@ -44,7 +46,7 @@ from zettel_lsp.graph.rename import (
 )
 from zettel_lsp.graph.resolver import Stage
 from zettel_lsp.notes.anchors import heading_for
-from zettel_lsp.notes.model import Card, Heading, LinkKind
+from zettel_lsp.notes.model import Card, Heading, LinkKind, file_stem
 from zettel_lsp.notes.positions import LineIndex
 from zettel_lsp.server.documents import Codec, Doc, card_uri
 from zettel_lsp.server.features.shared import answer_doc, capability, offset_at
@@ -162,7 +164,7 @@ def workspace_edit(
 ) -> types.WorkspaceEdit:
     """``plan`` as a ``WorkspaceEdit``: text edits (client units, against each card's current
     text from ``texts``) then the file move. Without ``document_changes`` (``changes`` only) the
-    plan must have no move: the callers refuse such a rename first."""
+    plan must have no move: the callers drop it first."""
     per_file = [
         (path, to_lsp_edits(text, plan.edits[path], codec))
         for path in sorted(plan.edits)
@@ -255,9 +257,7 @@ async def on_prepare_rename(
         offset = doc.index.offset(codec.from_client(params.position))
         target = doc.service.read(lambda: target_at(doc, offset, doc.service.graph))
         if target is None:
-            raise RenameError(
-                "nothing to rename here: put the cursor on a link, the title or a heading"
-            )
+            return None  # null: the client says so without asking for a new name
         rng = codec.range(doc.index.position(target.start), doc.index.position(target.end))
         return types.PrepareRenamePlaceholder(range=rng, placeholder=target.placeholder)
 
@@ -267,24 +267,21 @@ async def on_prepare_rename(
 async def on_rename(
     ls: ZettelLanguageServer, params: types.RenameParams
 ) -> types.WorkspaceEdit | None:
-    def run(doc: Doc) -> types.WorkspaceEdit | None:
+    def run(doc: Doc) -> tuple[types.WorkspaceEdit | None, str | None]:
         service = doc.service
         offset = offset_at(doc, params.position, ls.workspace.position_codec)
 
-        def compute() -> types.WorkspaceEdit | None:
+        def compute() -> tuple[types.WorkspaceEdit | None, str | None]:
             graph = service.graph
             target = target_at(doc, offset, graph)
             if target is None:
                 raise RenameError("nothing to rename here")
             docs = open_docs(ls, service, doc)
             plan = plan_for(target, params.new_name, graph, {p: d.card for p, d in docs.items()})
+            move, left = plan.move, None
             can_move = _can_move(ls)
-            if plan.move is not None and not can_move:
-                raise RenameError(
-                    "this editor does not accept file renames in a workspace edit "
-                    "(workspace.workspaceEdit.resourceOperations lacks 'rename'); "
-                    "rename the file in the editor's file tree instead"
-                )
+            if move is not None and not can_move:
+                plan.move, left = None, _move_left_message(*move)  # the user moves the file
             edit = workspace_edit(
                 service.root,
                 plan,
@@ -294,19 +291,33 @@ async def on_rename(
                 document_changes=can_move
                 or ls.supports("workspace", "workspace_edit", "document_changes"),
             )
-            if plan.move is not None:
-                _own_move(service.root / plan.move[0], service.root / plan.move[1])
-            return edit
+            if move is not None:
+                _own_move(service.root / move[0], service.root / move[1])
+            return edit, left
 
         return service.read(compute)
 
-    return await answer_doc(ls, params.text_document.uri, _refusing(run), None)
+    nothing: tuple[types.WorkspaceEdit | None, str | None] = (None, None)
+    edit, left = await answer_doc(ls, params.text_document.uri, _refusing(run), nothing)
+    if edit is not None and left is not None:
+        ls.show("info", left)
+    return edit
 
 
-# The moves of this server's own rename answers. Applying one, the editor announces the move
-# with willRenameFiles; its links are rewritten by that same WorkspaceEdit, and answering again
-# would edit the new text (VS Code asks "wants to make refactoring changes with this file move";
-# `[[New|old]]` would read as a Dendron link to the old card and get its label renamed too).
+def _move_left_message(old: str, new: str) -> str:
+    """What the user still does after a card rename the editor applied without its file move."""
+    return (
+        f"zettel-lsp: the links and the title now name {file_stem(new)!r}; this editor cannot "
+        f"rename files in an edit: move {old} to {new} yourself "
+        "(until then those links do not resolve)"
+    )
+
+
+# The moves of this server's own rename answers (made by the editor, or left to the user when
+# the editor cannot rename files). Announced with willRenameFiles, the move's links are
+# rewritten by that rename's WorkspaceEdit already, and answering again would edit the new text
+# (VS Code asks "wants to make refactoring changes with this file move"; `[[New|old]]` would
+# read as a Dendron link to the old card and get its label renamed too).
 _OWN_MOVES: dict[tuple[str, str], float] = {}
 _OWN_MOVES_LOCK = threading.Lock()
 OWN_MOVE_TTL = 120.0  # seconds (a preview of the edit may keep it waiting)
