@@ -118,10 +118,20 @@ def test_typed_text_matches_titles_aliases_and_file_names() -> None:
     assert [a.path for a in got.items] == ["other/Alpha.md"]
 
 
-def test_typed_text_puts_linked_cards_last() -> None:
+def test_typed_text_puts_linked_cards_last_among_equal_matches() -> None:
     g = vault(CARDS)
     got = cx.rank_cards(g, "Home.md", {"notes/Alpha.md"}, "alpha", [], {})
     assert [a.path for a in got.items] == ["other/Alpha.md", "notes/Alpha.md"]
+
+
+def test_a_linked_card_that_matches_better_comes_first() -> None:
+    # "gam": a prefix of the linked Gamma, only a loose subsequence of the others' names
+    files = {**CARDS, "Home.md": "# Home\n\nStart at [[Gamma]].\n"}
+    files |= {f"n/Great American Music {i}.md": f"# Great American Music {i}\n" for i in range(60)}
+    g = vault(files)
+    linked = linked_targets(g, g.cards["Home.md"])
+    got = cx.rank_cards(g, "Home.md", linked, "gam", [], {})
+    assert got.items[0].path == "notes/Gamma.md"
 
 
 def test_the_list_is_cut_and_marked_incomplete() -> None:

@@ -9,8 +9,9 @@
   Adamic-Adar over the cards this card links to and those linking to it, plus those backlinks
   themselves) and **recency** (file modification times), fused by weighted reciprocal rank
   (:data:`DEFAULT_WEIGHTS`). With something typed, every title, alias and file name is matched
-  (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order) and ties keep the
-  unprompted order. Cards this card already links to, and the card itself, come last.
+  (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order), linked or not; among
+  equal matches cards this card already links to, and the card itself, come last, the rest in
+  the unprompted order. With nothing typed, linked cards and the card itself come last.
 - :func:`link_insert` writes the link in the vault's style
   (:attr:`~zettel_lsp.search.completion_names.VaultNames.style`).
 
@@ -347,10 +348,11 @@ def rank_cards(
             best[name.path] = (rank, name)
     backlinks = vn.indegree
 
-    def order(p: str) -> tuple[int, float, float, int, str]:
+    def order(p: str) -> tuple[float, int, float, int, str]:
+        # how well the name matches comes first, linked or not: the relation orders equals
         (tier, _), name = best[p]
         last = 1 if (p in linked or p == here) else 0
-        return (last, -tier, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
+        return (-tier, last, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
 
     ranked = heapq.nsmallest(TYPED_LIMIT, best, key=order)
     items = [CardAnswer(p, best[p][1]) for p in ranked]
