@@ -146,6 +146,18 @@ def test_the_list_is_cut_and_marked_incomplete() -> None:
     assert got.items[10].name.text.startswith("Card 0")
 
 
+def test_a_list_without_the_subsequence_matches_is_incomplete() -> None:
+    # 60 names holding "alpha" on 30 cards: the loose matches ("A La Pharmacie") are not
+    # looked at, so the client must ask again rather than filter this list itself
+    files = {
+        f"n/Alpha {i:02d}.md": f"---\naliases: [Alpha {i:02d} bis]\n---\n# Alpha {i:02d}\n"
+        for i in range(30)
+    }
+    g = vault(files | {"A La Pharmacie.md": "# A La Pharmacie\n"})
+    got = cx.rank_cards(g, "n/Alpha 00.md", set(), "alpha", [], {})
+    assert len(got.items) == 30 and got.incomplete
+
+
 def test_inserted_text_follows_the_link_style() -> None:
     g = vault(CARDS)
     here = g.cards["Home.md"]

@@ -331,6 +331,7 @@ def rank_cards(
         return CardAnswers(items, len(graph.cards) > len(items))
     pattern = _subsequence(t)
     best: dict[str, tuple[tuple[float, int], Name]] = {}
+    left_out = False  # matches not looked at: the client must ask again as more is typed
     if "/" in t:  # a path typed: match card paths
         paths = [Name(norm(strip_md(p)), strip_md(p), p, "file") for p in graph.cards]
         pool = matching(paths, pattern)
@@ -338,6 +339,8 @@ def rank_cards(
         pool = vn.matching(re.compile(re.escape(t)))
         if len(pool) < TYPED_LIMIT:
             pool = vn.matching(pattern)
+        else:
+            left_out = True
     for name in pool:
         tier = fuzzy_tier(t, name.key)
         if tier is None:
@@ -356,7 +359,7 @@ def rank_cards(
 
     ranked = heapq.nsmallest(TYPED_LIMIT, best, key=order)
     items = [CardAnswer(p, best[p][1]) for p in ranked]
-    return CardAnswers(items, len(best) > TYPED_LIMIT)
+    return CardAnswers(items, left_out or len(best) > TYPED_LIMIT)
 
 
 _KIND_ORDER = {"title": 0, "file": 1, "alias": 2}
