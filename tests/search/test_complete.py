@@ -118,10 +118,20 @@ def test_typed_text_matches_titles_aliases_and_file_names() -> None:
     assert [a.path for a in got.items] == ["other/Alpha.md"]
 
 
-def test_typed_text_puts_linked_cards_last() -> None:
+def test_typed_text_puts_linked_cards_last_among_equal_matches() -> None:
     g = vault(CARDS)
     got = cx.rank_cards(g, "Home.md", {"notes/Alpha.md"}, "alpha", [], {})
     assert [a.path for a in got.items] == ["other/Alpha.md", "notes/Alpha.md"]
+
+
+def test_a_linked_card_that_matches_better_comes_first() -> None:
+    # "gam": a prefix of the linked Gamma, only a loose subsequence of the others' names
+    files = {**CARDS, "Home.md": "# Home\n\nStart at [[Gamma]].\n"}
+    files |= {f"n/Great American Music {i}.md": f"# Great American Music {i}\n" for i in range(60)}
+    g = vault(files)
+    linked = linked_targets(g, g.cards["Home.md"])
+    got = cx.rank_cards(g, "Home.md", linked, "gam", [], {})
+    assert got.items[0].path == "notes/Gamma.md"
 
 
 def test_the_list_is_cut_and_marked_incomplete() -> None:
@@ -134,6 +144,18 @@ def test_the_list_is_cut_and_marked_incomplete() -> None:
     # the ten prefix matches first, then subsequences ("card 067")
     assert [a.name.text for a in got.items[:10]] == [f"Card {i:03d}" for i in range(70, 80)]
     assert got.items[10].name.text.startswith("Card 0")
+
+
+def test_a_list_without_the_subsequence_matches_is_incomplete() -> None:
+    # 60 names holding "alpha" on 30 cards: the loose matches ("A La Pharmacie") are not
+    # looked at, so the client must ask again rather than filter this list itself
+    files = {
+        f"n/Alpha {i:02d}.md": f"---\naliases: [Alpha {i:02d} bis]\n---\n# Alpha {i:02d}\n"
+        for i in range(30)
+    }
+    g = vault(files | {"A La Pharmacie.md": "# A La Pharmacie\n"})
+    got = cx.rank_cards(g, "n/Alpha 00.md", set(), "alpha", [], {})
+    assert len(got.items) == 30 and got.incomplete
 
 
 def test_inserted_text_follows_the_link_style() -> None:

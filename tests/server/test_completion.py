@@ -144,11 +144,11 @@ async def test_a_typed_alias_inserts_the_alias_and_closes_the_brackets_once(
     assert apply(text, 2, edit_of(first), enc) == (
         "Fusing rankings: [[Reciprocal rank fusion|RRF]] is simple"
     )
-    # the card is linked now (line 2): a second link to it comes after the others
+    # the card is linked now (line 2): its name still matches best, so it still comes first
     open_ = await complete(client, uri, text, 4, len("naïve [[rrf"))
-    last = [i for i in open_.items if i.label.startswith("RRF")]
-    assert last and last[0] is open_.items[-1] and (last[0].detail or "").endswith("· linked")
-    assert apply(text, 4, edit_of(last[0]), enc) == "naïve [[Reciprocal rank fusion|RRF]]"
+    again = open_.items[0]
+    assert again.label.startswith("RRF") and (again.detail or "").endswith("· linked")
+    assert apply(text, 4, edit_of(again), enc) == "naïve [[Reciprocal rank fusion|RRF]]"
 
 
 async def test_typed_letters_match_titles(client: LanguageClient, shared_vault: Path) -> None:

@@ -9,8 +9,9 @@
   Adamic-Adar over the cards this card links to and those linking to it, plus those backlinks
   themselves) and **recency** (file modification times), fused by weighted reciprocal rank
   (:data:`DEFAULT_WEIGHTS`). With something typed, every title, alias and file name is matched
-  (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order) and ties keep the
-  unprompted order. Cards this card already links to, and the card itself, come last.
+  (:func:`fuzzy_tier`: exact, prefix, word prefix, inside, in order), linked or not; among
+  equal matches cards this card already links to, and the card itself, come last, the rest in
+  the unprompted order. With nothing typed, linked cards and the card itself come last.
 - :func:`link_insert` writes the link in the vault's style
   (:attr:`~zettel_lsp.search.completion_names.VaultNames.style`).
 
@@ -330,6 +331,7 @@ def rank_cards(
         return CardAnswers(items, len(graph.cards) > len(items))
     pattern = _subsequence(t)
     best: dict[str, tuple[tuple[float, int], Name]] = {}
+    left_out = False  # matches not looked at: the client must ask again as more is typed
     if "/" in t:  # a path typed: match card paths
         paths = [Name(norm(strip_md(p)), strip_md(p), p, "file") for p in graph.cards]
         pool = matching(paths, pattern)
@@ -337,6 +339,8 @@ def rank_cards(
         pool = vn.matching(re.compile(re.escape(t)))
         if len(pool) < TYPED_LIMIT:
             pool = vn.matching(pattern)
+        else:
+            left_out = True
     for name in pool:
         tier = fuzzy_tier(t, name.key)
         if tier is None:
@@ -347,14 +351,15 @@ def rank_cards(
             best[name.path] = (rank, name)
     backlinks = vn.indegree
 
-    def order(p: str) -> tuple[int, float, float, int, str]:
+    def order(p: str) -> tuple[float, int, float, int, str]:
+        # how well the name matches comes first, linked or not: the relation orders equals
         (tier, _), name = best[p]
         last = 1 if (p in linked or p == here) else 0
-        return (last, -tier, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
+        return (-tier, last, -prior.get(p, 0.0), -backlinks.get(p, 0), name.key)
 
     ranked = heapq.nsmallest(TYPED_LIMIT, best, key=order)
     items = [CardAnswer(p, best[p][1]) for p in ranked]
-    return CardAnswers(items, len(best) > TYPED_LIMIT)
+    return CardAnswers(items, left_out or len(best) > TYPED_LIMIT)
 
 
 _KIND_ORDER = {"title": 0, "file": 1, "alias": 2}
