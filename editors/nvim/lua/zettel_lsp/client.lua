@@ -166,9 +166,16 @@ local function on_hover(...)
   return require("zettel_lsp.hover").handler(...)
 end
 
---- What the plugin does in a buffer the server attached to: the `keymaps` mappings.
+--- The 'omnifunc' of the LSP client.
+M.OMNIFUNC = "v:lua.vim.lsp.omnifunc"
+
+--- What the plugin does in a buffer the server attached to: the `keymaps` mappings and, unless
+--- the `omnifunc` option is false, the LSP's 'omnifunc'.
 function M.on_buffer_attach(bufnr)
   require("zettel_lsp.keymaps").attach(bufnr)
+  if config.current.omnifunc ~= false and vim.api.nvim_buf_is_valid(bufnr) then
+    vim.bo[bufnr].omnifunc = M.OMNIFUNC
+  end
 end
 
 local function client_config(root)

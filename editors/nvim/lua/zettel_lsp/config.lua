@@ -16,6 +16,11 @@ M.defaults = {
   -- has is kept). false: none; a table: these keys over the defaults, false for one turns it
   -- off, e.g. { references = false } or { hover = "<leader>k" }.
   keymaps = true,
+  -- Set 'omnifunc' to the LSP's (v:lua.vim.lsp.omnifunc) in the buffers the server attaches
+  -- to, so that <C-x><C-o> after [[ completes card names (Markdown's ftplugin sets
+  -- htmlcomplete#CompleteTags, which Neovim keeps). false: leave 'omnifunc' as it is (e.g. with
+  -- nvim-cmp or blink.cmp).
+  omnifunc = true,
   -- Related notes in a floating window when the cursor rests in a paragraph.
   hover_suggestions = false,
   hover_delay_ms = nil, -- nil: 'updatetime' alone; else at least this long after the last move
