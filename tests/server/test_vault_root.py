@@ -15,6 +15,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.server.conftest import find, open_doc, status, wait_ready
 from zettel_lsp.index.sync import index_folder
+from zettel_lsp.server.vault_root import find_vault_root
 
 SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "zettel_lsp"])
 
@@ -134,3 +135,14 @@ async def wait_for_roots(client: LanguageClient, roots: list[str]) -> dict[str, 
             return await wait_ready(client)
         await asyncio.sleep(0.1)
     raise AssertionError(f"vaults never became {roots}: {st}")
+
+
+def test_the_nearest_marker_wins(tmp_path: Path) -> None:
+    """A vault inside a git repository is pinned by a marker at its own root."""
+    notes = tmp_path / "repo" / "docs" / "notes"
+    (notes / "sub").mkdir(parents=True)
+    (tmp_path / "repo" / ".git").mkdir()
+    assert find_vault_root(notes / "sub") == (tmp_path / "repo", ".git")
+    (notes / ".zettel-lsp.toml").write_text("", encoding="utf-8")
+    assert find_vault_root(notes / "sub") == (notes, ".zettel-lsp.toml")
+    assert find_vault_root(tmp_path / "repo") == (tmp_path / "repo", ".git")
