@@ -35,6 +35,7 @@ from zettel_lsp.server.progress import Operation
 from zettel_lsp.server.protocol import RobustProtocol
 from zettel_lsp.server.service import VaultService
 from zettel_lsp.server.settings import ServerSettings
+from zettel_lsp.server.vault_root import vault_roots
 
 if TYPE_CHECKING:
     from zettel_lsp.llm import Ollama
@@ -149,6 +150,11 @@ class ZettelLanguageServer(LanguageServer):
         self.vault_tasks.submit(logged("starting or stopping a vault", fn))
 
     def start_vaults(self, roots: list[Path]) -> None:
+        """Start the vaults of the client's ``roots``: each root's vault root (vault_root.py),
+        none inside a vault already served."""
+        served = [s.root for s in self.services]
+        missing = [r for r in roots if not r.is_dir()]
+        roots = vault_roots([r for r in roots if r.is_dir()], served) + missing
         settings = self.settings
         if settings.index_dir and len(roots) > 1:
             self.show("warning", "zettel-lsp: 'indexDir' applies to one vault only; ignored")
@@ -355,8 +361,9 @@ class LspOperation:
             self._ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message=message))
 
 
-def workspace_roots(ls: ZettelLanguageServer) -> list[Path]:
+def workspace_roots(ls: ZettelLanguageServer, *, fallback: bool = True) -> list[Path]:
+    """The client's workspace folders; ``fallback``: its root when it sent no folders."""
     roots = [to_fs_path(f.uri) for f in ls.workspace.folders.values()]
-    if not roots and ls.workspace.root_path:
+    if not roots and fallback and ls.workspace.root_path:
         roots = [ls.workspace.root_path]
     return [Path(r).resolve() for r in roots if r]

@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 from zettel_lsp import __version__
 from zettel_lsp.server.server import ZettelLanguageServer, workspace_roots
 from zettel_lsp.server.settings import parse_settings
+from zettel_lsp.server.vault_root import find_vault_root
 
 log = logging.getLogger("zettel_lsp")
 
@@ -64,8 +65,13 @@ def on_folders(ls: ZettelLanguageServer, params: types.DidChangeWorkspaceFolders
     added = [Path(p).resolve() for f in params.event.added if (p := to_fs_path(f.uri))]
 
     def change() -> None:
-        ls.stop_vaults(removed, compact=True)
-        ls.start_vaults(added)
+        # a removed folder's vault stays while another workspace folder lies in it; a folder
+        # that lay in a vault now stopped is served on its own
+        current = [r for r in workspace_roots(ls, fallback=False) if r not in removed]
+        kept = {find_vault_root(r)[0] for r in current}
+        gone = {*removed, *(find_vault_root(r)[0] for r in removed)} - kept
+        ls.stop_vaults(sorted(gone), compact=True)
+        ls.start_vaults([*added, *current])
 
     ls.in_order(change)
 
