@@ -137,12 +137,14 @@ async def wait_for_roots(client: LanguageClient, roots: list[str]) -> dict[str, 
     raise AssertionError(f"vaults never became {roots}: {st}")
 
 
-def test_the_nearest_marker_wins(tmp_path: Path) -> None:
-    """A vault inside a git repository is pinned by a marker at its own root."""
+def test_the_nearest_marker_wins_and_a_repository_is_no_vault(tmp_path: Path) -> None:
+    """A folder inside a git repository stays the client's choice; a vault marker above it
+    widens it, and the nearest marker wins."""
     notes = tmp_path / "repo" / "docs" / "notes"
     (notes / "sub").mkdir(parents=True)
     (tmp_path / "repo" / ".git").mkdir()
-    assert find_vault_root(notes / "sub") == (tmp_path / "repo", ".git")
+    assert find_vault_root(notes / "sub") == (notes / "sub", None)
+    (tmp_path / "repo" / ".obsidian").mkdir()
+    assert find_vault_root(notes / "sub") == (tmp_path / "repo", ".obsidian")
     (notes / ".zettel-lsp.toml").write_text("", encoding="utf-8")
     assert find_vault_root(notes / "sub") == (notes, ".zettel-lsp.toml")
-    assert find_vault_root(tmp_path / "repo") == (tmp_path / "repo", ".git")

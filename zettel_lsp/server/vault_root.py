@@ -13,8 +13,10 @@ from pathlib import Path
 
 log = logging.getLogger("zettel_lsp")
 
-# In order of preference when one folder holds several.
-MARKERS = (".zettel-lsp.toml", ".obsidian", ".dendron.yml", "dendron.yml", ".zk", ".git")
+# In order of preference when one folder holds several. Not ``.git``: a client that sends a
+# folder inside a repository chose it (eglot already sends the repository's root), and a
+# repository above may be a code base or a home folder, far more than the vault.
+MARKERS = (".zettel-lsp.toml", ".obsidian", ".dendron.yml", "dendron.yml", ".zk")
 
 
 def marker_of(folder: Path) -> str | None:
