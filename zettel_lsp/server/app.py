@@ -18,7 +18,7 @@ import sys
 from zettel_lsp.server.background import wait_for_threads
 from zettel_lsp.server.features import register_all
 from zettel_lsp.server.logging_bridge import LspLogHandler
-from zettel_lsp.server.protocol import _exit_line, serve
+from zettel_lsp.server.protocol import exit_line, serve
 from zettel_lsp.server.server import ZettelLanguageServer
 
 log = logging.getLogger("zettel_lsp")
@@ -76,7 +76,7 @@ def end_process(code: int) -> None:
     flushed), skipping the teardown, and says so on stderr."""
     left = wait_for_threads(EXIT_SECONDS, keep=(STDIN_THREAD,))
     if left:
-        _exit_line(f"threads still running at exit, not waited for: {', '.join(left)}")
+        exit_line(f"threads still running at exit, not waited for: {', '.join(left)}")
         logging.shutdown()
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):

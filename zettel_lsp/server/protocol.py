@@ -246,7 +246,7 @@ def serve(protocol: RobustProtocol, read: Callable[[int], bytes], stdout: Binary
         return asyncio.run(_serve(protocol, read))
     except FramingError as exc:
         log.error("protocol error: %s", exc)
-        return _exit_line(f"protocol error: {exc}; exiting so the editor can restart the server")
+        return exit_line(f"protocol error: {exc}; exiting so the editor can restart the server")
     except KeyboardInterrupt:  # run by hand in a terminal
         return 1
 
@@ -274,7 +274,7 @@ async def _serve(protocol: RobustProtocol, read: Callable[[int], bytes]) -> int:
     reader = FrameReader(chunks.get, stall if stall > 0 else None)
     while (body := await reader.next_body()) is not None:
         protocol.receive(body)
-    return 0 if protocol._shutdown else _exit_line("end of input without shutdown and exit")
+    return 0 if protocol._shutdown else exit_line("end of input without shutdown and exit")
 
 
 def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
@@ -284,7 +284,7 @@ def _quiet_cancellation(loop: asyncio.AbstractEventLoop, context: dict[str, Any]
         loop.default_exception_handler(context)
 
 
-def _exit_line(text: str) -> int:
+def exit_line(text: str) -> int:
     """``zettel-lsp: text`` on stderr (the client may not read window/logMessage any more); 1."""
     out = logging.getLogger("zettel-lsp.exit")  # outside zettel_lsp's tree: not sent to the client
     out.propagate = False
