@@ -145,6 +145,16 @@ def test_search_json_finds_the_card_about_the_query(indexed_vault: Path, tmp_pat
     assert bad.returncode != 0 and "unknown leg" in bad.stderr
 
 
+def test_rows_no_leg_found_read_via_links(indexed_vault: Path, tmp_path: Path) -> None:
+    """An empty query answers with the most-linked cards: no leg found them, the links did."""
+    dirs = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache")]
+    out = run("search", str(indexed_vault), "", "--limit", "2", *dirs)
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line[:3].strip().rstrip(".").isdigit()]
+    assert len(rows) == 2 and all(r.endswith("[via links]") for r in rows), out.stdout
+    assert "[]" not in out.stdout
+
+
 def test_a_russian_search_finds_english_cards(example_vault: Path, tmp_path: Path) -> None:
     # English cards (the example vault's baking folder), a query in Russian: ``auto`` embeds
     # every card with the multilingual model first (once; the index keeps it), then the dense

@@ -30,7 +30,7 @@ from zettel_lsp.search.engine import SearchOptions, title_index
 from zettel_lsp.search.fallback import scan_search
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import Query, parse_query
-from zettel_lsp.search.results import result_dict
+from zettel_lsp.search.results import legs_text, result_dict
 from zettel_lsp.vault import Vault
 
 
@@ -108,7 +108,7 @@ def _print_results(args: argparse.Namespace, rows: list[dict[str, Any]]) -> int:
     if not rows:
         print(f"No cards match {args.query!r}.")
     for i, r in enumerate(rows, start=1):
-        legs = " ".join(f"{k}#{v}" for k, v in r["legs"].items())
+        legs = legs_text(r["legs"])
         print(f"{i:>2}. {r['title']}  ({r['path']}:{r['line_start'] + 1})  [{legs}]")
         print(f"    {r['excerpt']}")
     return EXIT_OK

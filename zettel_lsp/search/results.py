@@ -235,6 +235,15 @@ def excerpt_text(text: str, words: Sequence[str], heading: str = "") -> str:
     return _window(readable_text(text, heading), words, EXCERPT_CHARS).strip("\n")
 
 
+VIA_LINKS = "via links"
+
+
+def legs_text(legs: dict[str, int]) -> str:
+    """The legs that found a card, as ``leg#rank`` words; a card no leg found came in through
+    links to and from the top results (or is among the most-linked cards for an empty query)."""
+    return " ".join(f"{k}#{v}" for k, v in legs.items()) or VIA_LINKS
+
+
 def result_dict(r: CardResult, words: Sequence[str]) -> dict[str, Any]:
     c = r.chunk
     text = _without_title_heading(str(c.get("text", "")), r.title)

@@ -127,8 +127,12 @@ export function badgesOf(row: SearchRow): Badge[] {
       kind: "relation",
     });
   }
+  // No leg found it: it came in through links to and from the top results (the server's and
+  // the CLI's "via links"), or it is among the most-linked cards for an empty query.
   const credit = row.graph?.credit;
-  if (credit !== undefined && credit > 0) {
+  if (legs.length === 0) {
+    badges.push({ label: "via links", title: "found only through links to and from the top results", kind: "graph" });
+  } else if (credit !== undefined && credit > 0) {
     badges.push({ label: "links ↑", title: "ranked up: other results link to it", kind: "graph" });
   }
   const discount = row.graph?.discount;

@@ -146,7 +146,12 @@ describe("badgesOf", () => {
     assert.match(badges[2]?.title ?? "", /query 1 BM25 \(rank 1\), query 2 meaning \(rank 3\)/);
   });
   it("says nothing about a graph that changed nothing", () => {
-    assert.deepEqual(badgesOf(row({ graph: { discount: 1 } })), []);
+    assert.deepEqual(badgesOf(row({ legs: { dense: 1 }, graph: { discount: 1 } })).map((b) => b.label), ["meaning"]);
+  });
+  it("says a row no leg found came via links", () => {
+    const badges = badgesOf(row({ graph: { credit: 0.02 } }));
+    assert.deepEqual(badges.map((b) => [b.kind, b.label]), [["graph", "via links"]]);
+    assert.deepEqual(badgesOf(row({})).map((b) => b.label), ["via links"]);
   });
 });
 
