@@ -81,8 +81,16 @@ def line(p: Progress, elapsed: float) -> str:
         rate = p.done / elapsed
         out += f"  {rate:,.0f}/s" if rate >= 10 else f"  {rate:,.1f}/s"
         if p.total > p.done:
-            eta = round((p.total - p.done) / rate)
+            eta = round(eta_seconds(p, elapsed))
             out += f"  ETA {eta // 60}:{eta % 60:02d}"
     if p.detail:
         out += f"  {p.detail}"
     return out
+
+
+def eta_seconds(p: Progress, elapsed: float) -> float:
+    """The time ``p``'s phase still needs at its rate so far: measured in tokens when the phase
+    reports them (items differ in cost), else in items."""
+    if p.tokens_done > 0 and p.tokens_total >= p.tokens_done:
+        return (p.tokens_total - p.tokens_done) * elapsed / p.tokens_done
+    return (p.total - p.done) * elapsed / p.done

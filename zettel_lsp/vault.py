@@ -265,7 +265,7 @@ class Vault:
     def summary(self) -> str:
         """``<name>: N cards, M chunks ready``."""
         cards, chunks = len(self.indexer.state.files), self.indexer.status.tally().chunks
-        return f"{self.root.name}: {cards} cards, {chunks} chunks ready"
+        return f"{self.root.name}: {cards:,} cards, {chunks:,} chunks ready"
 
     def watcher(self, *, debounce_ms: int, on_sync: Callable[[SyncReport], None]) -> VaultWatcher:
         """A watcher of the folder that keeps the index in step and reports each update to

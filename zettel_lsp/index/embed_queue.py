@@ -49,6 +49,7 @@ class EmbedQueue:
     def __init__(self) -> None:
         self.jobs: deque[deque[EmbedItem]] = deque()
         self.left: dict[str, int] = {}  # card -> its chunks not yet embedded (queued ones)
+        self.tokens = 0  # the queued items' tokens (superseded ones included)
 
     def __len__(self) -> int:
         """Items queued (superseded ones included until they come up)."""
@@ -57,6 +58,7 @@ class EmbedQueue:
     def push(self, items: Iterable[EmbedItem], *, first: bool = False) -> None:
         """Queue one job of counted items (:func:`count_tokens`), in front when ``first``."""
         job = deque(sorted(items, key=lambda it: it.tokens))
+        self.tokens += sum(it.tokens for it in job)
         if first:
             self.jobs.appendleft(job)
         else:
@@ -96,10 +98,11 @@ class EmbedQueue:
             while job:
                 it = job[0]
                 if not live(it):
-                    job.popleft()
+                    self.tokens -= job.popleft().tokens
                     continue
                 if batch and (len(batch) >= size or (len(batch) + 1) * it.tokens > budget):
                     return batch
+                self.tokens -= it.tokens
                 batch.append(job.popleft())
             self.jobs.popleft()
             if batch:

@@ -109,7 +109,7 @@ class Embedding:
         should_stop: StopFn | None,
     ) -> int:
         ix, queue = self.ix, self._queue(using)
-        done = 0
+        done = tokens = 0
         started = last_save = time.monotonic()
         every = DENSE_SAVE_SECONDS
         finished: set[str] = set()
@@ -139,6 +139,7 @@ class Embedding:
                 ix.state.uncompacted += len(live)
                 finished.update(batch[i].path for i in live if queue.embedded(batch[i].path))
                 done += len(live)
+                tokens += sum(batch[i].tokens for i in live)
                 now = time.monotonic()
                 if now - last_save >= every or not queue.jobs:
                     self._commit(finished, using)
@@ -146,7 +147,8 @@ class Embedding:
                     last_save = time.monotonic()
                     # the saves take at most DENSE_SAVE_SHARE of the time
                     every = max(DENSE_SAVE_SECONDS, (last_save - now) / DENSE_SAVE_SHARE)
-            ix.progress(Progress(phase, done, done + len(queue)))
+            left = len(queue), queue.tokens
+            ix.progress(Progress(phase, done, done + left[0], "", tokens, tokens + left[1]))
         with ix.lock:
             if not ix.closed:
                 self._commit(finished, using)

@@ -26,6 +26,10 @@ class Progress:
     done: int
     total: int
     detail: str = ""
+    # the phase's work in model tokens, when its items differ in cost (embedding: a short
+    # chunk costs a fraction of a long one); an ETA comes from these when set
+    tokens_done: int = 0
+    tokens_total: int = 0
 
 
 ProgressFn = Callable[[Progress], None]

@@ -411,7 +411,7 @@ class Indexer:
         )
         report.unchanged = todo.unchanged
         report.seconds["scan"] = round(time.perf_counter() - t0, 3)
-        self.progress(Progress("scan", len(present), len(present), f"{len(todo.read)} to read"))
+        self.progress(Progress("scan", len(present), len(present), f"{len(todo.read):,} to read"))
         t1 = time.perf_counter()
         lex.read(todo.read, set(todo.gone), rechunk_all=rechunk_all)
         report.seconds["read"] = round(time.perf_counter() - t1, 3)

@@ -88,4 +88,4 @@ class VaultProgress:
         self._last_report = now
         pct = int(100 * p.done / p.total) if p.total else None
         label = _LABELS.get(p.phase, p.phase)
-        self.report(f"{label} {p.done}/{p.total}" + (f" ({p.detail})" if p.detail else ""), pct)
+        self.report(f"{label} {p.done:,}/{p.total:,}" + (f" ({p.detail})" if p.detail else ""), pct)

@@ -73,7 +73,7 @@ class SelfTune:
             now = time.monotonic()
             if now - last[0] >= REPORT_EVERY_SECONDS or done >= total:
                 last[0] = now
-                op.report(f"{done}/{total} cards", int(100 * done / total) if total else None)
+                op.report(f"{done:,}/{total:,} cards", int(100 * done / total) if total else None)
 
         try:
             made = vault.calibrate(

@@ -282,7 +282,7 @@ class VaultService:
             return "building the link graph: results are not graph-reranked yet"
         if self.phase == Phase.EMBEDDING:
             done, total = self.dense_progress
-            return f"embedding ({done}/{total} chunks): meaning-based results are partial"
+            return f"embedding ({done:,}/{total:,} chunks): meaning-based results are partial"
         if self.phase == Phase.READ_ONLY:
             return (
                 f"read-only: {self.reason} (answers come from titles and a scan of the text, "

@@ -114,7 +114,7 @@ class StartUp:
     def build_graph(self) -> bool:
         service, vault, report = self.service, self.vault, self.report
         service.progress.report(
-            f"{report.cards} cards ({report.summary()}); building the link graph"
+            f"{report.cards:,} cards ({report.summary()}); building the link graph"
         )
         if service.stopping():
             return False
@@ -271,4 +271,4 @@ def fall_back(service: VaultService, phase: Phase, reason: str) -> None:
     service.graph_ready.set()
     service.graph_changed()
     service.warm_up()
-    service.progress.end(f"{service.root.name}: {len(graph.cards)} cards ({phase.value})")
+    service.progress.end(f"{service.root.name}: {len(graph.cards):,} cards ({phase.value})")
