@@ -21,7 +21,6 @@ from zettel_lsp.index.status import ProgressFn, SyncReport
 from zettel_lsp.index.store import DENSE, DENSE_ML
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.watch import VaultWatcher
-from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import load_vault
 from zettel_lsp.search.calibrate import (
     Calibration,
@@ -30,14 +29,16 @@ from zettel_lsp.search.calibrate import (
     load_calibration,
     save_calibration,
 )
-from zettel_lsp.search.engine import Multilingual, Reader, SearchEngine, direct, title_index
+from zettel_lsp.search.engine import (
+    Multilingual,
+    Reader,
+    SearchEngine,
+    direct,
+    names_change,
+    title_index,
+)
 
 log = logging.getLogger(__name__)
-
-
-def _names(card: Card | None) -> tuple[str, ...]:
-    """What :func:`title_index` files a card under."""
-    return () if card is None else (card.title, *card.aliases, card.stem)
 
 
 # what ``status`` says of each multilingual scope (Indexer.multilingual_scope)
@@ -102,10 +103,7 @@ class Vault:
         watcher or a sync). Returns whether anything changed."""
         if not (report.cards_changed or report.paths_removed):
             return False
-        cards = self.graph.cards
-        renamed = any(p in cards for p in report.paths_removed) or any(
-            _names(card) != _names(cards.get(card.path)) for card in report.cards_changed
-        )
+        renamed = names_change(self.graph, report.paths_removed, report.cards_changed)
         self.graph.apply_changes(report.paths_removed, report.cards_changed)
         if renamed:  # the title index is rebuilt only when a name changed, not for prose
             self.engine.titles = title_index(self.graph)

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
@@ -55,6 +55,7 @@ from zettel_lsp.search.rerank import RerankParams, graph_rerank
 from zettel_lsp.search.titles import TitleIndex, TitleMatch, exact_first
 
 if TYPE_CHECKING:  # suggest imports this module
+    from zettel_lsp.notes.model import Card
     from zettel_lsp.search.suggest import SuggestFusion
 
 log = logging.getLogger(__name__)
@@ -438,9 +439,20 @@ def title_index(graph: LinkGraph) -> TitleIndex:
     """Every name a card answers to: its title, aliases and file name (what ``[[links]]`` use,
     also where a frontmatter title or an identifier file name made the title differ)."""
     return TitleIndex(
-        (name, c.path)
-        for c in graph.cards.values()
-        for name in dict.fromkeys((c.title, *c.aliases, c.stem))
+        (name, c.path) for c in graph.cards.values() for name in dict.fromkeys(card_names(c))
+    )
+
+
+def card_names(card: Card | None) -> tuple[str, ...]:
+    """What :func:`title_index` files a card under."""
+    return () if card is None else (card.title, *card.aliases, card.stem)
+
+
+def names_change(graph: LinkGraph, removed: Iterable[str], cards: Iterable[Card]) -> bool:
+    """Whether removing ``removed`` and adding ``cards`` changes a name :func:`title_index`
+    files (then it is to be built again; a change of prose leaves it as it is)."""
+    return any(p in graph.cards for p in removed) or any(
+        card_names(c) != card_names(graph.cards.get(c.path)) for c in cards
     )
 
 

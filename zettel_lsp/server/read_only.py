@@ -23,7 +23,7 @@ from zettel_lsp.index.sync import index_folder
 from zettel_lsp.index.watch import changed_notes, folder_changes
 from zettel_lsp.notes.model import Card
 from zettel_lsp.notes.scan import external_target, is_ignored, load_card, load_vault
-from zettel_lsp.search.engine import title_index
+from zettel_lsp.search.engine import names_change, title_index
 from zettel_lsp.search.titles import TitleIndex
 from zettel_lsp.server.phase import Phase
 
@@ -33,10 +33,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOCK_POLL_MS = 1000  # the index lock is checked at least this often (also with ``watch`` off)
-
-
-def _names(card: Card | None) -> tuple[str, ...]:
-    return (card.title, *card.aliases, card.stem) if card is not None else ()
 
 
 def read_vault(service: VaultService) -> tuple[LinkGraph, TitleIndex, list[str]]:
@@ -181,10 +177,10 @@ class ReadOnlyWatch:
 
         def apply() -> None:
             graph = service.graph
-            before = {rel: _names(graph.cards.get(rel)) for rel in rels}
+            renamed = names_change(graph, removed, cards)
             graph.apply_changes(removed, cards)
-            if any(before[rel] != _names(graph.cards.get(rel)) for rel in rels):
-                service.titles = title_index(graph)  # rebuilt only when a name changed
+            if renamed:
+                service.titles = title_index(graph)
             service.graph_version += 1
 
         service.locked(apply)
