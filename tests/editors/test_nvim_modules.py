@@ -46,6 +46,7 @@ PUBLIC_FUNCTIONS = {
     "paragraph_at_cursor",
     "hover_related",
     "hover",
+    "install",
 }
 COMMANDS = {
     "ZettelSearch",
@@ -54,6 +55,7 @@ COMMANDS = {
     "ZettelAsk",
     "ZettelReindex",
     "ZettelStatus",
+    "ZettelInstall",
 }
 
 LUA = r"""

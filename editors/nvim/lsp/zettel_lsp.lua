@@ -17,7 +17,8 @@
 -- `require("zettel_lsp").setup()` does all of this for you on Neovim 0.7+ and adds the
 -- :Zettel* commands; see :help zettel_lsp.
 local config = {
-  cmd = { "zettel-lsp" },
+  -- zettel-lsp on $PATH, else the one :ZettelInstall installed (lua/zettel_lsp/install.lua)
+  cmd = (require("zettel_lsp.install").resolve_cmd()),
   filetypes = { "markdown" },
   root_markers = { ".obsidian", ".zk", ".git" },
   init_options = vim.empty_dict(),

@@ -187,7 +187,7 @@ local function client_config(root)
     opts.handlers or {})
   return {
     name = M.name,
-    cmd = opts.cmd,
+    cmd = (require("zettel_lsp.install").resolve_cmd(opts.cmd)),
     cmd_cwd = root,
     root_dir = root,
     workspace_folders = {
@@ -239,9 +239,11 @@ function M.attach(bufnr)
   local id = clients_by_root[root]
   local client = id and vim.lsp.get_client_by_id(id)
   if client == nil or (client.is_stopped and client.is_stopped()) then
-    id = vim.lsp.start_client(client_config(root))
+    local cfg = client_config(root)
+    id = vim.lsp.start_client(cfg)
     if id == nil then
-      notify("could not start " .. table.concat(config.current.cmd, " "), vim.log.levels.ERROR)
+      notify("could not start " .. table.concat(cfg.cmd, " ") .. ": run :ZettelInstall or set "
+        .. "the cmd option (:checkhealth zettel_lsp tells more)", vim.log.levels.ERROR)
       return nil
     end
     clients_by_root[root] = id

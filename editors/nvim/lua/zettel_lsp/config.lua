@@ -2,7 +2,11 @@
 local M = {}
 
 M.defaults = {
+  -- The plain "zettel-lsp" is looked up on $PATH, then in the virtual environment of
+  -- :ZettelInstall (install.lua); any other command is used as it is.
   cmd = { "zettel-lsp" },
+  -- The Python (3.11+) :ZettelInstall makes its virtual environment with; nil: python3, python.
+  python = nil,
   filetypes = { "markdown" },
   root_markers = { ".obsidian", ".zk", ".git" },
   -- Server settings (docs/server.md, camelCase keys); both tables are merged and sent as

@@ -1,6 +1,6 @@
 -- zettel-lsp for Neovim 0.7+: starts the server for Markdown notes in a vault and adds
--- :ZettelSearch, :ZettelRelated, :ZettelSuggestLinks, :ZettelAsk, :ZettelReindex and
--- :ZettelStatus.
+-- :ZettelSearch, :ZettelRelated, :ZettelSuggestLinks, :ZettelAsk, :ZettelReindex,
+-- :ZettelStatus and :ZettelInstall (and :checkhealth zettel_lsp).
 -- See :help zettel_lsp (doc/zettel_lsp.txt) and docs/server.md for the server's side.
 --
 -- This file is the entry point: setup(), the user commands and the public Lua API, gathered
@@ -13,6 +13,7 @@
 --   ask.lua      :ZettelAsk and its answer window                 CursorHold
 --   status.lua   :ZettelStatus, :ZettelReindex       keymaps.lua  K, gd, gr where it attaches
 --   util.lua     messages, text wrapping             compat.lua   shims for Neovim 0.7 to 0.11+
+--   install.lua  :ZettelInstall, the server command   health.lua   :checkhealth zettel_lsp
 local config = require("zettel_lsp.config")
 local client = require("zettel_lsp.client")
 local results = require("zettel_lsp.results")
@@ -22,6 +23,7 @@ local suggest = require("zettel_lsp.suggest")
 local hover = require("zettel_lsp.hover")
 local ask = require("zettel_lsp.ask")
 local status = require("zettel_lsp.status")
+local install = require("zettel_lsp.install")
 
 local M = {}
 
@@ -68,6 +70,7 @@ M.status = status.status
 M.hover_related = hover.hover_related
 M.hover = hover.hover
 M.ask = ask.ask
+M.install = install.install
 
 -- ---------------------------------------------------------------------------- setup
 
@@ -108,6 +111,13 @@ M.commands = {
       M.ask(a.args)
     end,
     opts = { nargs = "*", desc = "zettel-lsp: answer a question from the notes (Ollama)" },
+  },
+  ZettelInstall = {
+    run = function(a)
+      M.install(a.fargs)
+    end,
+    opts = { nargs = "*", complete = "file",
+      desc = "zettel-lsp: install the server into a virtual environment (pip options, source)" },
   },
 }
 
