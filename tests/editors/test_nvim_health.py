@@ -132,9 +132,10 @@ finish(function()
   out.commands = vim.tbl_keys(vim.api.nvim_get_commands({}))
   install = require("zettel_lsp.install")
   out.before = { install.resolve_cmd(zettel.config.cmd) }
-  -- a note of a vault: no server to start yet
+  -- a note of a vault: no server to start yet, and the plugin says what to do
   vim.cmd("edit " .. vim.fn.fnameescape(P.card))
   out.clients_before = #zettel.clients()
+  out.told_before = vim.deepcopy(out.notifications)
   out.health_before = checkhealth()
 
   local first = #out.notifications
@@ -249,7 +250,8 @@ def test_checkhealth_says_the_server_is_missing_and_what_to_do(tmp_path: Path) -
     text = "\n".join(lines)
     assert "No healthcheck found" not in text, text
     server = "\n".join(_section(lines, "zettel-lsp server"))
-    assert "ERROR" in server and "no-such-zettel-lsp" in server and "not found" in server, text
+    assert "ERROR" in server and "cmd option" in server and "not found" in server, text
+    assert "no-such-zettel-lsp" in server, text
     assert ":ZettelInstall" in server and "cmd" in server, text  # the advice
     neovim = "\n".join(_section(lines, "Neovim"))
     assert "OK" in neovim and "Neovim 0." in neovim, text
@@ -310,8 +312,11 @@ def test_zettel_install_makes_a_venv_and_the_plugin_uses_it(tmp_path: Path) -> N
     assert "ZettelInstall" in result["commands"]
     assert result["before"] == [["zettel-lsp"], "missing"]
     assert result["clients_before"] == 0
+    told = [n["msg"] for n in result["told_before"]]
+    assert len(told) == 1 and "not found: run :ZettelInstall" in told[0], told
     before = "\n".join(_section(result["health_before"], "zettel-lsp server"))
-    assert "ERROR" in before and ":ZettelInstall" in before, before
+    assert "ERROR" in before and "not on $PATH" in before and str(venv) in before, before
+    assert "Run :ZettelInstall" in before, before
     # a source pip cannot install: an error with pip's own last lines
     assert result["bad_started"], "the install ran in the foreground"
     errors = [n["msg"] for n in result["bad"] if n["level"] == 4]

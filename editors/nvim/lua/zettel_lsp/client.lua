@@ -13,6 +13,7 @@ local M = {}
 M.name = "zettel_lsp"
 
 local clients_by_root = {} -- root -> client id (Neovim 0.7, which has no vim.lsp.start)
+local told_missing = false -- said once per session that the server command is not found
 
 --- Whether `client` is a zettel-lsp client (by name, or by the commands it offers).
 function M.is_zettel_client(client)
@@ -233,17 +234,25 @@ function M.attach(bufnr)
   if root == nil then
     return nil
   end
+  local cfg = client_config(root)
+  if type(cfg.cmd) == "table" and vim.fn.executable(cfg.cmd[1]) == 0 then
+    if not told_missing then
+      told_missing = true
+      notify("the server " .. cfg.cmd[1] .. " is not found: run :ZettelInstall, or set the "
+        .. "cmd option (:checkhealth zettel_lsp tells more)", vim.log.levels.ERROR)
+    end
+    return nil
+  end
   if vim.lsp.start then -- 0.8+: reuses a client with the same name and root_dir
-    return vim.lsp.start(client_config(root), { bufnr = bufnr })
+    return vim.lsp.start(cfg, { bufnr = bufnr })
   end
   local id = clients_by_root[root]
   local client = id and vim.lsp.get_client_by_id(id)
   if client == nil or (client.is_stopped and client.is_stopped()) then
-    local cfg = client_config(root)
     id = vim.lsp.start_client(cfg)
     if id == nil then
-      notify("could not start " .. table.concat(cfg.cmd, " ") .. ": run :ZettelInstall or set "
-        .. "the cmd option (:checkhealth zettel_lsp tells more)", vim.log.levels.ERROR)
+      notify("could not start " .. table.concat(cfg.cmd, " ") .. " (:checkhealth zettel_lsp "
+        .. "tells more)", vim.log.levels.ERROR)
       return nil
     end
     clients_by_root[root] = id

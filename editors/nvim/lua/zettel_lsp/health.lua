@@ -78,11 +78,18 @@ local INSTALL_ADVICE = {
 local function check_server(r)
   r.start("zettel-lsp server")
   local cmd, source = install.resolve_cmd(config.current.cmd)
+  if type(cmd) ~= "table" then
+    r.ok("server command: a function of the cmd option (not checked here)")
+    return
+  end
   local shown = table.concat(cmd, " ")
-  if source == "missing" or vim.fn.executable(cmd[1]) == 0 then
-    r.error(string.format("the server command %s is not found (looked in %s)", shown,
-      source == "option" and "the cmd option" or "$PATH and " .. install.venv_dir()),
-      INSTALL_ADVICE)
+  if source == "missing" then
+    r.error("zettel-lsp is not found: not on $PATH, nor installed by :ZettelInstall in "
+      .. install.venv_dir(), INSTALL_ADVICE)
+    return
+  end
+  if vim.fn.executable(cmd[1]) == 0 then
+    r.error("the server command of the cmd option is not found: " .. shown, INSTALL_ADVICE)
     return
   end
   local where = WHERE[source]

@@ -51,7 +51,7 @@ function M.resolve_cmd(cmd)
   if type(cmd) == "string" then
     cmd = { cmd }
   end
-  if not is_default(cmd) then
+  if type(cmd) == "function" or not is_default(cmd) then -- 0.11+ also takes a function
     return cmd, "option"
   end
   if vim.fn.executable("zettel-lsp") == 1 then
