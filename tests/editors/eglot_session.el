@@ -33,9 +33,9 @@
 
 (defmacro zt-step (key &rest body)
   "Report BODY's value as KEY, or {\"error\": message} when it fails: one feature's failure
-leaves the others to be checked."
+leaves the others to be checked. A pause first, as between a user's commands."
   (declare (indent 1))
-  `(let ((start (float-time)))
+  `(let ((start (progn (zt-idle) (float-time))))
      (zt-put ,key (condition-case err (progn ,@body)
                     (error `((error . ,(error-message-string err))))))
      (push (cons ,key (- (float-time) start)) zt-seconds)))
@@ -200,6 +200,38 @@ then killed: the vault stays as it was)."
       (call-interactively (key-binding (kbd "C-M-i")))  ; the guide binds it
       (zt-line))))
 
+(defun zt-rename (needle new-name)
+  "`eglot-rename' on NEEDLE's link to NEW-NAME, editing the files not open as eglot asks (yes):
+the links in this buffer, each other buffer eglot changed with its first line, and the server's
+messages since; every buffer then reverted (the vault stays as it was)."
+  (zt-goto needle 3)
+  (let ((seen (length zt-messages)))
+    (cl-letf (((symbol-function 'y-or-n-p) (lambda (&rest _) t)))
+      (eglot-rename new-name))
+    (zt-wait "the rename's message" (lambda () (> (length zt-messages) seen)) 5)
+    (prog1 `((links . ,(vconcat (zt-links)))
+             (others . ,(vconcat
+                         (cl-loop for b in (buffer-list)
+                                  when (and (buffer-file-name b) (buffer-modified-p b)
+                                            (not (eq b (current-buffer))))
+                                  collect `((file . ,(buffer-file-name b))
+                                            (first_line . ,(with-current-buffer b
+                                                             (goto-char (point-min))
+                                                             (zt-line)))))))
+             (messages . ,(vconcat (last (reverse zt-messages) (- (length zt-messages) seen)))))
+      (dolist (b (buffer-list))
+        (when (and (buffer-file-name b) (buffer-modified-p b))
+          (with-current-buffer b (revert-buffer t t t)))))))
+
+(defun zt-links ()
+  "The [[links]] in this buffer, in order."
+  (save-excursion
+    (goto-char (point-min))
+    (let (links)
+      (while (re-search-forward "\\[\\[[^]]*]]" nil t)
+        (push (match-string-no-properties 0) links))
+      (nreverse links))))
+
 (defun zt-session ()
   (find-file (zt-param 'card))
   (let ((card (current-buffer)))
@@ -228,6 +260,7 @@ then killed: the vault stays as it was)."
       (zt-step 'completion (zt-completion (concat "A loaf from a [[" (zt-param 'prefix))))
       (zt-step 'completed_line
         (zt-complete-in-place (concat "Wet dough, [[" (zt-param 'unique))))
+      (zt-step 'rename (zt-rename (zt-param 'link) "Water ratio"))
       (set-buffer-modified-p nil)
       (load (zt-param 'project_snippet) nil t)
       (zt-step 'project_after_snippet
