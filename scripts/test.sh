@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/setup-neovim.sh  # for tests/server/test_neovim.py; skipped if it can't
+bash scripts/setup-editors.sh  # Neovim and Emacs for the editor tests; skipped if it can't
 bash editors/vscode/scripts/check.sh  # VS Code extension: types, unit tests, build, .vsix
 echo "== ruff" >&2
 .venv/bin/ruff check .
