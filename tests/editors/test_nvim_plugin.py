@@ -970,6 +970,9 @@ def test_hover_suggestions_wait_for_an_ordinary_move_after_a_jump(tmp_path: Path
             "updatetime": 500,
             "settle_ms": 2000,
             "hover_suggestions": True,
+            # no background self-tune: its progress messages wake the editor more often than
+            # 'updatetime' on a loaded machine, and CursorHold never comes
+            "setup": {"settings": {"suggestSelfTune": False}},
         },
         asynchronous=True,
     )
