@@ -79,12 +79,12 @@ end
 
 -- Wait for the final answer, then <CR> on the first source; record what opened.
 local function open_first_source(origin)
-  wait_for("the Sources list", function() return has_line("^## Sources") ~= nil end)
+  wait_for("the Sources list", function() return has_line("^Sources") ~= nil end)
   step("answer complete")
   out.final_lines = answer_lines()
   local first = nil
   for i, line in ipairs(out.final_lines) do
-    if i > has_line("^## Sources") and line:find("^1%. ") then
+    if i > has_line("^Sources") and line:find("^1%. ") then
       first = i
       break
     end
@@ -125,7 +125,7 @@ scenarios.ask = function()
     return has_line(P.answer_start, 1, true) ~= nil
   end)
   out.streamed_lines = answer_lines()
-  out.streamed_sources = has_line("^## Sources") ~= nil
+  out.streamed_sources = has_line("^Sources") ~= nil
   step("answer streaming")
   out.answer_token = out.deltas[1] and out.deltas[1].token
   open_first_source(origin)
@@ -178,12 +178,12 @@ end
 
 def answer_text(lines: list[str]) -> str:
     """The answer part of the window: between the question and the Sources heading."""
-    end = lines.index(next(line for line in lines if line.startswith("## Sources")))
+    end = lines.index(next(line for line in lines if line.startswith("Sources")))
     return "\n".join(lines[1:end]).strip()
 
 
 def source_lines(lines: list[str]) -> list[str]:
-    start = next(i for i, line in enumerate(lines) if line.startswith("## Sources"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("Sources"))
     return [line for line in lines[start + 1 :] if line[:1].isdigit()]
 
 
@@ -228,12 +228,14 @@ def test_ask_streams_the_answer_lists_sources_and_cancels(tmp_path: Path) -> Non
     # streamed: the window showed the answer's text before the result (and its sources) came
     streamed = "\n".join(report["streamed_lines"])
     assert ANSWER_START in streamed and not report["streamed_sources"], diagnostic
-    assert report["streamed_lines"][0] == f"# {QUESTION}", diagnostic
+    assert report["streamed_lines"][0] == QUESTION, diagnostic  # plain text, no "# "
     first_deltas = [d["delta"] for d in report["deltas"] if d["token"] == report["answer_token"]]
     assert len(first_deltas) > 3, diagnostic  # piece by piece, not in one go
 
     # final: the answer, then the sources, best first, as "N. title — path:line  (score S)"
     lines = report["final_lines"]
+    # the window's own lines as plain text: no "#" headings, no "_" around notes
+    assert not [ln for ln in lines if ln.startswith(("#", "_")) or ln.endswith("_")], lines
     assert answer_text(lines).startswith(ANSWER_START), lines
     assert answer_text(lines) == "".join(first_deltas).strip(), lines
     sources = source_lines(lines)
@@ -278,8 +280,10 @@ def test_ask_without_ollama_warns_and_still_lists_the_sources(tmp_path: Path) ->
     assert warning["msg"].startswith("zettel-lsp: no answer ("), warning
 
     lines = report["final_lines"]
+    # the window's own lines as plain text: no "#" headings, no "_" around notes
+    assert not [ln for ln in lines if ln.startswith(("#", "_")) or ln.endswith("_")], lines
     assert "According to" not in "\n".join(lines), lines
-    assert answer_text(lines).startswith("_No answer: Ollama at "), lines
+    assert answer_text(lines).startswith("No answer: Ollama at "), lines
     assert report["deltas"] == [], "no answer, nothing streamed"
     sources = source_lines(lines)
     assert sources and sources[0].startswith("1. Reciprocal rank fusion — "), lines

@@ -164,21 +164,32 @@ local function main()
   out.wrapped_max = util.wrap("one two three four five six seven", 10, "  ", "  ", 2)
   local lines, marks = util.wrap_segments({ { "Title words", "T" }, { "· linked", "D" } }, 12)
   out.segments = { lines = lines, marks = marks }
-  out.display = hover.display_markdown(table.concat({
+  local plain = require("zettel_lsp.plain")
+  out.plain = { plain.lines(table.concat({
     "### [TF-IDF](file:///v/retrieval/TF-IDF.md)",
-    "- [Reciprocal rank fusion](file:///v/retrieval/Reciprocal%20rank%20fusion.md#L3) · *linked*"
-      .. " — RRF \\[1\\]",
+    "`retrieval/TF-IDF.md` · 2 backlinks",
+    "",
+    "> ## Weights",
+    "> Raw [[BM25|bm25]] and `k1` **bold** *em*:",
+    "> ```",
+    "> x = 1",
+    "> ```",
+    "",
+    "**Related**",
+    "",
+    "- [Reciprocal rank fusion](file:///v/a/b/retrieval/Reciprocal%20rank%20fusion.md#L3)"
+      .. " · *linked* — RRF \\[1\\]",
+    "- [Top](file:///v/Top.md#L1) · *not linked* — top",
     "**[pic.png](file:///v/img/pic.png)** (attachment)",
     "- [a \\[b\\]](file:///elsewhere/x.md#L1) and [web](https://example.org)",
-  }, "\n"), "/v")
-  out.hover_markdown = "> " .. string.rep("word ", 30) .. "\n>\n\n- " .. string.rep("x", 38)
-    .. " - dash " .. string.rep("y", 36) .. " 1. x # z"
-  out.hover_lines = hover.hover_lines(out.hover_markdown, "/v", 40)
+  }, "\n"), "/v", 80) }
+  out.plain_wrapped = plain.lines("> " .. string.rep("word ", 30) .. "\n\n- "
+    .. string.rep("x", 38) .. " - dash " .. string.rep("y", 36), "/v", 40)
   out.related_lines = { hover.related_lines({
-    { title = "A rather long title of a note", path = "folder/A note.md", line_start = 2,
+    { title = "A rather long title", path = "folder/deeper/deepest/A note.md", line_start = 2,
       relation = "linked", excerpt = string.rep("text ", 40) },
-    { path = "B.md", excerpt = "" },
-  }, 30) }
+    { path = "B.md", excerpt = "", folder = "my vault" },
+  }, 60) }
   -- Suggestions: each mentioned card once with its count, "Link N confident" below the fixes.
   local suggest = require("zettel_lsp.suggest")
   local function r(line, a, b)
@@ -304,7 +315,7 @@ def test_answers_that_need_no_server(report: dict[str, Any]) -> None:
     assert report["formatted"] == (
         "Reciprocal rank fusion [linked] — retrieval: RRF adds 1/(k + rank)"
     )
-    assert report["formatted_top"] == "Index — my vault: "
+    assert report["formatted_top"] == "Index — my vault"
     assert report["status_lines"] == [
         "zettel-lsp 9.9: 1 vault(s)",
         "/v: phase ready",
@@ -374,41 +385,48 @@ def test_text_in_floats_is_wrapped_at_word_boundaries(report: dict[str, Any]) ->
     ]
 
 
-def test_hover_links_show_titles_and_vault_relative_paths(report: dict[str, Any]) -> None:
-    assert report["display"].split("\n") == [
-        "### TF-IDF",
-        "- **Reciprocal rank fusion** `retrieval/Reciprocal rank fusion.md:3` · *linked*"
-        " — RRF \\[1\\]",
-        "**pic.png** (attachment)",
-        "- **a \\[b\\]** `/elsewhere/x.md:1` and [web](https://example.org)",
-    ]
-    lines = report["hover_lines"]
-    assert all(len(line) <= 40 for line in lines), lines
-    quote = [line for line in lines if line.startswith(">")]
-    assert len(quote) == 6 and all(line.startswith("> ") for line in quote[:5]), lines
-    item = lines[lines.index("") + 1 :]
-    # a wrapped line of a list item is indented, and never starts a list item, a numbered item
-    # or a heading: such a word is escaped
-    assert item == ["- " + "x" * 38, "  \\- dash", "  " + "y" * 36, "  1\\. x # z"], item
-    assert not any(re.match(r"\s*([-+*#]|\d+[.)])\s", ln) for ln in item[1:]), item
-    words = [w.lstrip("\\") for w in " ".join(lines).split() if w != ">"]
-    expected = [w for w in report["hover_markdown"].split() if w != ">"]
-    assert [re.sub(r"^(\d+)\\", r"\1", w) for w in words] == expected
+def test_hover_markdown_shows_as_plain_text(report: dict[str, Any]) -> None:
+    """No Markdown marks in a float (Neovim 0.7 shows them as written): headings, bold and code
+    as their text, quotes indented, code fences dropped, links as titles and folders."""
+    lines, marks = report["plain"]
+    assert lines == [
+        "TF-IDF",
+        "retrieval/TF-IDF.md · 2 backlinks",
+        "",
+        "  Weights",
+        "  Raw bm25 and k1 bold em:",
+        "    x = 1",
+        "",
+        "Related",
+        "",
+        "• Reciprocal rank fusion (…/b/retrieval) · linked — RRF [1]",
+        "• Top (v) · not linked — top",
+        "pic.png (attachment)",
+        "• a [b] (/elsewhere) and web (https://example.org)",
+    ], lines
+    assert [0, 0, len("TF-IDF"), "ZettelLspHeader"] in marks
+    assert [7, 0, len("Related"), "ZettelLspHeader"] in marks
+    for line in lines:
+        assert not re.match(r"\s*(#|>|```)", line), line
+        assert "`" not in line and "**" not in line and "](" not in line, line
+    wrapped = report["plain_wrapped"]
+    assert all(len(line) <= 40 for line in wrapped), wrapped
+    assert all(line.startswith("  word") for line in wrapped[:4]), wrapped
+    item = wrapped[wrapped.index("") + 1 :]
+    assert item == ["• " + "x" * 38, "  - dash", "  " + "y" * 36], item
 
 
 def test_related_float_lines(report: dict[str, Any]) -> None:
+    """One line per note, at most the float's width: the folder shortened from the left."""
     lines, marks = report["related_lines"]
     assert lines == [
         "Related notes",
-        "A rather long title of a note",
-        "  · linked",
-        "  folder/A note.md:3 — text",
-        "  text text text text text …",
-        "B.md",
-        "  B.md:1",
+        "A rather long title [linked] — …/deeper/deepest: text text…",
+        "B — my vault",
     ], lines
     assert [0, 0, len("Related notes"), "ZettelLspHeader"] in marks
-    assert all(len(line) <= 30 for line in lines)
+    assert [1, 0, len("A rather long title"), "ZettelLspTitle"] in marks
+    assert all(len(line) <= 60 for line in lines)
 
 
 def test_default_keymaps_and_the_option(report: dict[str, Any]) -> None:

@@ -507,8 +507,8 @@ scenarios.keys = function()
     vim.lsp.util.make_position_params(), 10000)
   local raw = resp and resp[c.id] and resp[c.id].result
   out.k_raw = raw and raw.contents.value or nil
-  out.k_display = out.k_raw and require("zettel_lsp.hover").display_markdown(out.k_raw,
-    c.config.root_dir) or nil
+  out.k_display = out.k_raw and require("zettel_lsp.plain").lines(out.k_raw,
+    c.config.root_dir, 100000) or nil
 
   type_keys("gd")
   idle_until("gd to open the linked note", function()
@@ -716,7 +716,9 @@ def test_search_opens_the_chosen_card_at_its_line(tmp_path: Path) -> None:
     assert report["input_calls"] == ["Zettel search: "], diagnostic
 
     def without_relation(item: str) -> str:
-        return re.sub(r" \[(linked|backlink|2 hops|not linked)\] — ", " — ", item)
+        """Title and folder (the excerpt gets the room a relation leaves)."""
+        item = re.sub(r" \[(linked|backlink|2 hops|not linked)\] — ", " — ", item)
+        return item.split(": ", 1)[0]
 
     again = report["select_calls"][1]["items"]
     assert [without_relation(i) for i in again] == [without_relation(i) for i in items]
@@ -829,9 +831,12 @@ def test_related_lists_notes_and_hover_mode_shows_them(tmp_path: Path) -> None:
     assert "Related notes" in float_text, float_text
     titles = [item["text"].split(" [", 1)[0] for item in items]
     assert titles[0] in float_text, (titles, float_text)
-    # each note with its vault-relative path and line, the float sized to its text
-    first_rel = Path(items[0]["file"]).resolve().relative_to(vault.resolve()).as_posix()
-    assert f"  {first_rel}:{items[0]['lnum']}" in float_text, float_text
+    # one line per note: title, relation, the card's folder (the vault's name at its top)
+    first_rel = Path(items[0]["file"]).resolve().relative_to(vault.resolve())
+    folder = first_rel.parent.as_posix() if first_rel.parent != Path(".") else vault.name
+    assert report["float_lines"][1].startswith(f"{titles[0]} ["), float_text
+    assert f"] — {folder}" in report["float_lines"][1], float_text
+    assert len(report["float_lines"]) == 1 + len(items), float_text
     assert_fits(report["float"], diagnostic)
     assert report["float_on_same_paragraph"] == 0, "the same paragraph was asked about twice"
     assert report["float_on_other_paragraph"] == 1, diagnostic
@@ -895,19 +900,6 @@ def assert_fits(float_info: dict[str, Any], diagnostic: str) -> None:
     assert not float_info["wrap"], float_info
 
 
-def float_words(lines: list[str]) -> list[str]:
-    """The words of a float's lines, without the "> " of wrapped quote lines and the "\\" the
-    plugin puts before a list or heading marker that starts a wrapped line."""
-    words = []
-    for word in " ".join(lines).split():
-        if word == ">":
-            continue
-        if word.startswith("\\") and re.fullmatch(r"\\([-+*>=]+|#+)", word):
-            word = word[1:]
-        words.append(re.sub(r"^(\d+)\\([.)])$", r"\1\2", word))
-    return words
-
-
 def test_k_gd_gr_work_with_the_documented_setup(tmp_path: Path) -> None:
     """setup({cmd = ...}) alone: K shows the link's preview (titles and vault-relative paths,
     wrapped at word boundaries, sized to its text), gd follows the link, gr lists backlinks.
@@ -934,16 +926,18 @@ def test_k_gd_gr_work_with_the_documented_setup(tmp_path: Path) -> None:
     k_float = report["k_float"]
     text = "\n".join(k_float["lines"])
     assert "file:" not in text and "%20" not in text, text
-    assert k_float["lines"][0] == "### TF-IDF", text
-    assert f"`{LINK_TARGET}`" in text, text  # the server's line under the title
-    # similar notes: "**title** `folder/note.md:line`"
-    assert re.search(r"\*\*[^*]+\*\* `[^`]+\.md:\d+`", text), text
+    # plain text: the title without "###", no backticks, no "> " before the preview
+    assert k_float["lines"][0] == "TF-IDF", text
+    assert f"\n{LINK_TARGET} · " in text, text  # the server's line under the title
+    assert "`" not in text and "**" not in text and not re.search(r"(?m)^\s*(#|>)", text), text
+    # similar notes: "• title (folder) · relation — excerpt"
+    assert re.search(r"(?m)^• [^(]+ \([^)]+\) · (linked|backlink|2 hops|not linked) — ", text)
     assert_fits(k_float, diagnostic)
     # every word of what the server said, once, in order: none split, none cut off
     raw = report["k_raw"]
     assert raw and "file://" in raw, raw
-    expected = [w for w in report["k_display"].split() if w != ">"]
-    assert float_words(k_float["lines"]) == expected, (k_float["lines"], report["k_display"])
+    expected = " ".join(report["k_display"]).split()
+    assert " ".join(k_float["lines"]).split() == expected, (k_float["lines"], expected)
 
     assert report["gd_cursor"] == [1, 0], diagnostic
     references = {Path(name).resolve() for name in report["references"]}
@@ -976,6 +970,9 @@ def test_hover_suggestions_wait_for_an_ordinary_move_after_a_jump(tmp_path: Path
             "updatetime": 500,
             "settle_ms": 2000,
             "hover_suggestions": True,
+            # no background self-tune: its progress messages wake the editor more often than
+            # 'updatetime' on a loaded machine, and CursorHold never comes
+            "setup": {"settings": {"suggestSelfTune": False}},
         },
         asynchronous=True,
     )
@@ -991,16 +988,15 @@ def test_hover_suggestions_wait_for_an_ordinary_move_after_a_jump(tmp_path: Path
     assert lines[0] == "Related notes", lines
     text = "\n".join(lines)
     assert "file:" not in text and "%20" not in text, text
-    # each note: its title (and relation), then "  folder/note.md:line — excerpt"
-    paths = [re.match(r"  (\S.*?\.md):(\d+)", ln) for ln in lines]
-    found = [m.group(1) for m in paths if m]
-    assert found and all((vault / p).is_file() for p in found), (found, text)
+    # each note on one line: "title [relation] — folder: excerpt"
+    folders = [re.match(r"[^\[]+ \[[^\]]+\] — ([^:]+)", ln) for ln in lines[1:]]
+    assert folders and all(
+        m and (m.group(1) == vault.name or (vault / m.group(1)).is_dir()) for m in folders
+    ), text
     assert_fits(float_info, diagnostic)
 
     assert report["floats_after_k"] == 1, diagnostic
-    assert report["float_after_k"]["lines"][0] == "### Reciprocal rank fusion", report[
-        "float_after_k"
-    ]
+    assert report["float_after_k"]["lines"][0] == "Reciprocal rank fusion", report["float_after_k"]
 
 
 def test_keymaps_option_and_mappings_of_the_user(tmp_path: Path) -> None:

@@ -235,6 +235,13 @@ def excerpt_text(text: str, words: Sequence[str], heading: str = "") -> str:
     return _window(readable_text(text, heading), words, EXCERPT_CHARS).strip("\n")
 
 
+def folder_of(path: str, vault_name: str) -> str:
+    """The folder every view shows for a card (search and related rows, completion detail,
+    ``workspace/symbol``'s container, the editors' lists): its folder inside the vault, or the
+    vault's own folder name for a card at the top of the vault."""
+    return path.rpartition("/")[0] or vault_name
+
+
 VIA_LINKS = "via links"
 
 

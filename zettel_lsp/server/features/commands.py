@@ -9,6 +9,7 @@ from typing import Any
 from pygls.uris import to_fs_path
 
 from zettel_lsp import __version__
+from zettel_lsp.search.results import folder_of
 from zettel_lsp.server.arguments import arg
 from zettel_lsp.server.documents import card_uri
 from zettel_lsp.server.server import ZettelLanguageServer
@@ -92,6 +93,7 @@ async def cmd_ask(ls: ZettelLanguageServer, *args: Any) -> dict[str, Any]:
         out = result.as_dict()
         for src in out.get("sources", []):
             src["uri"] = card_uri(service.root, str(src["path"]))
+            src["folder"] = folder_of(str(src["path"]), service.root.name)
         out["vault"] = str(service.root)
         return out
 

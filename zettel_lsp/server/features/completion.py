@@ -28,6 +28,7 @@ from zettel_lsp.notes.model import Card, Position
 from zettel_lsp.search import complete as cx
 from zettel_lsp.search import completion_names as cn
 from zettel_lsp.search.engine import SearchOptions
+from zettel_lsp.search.results import folder_of
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.documents import Codec, Doc, card_uri
 from zettel_lsp.server.features.shared import answer_doc, capability
@@ -202,7 +203,7 @@ def _answer(
         else:
             new_text, whole = cx.link_insert(graph, doc.card, a, style, embed=embed)
         rel = rels.get(a.path, "")
-        where = f"{card.folder or '/'} · {rel}"
+        where = f"{folder_of(a.path, service.root.name)} · {rel}"
         item = types.CompletionItem(
             label=card.title if a.name.kind != "alias" else f"{a.name.text} → {card.title}",
             kind=types.CompletionItemKind.File,

@@ -22,7 +22,7 @@ from zettel_lsp.notes.model import Card, Link, Position
 from zettel_lsp.search.engine import SearchOptions
 from zettel_lsp.search.fusion import CardResult
 from zettel_lsp.search.query import parse_query, words_around
-from zettel_lsp.search.results import excerpt, result_dict
+from zettel_lsp.search.results import excerpt, folder_of, result_dict
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.arguments import arg, limit_arg, position_arg
 from zettel_lsp.server.documents import Codec, Doc, card_uri
@@ -160,6 +160,7 @@ def related_json(
         for r in results:
             row = result_dict(r, [])
             row["uri"] = card_uri(doc.service.root, r.path)
+            row["folder"] = folder_of(r.path, doc.service.root.name)
             row["relation"] = relation(graph, doc.rel, linked, r.path)
             out.append(row)
         return out

@@ -5,9 +5,7 @@ cards tagged with it instead (:func:`tag_symbols`)."""
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -15,7 +13,7 @@ from lsprotocol import types
 from zettel_lsp.graph.relation import relation
 from zettel_lsp.notes.tags import cards_tagged, first_tag_line
 from zettel_lsp.search.engine import SearchOptions
-from zettel_lsp.search.results import result_dict
+from zettel_lsp.search.results import folder_of, result_dict
 from zettel_lsp.search.suggest import linked_targets
 from zettel_lsp.server.arguments import arg, limit_arg
 from zettel_lsp.server.documents import Doc, card_uri, lines_range
@@ -37,7 +35,7 @@ def search_rows(
     cancel: Callable[[], bool] | None = None,
     here: Doc | None = None,
 ) -> tuple[list[dict[str, Any]], SearchAnswer]:
-    """CLI-shaped result rows (plus ``uri`` and ``vault``) and the answer's status. With
+    """CLI-shaped result rows (plus ``uri``, ``vault`` and ``folder``) and the answer's status. With
     ``here`` (the card open in the editor, in this vault), each row also says how it relates
     to that card (``relation``: linked, backlink, 2 hops, not linked; ``this card``)."""
     answer = service.search(query, options, llm=llm, expand=expand, rerank=rerank, cancel=cancel)
@@ -47,6 +45,7 @@ def search_rows(
         row = result_dict(r, words)
         row["uri"] = card_uri(service.root, r.path)
         row["vault"] = str(service.root)
+        row["folder"] = folder_of(r.path, service.root.name)
         rows.append(row)
     if here is not None:
         card = here.card
@@ -68,7 +67,7 @@ def symbols(rows: Sequence[dict[str, Any]]) -> list[types.SymbolInformation]:
             row["uri"],
             row["line_start"],
             row["line_end"],
-            posixpath.dirname(row["path"]) or Path(row["vault"]).name,
+            row["folder"],
         )
         for row in rows
     ]
@@ -118,7 +117,8 @@ def tag_symbols(service: VaultService, tag: str, limit: int) -> list[types.Symbo
         for card in ranked[:limit]:
             line = first_tag_line(card, tag)
             uri = card_uri(service.root, card.path)
-            out.append(_symbol(card.title, uri, line, line, card.folder or service.root.name))
+            folder = folder_of(card.path, service.root.name)
+            out.append(_symbol(card.title, uri, line, line, folder))
         return out
 
     return service.read(find)

@@ -19,7 +19,8 @@ local function lines_of(text)
   return vim.split(tostring(text or ""), "\n", { plain = true })
 end
 
-local function set_lines(buf, lines)
+-- `lines` in the buffer; `marks`: line (1-based) -> highlight group of the whole line.
+local function set_lines(buf, lines, marks)
   if not vim.api.nvim_buf_is_valid(buf) then
     return
   end
@@ -27,6 +28,12 @@ local function set_lines(buf, lines)
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
+  local namespace = vim.api.nvim_create_namespace("zettel_lsp_ask")
+  vim.api.nvim_buf_clear_namespace(buf, namespace, 0, -1)
+  for line, group in pairs(marks or {}) do
+    pcall(vim.api.nvim_buf_set_extmark, buf, namespace, line - 1, 0,
+      { end_col = #lines[line], hl_group = group })
+  end
 end
 
 local function close_answer(state)
@@ -65,63 +72,73 @@ end
 
 --- The window's text: the question, the answer so far (or the final one), the sources.
 local function render_answer(state)
-  local lines = { "# " .. util.one_line(state.question), "" }
+  -- The plugin's own lines are plain text, highlighted (no "#" or "_" marks, which Neovim 0.7
+  -- shows as written); the model's answer is shown as it wrote it.
+  local lines = { util.one_line(state.question), "" }
+  local marks = { [1] = "Title" }
+  local function note(text)
+    table.insert(lines, text)
+    marks[#lines] = "Comment"
+  end
   local by_line = {}
   local answer_first = #lines + 1
   local text = state.answer
   if text == "" and not state.done then
-    table.insert(lines, "_Retrieving notes and asking the model…_")
+    note("Retrieving notes and asking the model…")
   elseif text ~= "" then
     vim.list_extend(lines, lines_of(text))
   end
   local answer_last = #lines
   local result = state.result
   if not state.done then
-    vim.list_extend(lines, { "", "_Answering… q or <Esc> closes the window and cancels._" })
+    table.insert(lines, "")
+    note("Answering… q or <Esc> closes the window and cancels.")
   else
     if state.error then
-      table.insert(lines, "_zettel.ask failed: " .. util.one_line(state.error) .. "_")
+      note("zettel.ask failed: " .. util.one_line(state.error))
     elseif util.present(result.fallback) then
       if text ~= "" then
         table.insert(lines, "")
       end
-      table.insert(lines, "_No answer: " .. util.one_line(result.fallback) .. "_")
+      note("No answer: " .. util.one_line(result.fallback))
     elseif result.cancelled == true then
-      table.insert(lines, "_(cancelled)_")
+      note("(cancelled)")
     elseif text == "" then
-      table.insert(lines, "_No answer._")
+      note("No answer.")
     end
     for _, message in ipairs(type(result.messages) == "table" and result.messages or {}) do
-      table.insert(lines, "_Note: " .. util.one_line(message) .. "_")
+      note("Note: " .. util.one_line(message))
     end
     local sources = type(result.sources) == "table" and result.sources or {}
     if not state.error then
-      local heading = "## Sources"
+      local heading = "Sources"
       if util.present(result.model) and not util.present(result.fallback) then
         heading = heading .. " (" .. tostring(result.model) .. ")"
       elseif util.present(result.fallback) then
         heading = heading .. " (the retrieved notes)"
       end
       vim.list_extend(lines, { "", heading, "" })
+      marks[#lines - 1] = "Title"
       if #sources == 0 then
-        table.insert(lines, "_No note matched the question._")
+        note("No note matched the question.")
       end
       for i, src in ipairs(sources) do
         table.insert(lines, source_label(i, src))
         by_line[#lines] = src
-        local excerpt = util.one_line(src.excerpt, 200)
+        local excerpt = util.one_line(results.excerpt_of(src), 200)
         if excerpt ~= "" then
           table.insert(lines, "   " .. excerpt)
           by_line[#lines] = src
         end
       end
       if #sources > 0 then
-        vim.list_extend(lines, { "", "_<CR> on a source opens it · q closes_" })
+        table.insert(lines, "")
+        note("<CR> on a source opens it · q closes")
       end
     end
   end
   state.sources_by_line = by_line
-  set_lines(state.buf, lines)
+  set_lines(state.buf, lines, marks)
   -- While the answer streams, follow it when the cursor is at its end.
   if state.win and vim.api.nvim_win_is_valid(state.win) then
     local cursor = vim.api.nvim_win_get_cursor(state.win)[1]

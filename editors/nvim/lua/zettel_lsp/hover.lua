@@ -1,14 +1,16 @@
 -- The plugin's floating windows next to the cursor:
---   K (M.hover): the server's textDocument/hover, its file:// links shown as the note's title
---     and vault-relative path, wrapped at word boundaries;
+--   K (M.hover): the server's textDocument/hover as plain text (plain.lua: no Markdown marks,
+--     links as titles and folders), wrapped at word boundaries;
 --   hover suggestions (option `hover_suggestions`): related notes for the paragraph under the
---     cursor on CursorHold, but not when the cursor got there by a jump (gd, <C-o>, a search,
---     another file) and not over another float.
+--     cursor on CursorHold, one line each, but not when the cursor got there by a jump (gd,
+--     <C-o>, a search, another file) and not over another float (K's, a picker, :ZettelAsk's).
 -- Both are sized to their text (never wider than MAX_WIDTH) and closed when the cursor moves.
 local client = require("zettel_lsp.client")
 local compat = require("zettel_lsp.compat")
 local config = require("zettel_lsp.config")
+local plain = require("zettel_lsp.plain")
 local related = require("zettel_lsp.related")
+local results = require("zettel_lsp.results")
 local util = require("zettel_lsp.util")
 
 local M = {}
@@ -16,7 +18,6 @@ local M = {}
 M.MAX_WIDTH = 80 -- screen cells of text in a float (less in a narrow window)
 M.MAX_HEIGHT = 20 -- lines of the related-notes float (less on a short screen)
 M.HOVER_MAX_HEIGHT = 30 -- lines of K's float (less on a short screen; K again enters it)
-M.EXCERPT_LINES = 2 -- lines of path and excerpt under each related note
 M.RELATED_FOCUS_ID = "zettel_lsp_related"
 M.HOVER_FOCUS_ID = "textDocument/hover" -- as Neovim's own hover: K twice enters the float
 
@@ -88,152 +89,32 @@ local function open_float(lines, syntax, opts, marks, limit)
   return buf, win
 end
 
---- Whether a float other than the related-notes one (K's hover, a diagnostic, a signature) is
---- open for `bufnr`.
-local function other_float_open(bufnr, state)
-  local ok, win = pcall(vim.api.nvim_buf_get_var, bufnr, "lsp_floating_preview")
-  return ok and type(win) == "number" and vim.api.nvim_win_is_valid(win)
-    and win ~= (state and state.float)
+--- Whether a focusable floating window other than the related-notes one is open in this tab
+--- page: K's hover, a diagnostic, the :ZettelAsk answer, a picker (telescope, dressing, fzf-lua).
+--- The related-notes float never opens over one of them.
+local function other_float_open(state)
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local cfg = vim.api.nvim_win_get_config(win)
+    if cfg.relative ~= "" and cfg.focusable ~= false and win ~= (state and state.float) then
+      return true
+    end
+  end
+  return false
+end
+
+--- Close the related-notes float wherever it is open (a picker is about to open).
+function M.close_related()
+  for _, state in pairs(hover_state) do
+    if state.float and vim.api.nvim_win_is_valid(state.float) then
+      pcall(vim.api.nvim_win_close, state.float, true)
+    end
+    state.float = nil
+  end
 end
 
 -- ---------------------------------------------------------------------------- K: hover
 
---- The vault-relative path of a file:// uri (else the path from ~) and the line of its
---- "#L<n>" fragment, if any.
-function M.vault_path(uri, root)
-  local target, fragment = uri:match("^([^#]*)#?(.*)$")
-  local fname = vim.uri_to_fname(target)
-  local line = fragment:match("^L(%d+)")
-  local uv = vim.loop or vim.uv
-  if root and root ~= "" then
-    local roots = { root, uv.fs_realpath(root) }
-    local names = { fname, uv.fs_realpath(fname) }
-    for _, r in ipairs(roots) do
-      local prefix = r:gsub("/+$", "") .. "/"
-      for _, name in ipairs(names) do
-        if name:sub(1, #prefix) == prefix then
-          return name:sub(#prefix + 1), line
-        end
-      end
-    end
-  end
-  return vim.fn.fnamemodify(fname, ":~"), line
-end
-
--- The `[` that opens the link text ending at `close` (the `]` of "](file://"), skipping
--- escaped brackets (the server escapes those of titles and excerpts).
-local function label_start(line, close)
-  local depth = 0
-  for j = close - 1, 1, -1 do
-    local ch = line:sub(j, j)
-    if (ch == "[" or ch == "]") and line:sub(j - 1, j - 1) ~= "\\" then
-      if ch == "]" then
-        depth = depth + 1
-      elseif depth == 0 then
-        return j
-      else
-        depth = depth - 1
-      end
-    end
-  end
-  return nil
-end
-
-local function display_line(line, root)
-  local heading = line:match("^%s*#+%s") ~= nil
-  local from = 1
-  while true do
-    local close = line:find("](file://", from, true)
-    if close == nil then
-      return line
-    end
-    local open = label_start(line, close)
-    local finish = line:find(")", close + 2, true)
-    if open == nil or finish == nil then
-      return line
-    end
-    local label = line:sub(open + 1, close - 1)
-    local path, lnum = M.vault_path(line:sub(close + 2, finish - 1), root)
-    local before = line:sub(1, open - 1)
-    local shown
-    if heading or before:sub(-2) == "**" then
-      shown = label -- a heading or bold text: the title alone (the path is on the next line)
-    else
-      shown = string.format("**%s** `%s`", label, lnum and (path .. ":" .. lnum) or path)
-    end
-    line = before .. shown .. line:sub(finish + 1)
-    from = #before + #shown + 1
-  end
-end
-
---- The server's hover Markdown with every [title](file:///...#Ln) link shown as the title and
---- the note's vault-relative path ("**title** `folder/note.md:n`"; in a heading: the title).
-function M.display_markdown(text, root)
-  local lines = vim.split(text, "\n", { plain = true })
-  for i, line in ipairs(lines) do
-    lines[i] = display_line(line, root)
-  end
-  return table.concat(lines, "\n")
-end
-
--- A word that would start a Markdown block at the start of a wrapped line (a list item, a
--- heading, a quote) is escaped so that it stays text.
-local function escape_marker(word)
-  if word:match("^[-+*]$") or word:match("^#+$") or word:match("^>") or word:match("^=+$")
-    or word:match("^%-%-%-+$") then
-    return "\\" .. word
-  end
-  local digits, mark = word:match("^(%d+)([.)])$")
-  if digits then
-    return digits .. "\\" .. mark
-  end
-  return word
-end
-
--- (first line prefix, text, prefix of the following lines) of a Markdown line.
-local function line_parts(line)
-  local heading = line:match("^(%s*#+%s+)")
-  if heading then
-    return heading, line:sub(#heading + 1), heading
-  end
-  local quote = line:match("^(%s*>[>%s]*)")
-  if quote then
-    return quote, line:sub(#quote + 1), quote
-  end
-  local item = line:match("^(%s*[-*+]%s+)") or line:match("^(%s*%d+[.)]%s+)")
-  if item then
-    return item, line:sub(#item + 1), string.rep(" ", vim.fn.strdisplaywidth(item))
-  end
-  local indent = line:match("^(%s*)")
-  return indent, line:sub(#indent + 1), indent
-end
-
---- The lines K shows for the server's hover Markdown: links as titles and vault-relative paths
---- (display_markdown), each line wrapped at word boundaries to `width` cells (list items and
---- quotes keep their indent or "> "); code blocks, tables and blank lines are kept as they are.
-function M.hover_lines(markdown, root, width)
-  local out = {}
-  local fenced = false
-  for _, line in ipairs(vim.split(M.display_markdown(markdown, root), "\n", { plain = true })) do
-    if line:match("^%s*```") or line:match("^%s*~~~") then
-      fenced = not fenced
-      table.insert(out, line)
-    elseif fenced or not line:find("%S") or line:match("^%s*|") then
-      table.insert(out, line)
-    else
-      local first, text, rest = line_parts(line)
-      vim.list_extend(out, (util.wrap_segments({ { text } }, width, first, rest, nil,
-        escape_marker)))
-    end
-  end
-  while #out > 0 and not out[#out]:find("%S") do
-    table.remove(out)
-  end
-  while #out > 0 and not out[1]:find("%S") do
-    table.remove(out, 1)
-  end
-  return out
-end
+M.vault_path = plain.vault_path
 
 local function markdown_of(result)
   if type(result) ~= "table" or result.contents == nil then
@@ -267,8 +148,8 @@ function M.show_hover(err, result, bufnr, c)
     util.notify("nothing to preview here (no link under the cursor, no related notes)")
     return
   end
-  local lines = M.hover_lines(markdown, root_of(c), M.wrap_width())
-  open_float(lines, "markdown", { focus_id = M.HOVER_FOCUS_ID }, nil, M.HOVER_MAX_HEIGHT)
+  local lines, marks = plain.lines(markdown, root_of(c), M.wrap_width())
+  open_float(lines, "", { focus_id = M.HOVER_FOCUS_ID }, marks, M.HOVER_MAX_HEIGHT)
 end
 
 --- K: the server's hover for the cursor (a link: the linked note, its backlinks and similar
@@ -298,33 +179,18 @@ end
 
 -- ---------------------------------------------------------------------------- related notes
 
---- The lines (and highlights) of the related-notes float: per note its title and relation,
---- then its vault-relative path and line and the start of the passage, wrapped at word
---- boundaries to `width` cells (at most EXCERPT_LINES lines, ending in "…" when cut).
+--- The lines (and highlights) of the related-notes float: a header, then one line per note of
+--- at most `width` cells: "title [relation] — folder: excerpt", the folder shortened from the
+--- left and the excerpt cut to fit (results.row_line).
 function M.related_lines(rows, width)
   local lines = { "Related notes" }
   local marks = { { 0, 0, #lines[1], "ZettelLspHeader" } }
-  local function add(more, more_marks)
-    for _, m in ipairs(more_marks) do
-      table.insert(marks, { m[1] + #lines, m[2], m[3], m[4] })
-    end
-    vim.list_extend(lines, more)
-  end
   for _, row in ipairs(rows) do
-    local head = { { row.title or row.path or "?", "ZettelLspTitle" } }
-    if type(row.relation) == "string" and row.relation ~= "" then
-      table.insert(head, { "· " .. row.relation, "ZettelLspDetail" })
+    local line, line_marks = results.row_line(row, width)
+    for _, m in ipairs(line_marks) do
+      table.insert(marks, { #lines, m[2], m[3], m[4] })
     end
-    add(util.wrap_segments(head, width, "", "  "))
-    local body = { { string.format("%s:%d", row.path or "?", (row.line_start or 0) + 1),
-      "ZettelLspPath" } }
-    -- the server's readable excerpt (link text without brackets) when it sends one
-    local readable = type(row.excerpt_text) == "string" and row.excerpt_text ~= ""
-    local excerpt = util.one_line(readable and row.excerpt_text or row.excerpt)
-    if excerpt ~= "" then
-      table.insert(body, { "— " .. excerpt })
-    end
-    add(util.wrap_segments(body, width, "  ", "  ", M.EXCERPT_LINES))
+    table.insert(lines, line)
   end
   return lines, marks
 end
@@ -342,7 +208,7 @@ function M.hover_related(bufnr)
   end
   local state = hover_state[bufnr] or {}
   hover_state[bufnr] = state
-  if other_float_open(bufnr, state) then
+  if other_float_open(state) then
     return -- K's hover (or another float) is showing: leave it
   end
   local _, _, text = related.paragraph_at_cursor(bufnr)
@@ -378,7 +244,7 @@ function M.hover_related(bufnr)
     end
     -- Only show it where it was asked for, and not over another float.
     if vim.api.nvim_get_current_buf() ~= bufnr or vim.fn.mode() ~= "n"
-      or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick or other_float_open(bufnr, state) then
+      or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick or other_float_open(state) then
       state.text = nil
       return
     end

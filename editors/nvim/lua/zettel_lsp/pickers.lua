@@ -57,16 +57,34 @@ local function telescope_pick(rows, title, on_choice)
     :find()
 end
 
---- Let the user pick one of `rows` (telescope or vim.ui.select); open it.
+--- vim.ui.select, with the related-notes float closed first (it would stay over the list).
+function M.select(items, opts, on_choice)
+  require("zettel_lsp.hover").close_related()
+  vim.ui.select(items, opts, on_choice)
+end
+
+--- The screen cells an item of a list of `count` gets in vim.ui.select: the width of the editor
+--- less the "N: " Neovim's own select puts before it (one line each, so that the whole list
+--- shows on one screen; telescope, fzf-lua and dressing.nvim cut it to their own width).
+function M.item_width(count)
+  return math.max(20, vim.o.columns - #tostring(count) - 3)
+end
+
+--- Let the user pick one of `rows` (telescope or vim.ui.select): one line each, title first;
+--- open it.
 function M.pick_result(rows, title)
   if telescope_available() then
+    require("zettel_lsp.hover").close_related()
     telescope_pick(rows, title, results.open_result)
     return
   end
-  vim.ui.select(rows, {
+  local width = M.item_width(#rows)
+  M.select(rows, {
     prompt = title,
     kind = "zettel_lsp.result",
-    format_item = results.format_result,
+    format_item = function(row)
+      return results.format_result(row, width)
+    end,
   }, function(row)
     if row then
       results.open_result(row)

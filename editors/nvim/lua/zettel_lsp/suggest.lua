@@ -2,6 +2,7 @@
 -- related links"), applied to the buffer (as editors/vscode/src/suggest.ts).
 local client = require("zettel_lsp.client")
 local compat = require("zettel_lsp.compat")
+local pickers = require("zettel_lsp.pickers")
 local util = require("zettel_lsp.util")
 
 local notify = util.notify
@@ -176,7 +177,7 @@ function M.suggest_links(bang)
       notify("no link suggestions for this note", vim.log.levels.INFO)
       return
     end
-    vim.ui.select(choices, {
+    pickers.select(choices, {
       prompt = "Zettel link suggestions",
       kind = "zettel_lsp.suggestion",
       format_item = function(choice)

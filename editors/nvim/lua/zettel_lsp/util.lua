@@ -26,6 +26,44 @@ function M.one_line(text, max)
   return text
 end
 
+--- `text` cut at its end to at most `cells` screen cells, ending in "…" when cut.
+function M.fit(text, cells)
+  text = tostring(text or "")
+  if vim.fn.strdisplaywidth(text) <= cells then
+    return text
+  end
+  if cells < 1 then
+    return ""
+  end
+  local n = vim.fn.strchars(text)
+  local take = math.min(n, cells) -- characters are at least one cell wide
+  while take > 0 and vim.fn.strdisplaywidth(vim.fn.strcharpart(text, 0, take)) > cells - 1 do
+    take = take - 1
+  end
+  return vim.fn.strcharpart(text, 0, take):gsub("%s+$", "") .. "…"
+end
+
+--- A folder shortened from the left as the VS Code views do: its last `keep` (default 2)
+--- folders after "…/" ("…/Physics/Particle Physics"), then, if still wider than `cells`
+--- screen cells, its end after "…".
+function M.short_folder(folder, cells, keep)
+  folder = tostring(folder or "")
+  local parts = vim.split(folder, "/", { plain = true })
+  keep = keep or 2
+  if #parts > keep then
+    folder = "…/" .. table.concat(parts, "/", #parts - keep + 1)
+  end
+  if cells and vim.fn.strdisplaywidth(folder) > cells then
+    local n = vim.fn.strchars(folder)
+    local from = 0
+    while from < n and vim.fn.strdisplaywidth(vim.fn.strcharpart(folder, from)) > cells - 1 do
+      from = from + 1
+    end
+    folder = cells >= 1 and ("…" .. vim.fn.strcharpart(folder, from)) or ""
+  end
+  return folder
+end
+
 --- Whether a JSON value is given (not nil, not null, not "").
 function M.present(v)
   return v ~= nil and v ~= vim.NIL and v ~= ""

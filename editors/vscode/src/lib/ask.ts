@@ -123,7 +123,7 @@ export function toAskModel(answer: AskAnswer): AskModel {
       const breadcrumb = breadcrumbOf(s.heading);
       return {
         title: s.title,
-        folder: folderOf({ path: s.path, vault: answer.vault }),
+        folder: folderOf({ path: s.path, vault: answer.vault, folder: s.folder }),
         path: s.path,
         score: s.score,
         scoreText: scoreText(s.score),

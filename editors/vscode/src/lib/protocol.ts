@@ -32,6 +32,8 @@ export interface SearchRow {
   graph?: Record<string, number>;
   /** `zettel.related` only: linked, backlink, 2 hops, not linked. */
   relation?: string;
+  /** The folder to show (newer servers): the card's folder, or the vault's name at its top. */
+  folder?: string;
 }
 
 export interface SearchAnswer {
@@ -125,6 +127,8 @@ export interface AskSource {
   excerpt_text?: string;
   /** The chunk's heading path (when the server sends it). */
   heading: string;
+  /** The folder to show (newer servers), as in a search row. */
+  folder?: string;
 }
 
 /** `zettel.ask`'s answer (docs/server.md, docs/llm.md). */
@@ -205,6 +209,7 @@ export function parseRow(value: unknown): SearchRow | undefined {
   if (typeof value.excerpt_text === "string") row.excerpt_text = value.excerpt_text;
   if (isObject(value.graph)) row.graph = numberMap(value.graph);
   if (typeof value.relation === "string" && value.relation) row.relation = value.relation;
+  if (typeof value.folder === "string") row.folder = value.folder;
   return row;
 }
 
@@ -241,6 +246,7 @@ export function parseAskSource(value: unknown): AskSource | undefined {
     heading: str(value.heading),
   };
   if (typeof value.excerpt_text === "string") source.excerpt_text = value.excerpt_text;
+  if (typeof value.folder === "string") source.folder = value.folder;
   return source;
 }
 

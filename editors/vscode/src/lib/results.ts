@@ -95,8 +95,12 @@ export function shortFolder(folder: string, keep = 2): string {
   return parts.length > keep ? `…/${parts.slice(-keep).join("/")}` : folder;
 }
 
-/** The card's folder inside its vault, or the vault's own name for a top-level card. */
-export function folderOf(row: Pick<SearchRow, "path" | "vault">): string {
+/**
+ * The card's folder inside its vault, or the vault's own name for a top-level card: the server's
+ * `folder` when it sends one (the same in every view), else worked out from the path.
+ */
+export function folderOf(row: Pick<SearchRow, "path" | "vault" | "folder">): string {
+  if (row.folder !== undefined) return row.folder;
   const slash = row.path.lastIndexOf("/");
   if (slash > 0) return row.path.slice(0, slash);
   return row.vault ? lastSegment(row.vault) : "";

@@ -170,6 +170,9 @@ describe("folderOf", () => {
     assert.equal(folderOf({ path: "c.md", vault: "C:\\Users\\me\\notes" }), "notes");
     assert.equal(folderOf({ path: "c.md", vault: "" }), "");
   });
+  it("is the server's folder when it sends one (related rows carry no vault)", () => {
+    assert.equal(folderOf({ path: "c.md", vault: "", folder: "notes" }), "notes");
+  });
 });
 
 describe("renderItemsHtml", () => {
