@@ -37,7 +37,13 @@ import {
   type ServerCommand,
 } from "./lib/serverCommand";
 import { ASK_DELTA_METHOD, AskStreams } from "./lib/ask";
-import { startFailureMessage, startFailureReason } from "./lib/startError";
+import {
+  INSTALL_BUTTON,
+  noServerMessage,
+  offersInstall,
+  startFailureMessage,
+  startFailureReason,
+} from "./lib/startError";
 import type { ClientState } from "./lib/status";
 
 const CLIENT_ID = "zettel";
@@ -114,7 +120,11 @@ export class ZettelClient implements vscode.Disposable {
    */
   readonly askStreams = new AskStreams();
 
-  constructor(readonly output: vscode.OutputChannel) {
+  constructor(
+    readonly output: vscode.OutputChannel,
+    /** The server "Zettel: Install zettel-lsp" installed, if any. */
+    private readonly installedServer: () => string | undefined = () => undefined,
+  ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfiguration(e)),
       this.stateEmitter,
@@ -173,7 +183,12 @@ export class ZettelClient implements vscode.Disposable {
     this.setState("starting");
     const env = nodeEnv();
     const config = vscode.workspace.getConfiguration("zettel");
-    const cmd = resolveServerCommand(config.get("server.command"), config.get("server.python"), env);
+    const cmd = resolveServerCommand(
+      config.get("server.command"),
+      config.get("server.python"),
+      env,
+      this.installedServer(),
+    );
     this.log(`starting ${formatCommand(cmd)} (${describeSource(cmd)})`);
 
     const missing = missingProgram(cmd, env);
@@ -286,7 +301,25 @@ export class ZettelClient implements vscode.Disposable {
     this.lastError = reason;
     this.log(`could not start ${formatCommand(cmd)}: ${reason}`);
     this.setState("failed");
-    void this.showError(startFailureMessage(reason));
+    if (offersInstall(cmd)) void this.offerInstall(`zettel-lsp is not on PATH, and ${reason}`);
+    else void this.showError(startFailureMessage(reason));
+  }
+
+  /** No server anywhere: offer to install the one bundled with the extension. */
+  private async offerInstall(reason: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(
+      noServerMessage(reason),
+      INSTALL_BUTTON,
+      "Open Settings",
+      "Show Output",
+    );
+    if (choice === INSTALL_BUTTON) {
+      await vscode.commands.executeCommand("zettel.installServer");
+    } else if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "zettel.server");
+    } else if (choice === "Show Output") {
+      this.output.show(true);
+    }
   }
 
   private async showError(message: string): Promise<void> {
@@ -371,6 +404,8 @@ function describeSource(cmd: ServerCommand): string {
       return "from zettel.server.command";
     case "path":
       return "found on PATH";
+    case "installed":
+      return "installed by 'Zettel: Install zettel-lsp'";
     case "python":
       return "zettel-lsp is not on PATH; using zettel.server.python";
   }
