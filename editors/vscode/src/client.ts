@@ -54,8 +54,8 @@ const STDERR_KEEP = 8000;
 export class NotRunningError extends Error {
   constructor(readonly state: ClientState) {
     super(
-      state === "starting"
-        ? "The Zettel server is starting…"
+      state === "starting" || state === "installing"
+        ? `The Zettel server is ${state}…`
         : "The Zettel server is not running (see 'Zettel: Show Status').",
     );
   }
@@ -146,6 +146,12 @@ export class ZettelClient implements vscode.Disposable {
       this._state = state;
       this.stateEmitter.fire(state);
     }
+  }
+
+  /** While "Install zettel-lsp" runs and no server does: the status says so. */
+  installing(on: boolean): void {
+    if (on && this._state !== "running") this.setState("installing");
+    else if (!on && this._state === "installing") this.setState(this.client ? "starting" : "failed");
   }
 
   /** Start (or restart) the server; calls are serialised. */

@@ -21,7 +21,10 @@ let client: ZettelClient | undefined;
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("Zettel");
   // The installer restarts the client it serves (made just below).
-  const installer: ServerInstaller = new ServerInstaller(context, output, () => zettel.restart());
+  const installer: ServerInstaller = new ServerInstaller(context, output, {
+    restart: () => zettel.restart(),
+    installing: (on) => zettel.installing(on),
+  });
   client = new ZettelClient(output, () => installer.serverPath());
   const zettel = client;
   const status = new StatusController(zettel);

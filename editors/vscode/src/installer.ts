@@ -13,6 +13,7 @@ import * as vscode from "vscode";
 import {
   RECORD_FILE,
   choosePython,
+  failureLine,
   parseRecord,
   progressLine,
   pythonCandidates,
@@ -83,8 +84,12 @@ export class ServerInstaller {
   constructor(
     private readonly context: vscode.ExtensionContext,
     private readonly output: vscode.OutputChannel,
-    /** Start the server again (after an install or an upgrade). */
-    private readonly restart: () => Promise<void>,
+    private readonly client: {
+      /** Start the server again (after an install or an upgrade). */
+      restart(): Promise<void>;
+      /** An install is under way (true) or over (false). */
+      installing(on: boolean): void;
+    },
   ) {}
 
   private get storage(): string {
@@ -179,6 +184,7 @@ export class ServerInstaller {
       return false;
     }
     const verb = kind === "upgrade" ? "upgrading" : "installing";
+    this.client.installing(true);
     const result = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
@@ -187,6 +193,7 @@ export class ServerInstaller {
       },
       (progress, token) => this.installWheel(wheel, (m) => progress.report({ message: m }), token),
     );
+    this.client.installing(false);
     if (typeof result === "string") {
       this.log(`failed: ${result}`);
       // Not awaited: an upgrade that failed goes on with the server installed before.
@@ -207,7 +214,7 @@ export class ServerInstaller {
     void vscode.window.showInformationMessage(
       `Zettel: zettel-lsp ${result.version} is installed (${where}); starting it.`,
     );
-    await this.restart();
+    await this.client.restart();
     await this.removeOthers(result.venv);
     return true;
   }
@@ -237,7 +244,7 @@ export class ServerInstaller {
       const r = await run(command, args, log, token);
       if (token.isCancellationRequested) return "cancelled";
       if (r.code === 0) return undefined;
-      return r.error ?? `${path.basename(command)} exited with code ${r.code}: ${lastLine(r.output)}`;
+      return r.error ?? `${path.basename(command)} exited with code ${r.code}: ${failureLine(r.output)}`;
     };
     try {
       await fs.promises.mkdir(this.storage, { recursive: true });
@@ -288,9 +295,4 @@ export class ServerInstaller {
       }
     }
   }
-}
-
-function lastLine(text: string): string {
-  const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  return lines[lines.length - 1] ?? "no output";
 }

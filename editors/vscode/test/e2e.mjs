@@ -1,7 +1,8 @@
 // Drives code-server (started by test/e2e.sh) in headless Chromium with playwright-core:
 // install the server through the extension (E2E_INSTALL=1: no server anywhere, the extension
 // offers "Install zettel-lsp", the test clicks it and waits for pip; screenshots
-// install-offer.png, install-progress.png, install-done.png), open the Zettel view, wait until the index is ready, search, open the top result, check the
+// vscode-install-offer.png, install-progress.png, install-done.png), open the Zettel view,
+// wait until the index is ready, search, open the top result, check the
 // Related view, save a screenshot. Every step is logged with its time; any failure exits 1
 // after saving a screenshot of the moment (failure.png in E2E_ARTIFACTS).
 //
@@ -14,8 +15,8 @@
 //
 // Completion: in baking/Levain.md, `[[` typed at the end lists the server's cards in the suggest
 // widget with "folder · relation" beside them; "Glut" filters to Gluten, Enter inserts
-// `[[Gluten]]` (closed once, no `]]]]`), checked in the saved file (screenshot completion.png in
-// E2E_SHOTS); the note is then put back. Rename: F2 on the H1 of baking/Scoring.md, a new name:
+// `[[Gluten]]` (closed once, no `]]]]`), checked in the saved file (screenshots completion-popup.png,
+// the open list, and completion.png in E2E_SHOTS); the note is then put back. Rename: F2 on the H1 of baking/Scoring.md, a new name:
 // the file is renamed on disk, the H1 follows, the four notes linking `[[Scoring]]` (one with an
 // alias, kept) now link the new name, and the move asks for no further edits (willRenameFiles
 // must not answer the server's own rename again) (screenshot rename.png).
@@ -450,7 +451,7 @@ async function installServer(page) {
   log(`no server: ${JSON.stringify(message)}; buttons: ${JSON.stringify(buttons)}`);
   if (!buttons.includes("Install zettel-lsp")) throw new Error(`no "Install zettel-lsp" button: ${JSON.stringify(buttons)}`);
   if (!/not running/.test(await statusText(page))) throw new Error(`status bar: ${await statusText(page)}`);
-  await page.screenshot({ path: path.join(SHOTS, "install-offer.png") });
+  await page.screenshot({ path: path.join(SHOTS, "vscode-install-offer.png") });
   await offer.first().locator(".monaco-button", { hasText: "Install zettel-lsp" }).click();
   await waitForInstall(page, "installing", "install-progress.png");
   const record = installRecord();
@@ -900,6 +901,7 @@ try {
     return items.some((i) => / · /.test(i.details)) ? items : undefined;
   }, 30_000);
   log(`[[ lists ${listed.length} cards, first: ${JSON.stringify(listed.slice(0, 4))}`);
+  await page.screenshot({ path: path.join(SHOTS, "completion-popup.png") });
   await page.keyboard.type("Glut", { delay: 40 });
   const picked = await until('"Gluten" as the focused suggestion', async () => {
     const items = await suggestItems();

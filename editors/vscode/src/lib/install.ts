@@ -145,6 +145,23 @@ export function upgradeDecision(
   return { action: "none" };
 }
 
+/**
+ * Why a step failed, from its output: Debian's Python without venv support, else pip's last
+ * `ERROR:` line, else the last line.
+ */
+export function failureLine(output: string): string {
+  if (/ensurepip is not\s+available|No module named '?ensurepip/.test(output)) {
+    const pkg = /apt install (python3[\d.]*-venv)/.exec(output)?.[1] ?? "python3-venv";
+    return `this Python cannot make virtual environments: install the ${pkg} package (Debian, Ubuntu: sudo apt install ${pkg})`;
+  }
+  const lines = output
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const error = [...lines].reverse().find((l) => l.startsWith("ERROR:"));
+  return error ?? lines[lines.length - 1] ?? "no output";
+}
+
 /** The line of pip's output to show in the progress notification (undefined: keep the last). */
 export function progressLine(line: string): string | undefined {
   const t = line.trim();

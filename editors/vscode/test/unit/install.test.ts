@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   choosePython,
+  failureLine,
   isRecentEnough,
   parsePythonVersion,
   parseRecord,
@@ -111,6 +112,26 @@ describe("upgrading the installed server", () => {
     assert.deepEqual(upgradeDecision(installed, wheel("0.1.0", "aaa")), { action: "none" });
     assert.deepEqual(upgradeDecision(undefined, wheel("0.2.0", "bbb")), { action: "none" });
     assert.deepEqual(upgradeDecision(installed, undefined), { action: "none" });
+  });
+
+  it("says why a step failed in one line", () => {
+    const debian = [
+      "The virtual environment was not created successfully because ensurepip is not",
+      "available.  On Debian/Ubuntu systems, you need to install the python3-venv",
+      "package using the following command.",
+      "",
+      "    apt install python3.11-venv",
+      "",
+      "Failing command: /home/me/.config/Code/User/globalStorage/zettel-lsp.zettel/venv-x/bin/python3",
+    ].join("\n");
+    assert.equal(
+      failureLine(debian),
+      "this Python cannot make virtual environments: install the python3.11-venv package (Debian, Ubuntu: sudo apt install python3.11-venv)",
+    );
+    const pip = "Collecting pygls\nERROR: Could not find a version that satisfies the requirement pygls<3,>=2.1\nERROR: No matching distribution found for pygls<3,>=2.1\n[notice] x\n";
+    assert.equal(failureLine(pip), "ERROR: No matching distribution found for pygls<3,>=2.1");
+    assert.equal(failureLine("a\nlast words\n\n"), "last words");
+    assert.equal(failureLine(""), "no output");
   });
 
   it("shows pip's lines, not its warnings, cut to fit a notification", () => {
