@@ -1,7 +1,9 @@
 // Drives code-server (started by test/e2e.sh) in headless Chromium with playwright-core:
 // install the server through the extension (E2E_INSTALL=1: no server anywhere, the extension
-// offers "Install zettel-lsp", the test clicks it and waits for pip; screenshots
-// vscode-install-offer.png, install-progress.png, install-done.png), open the Zettel view,
+// offers "Install zettel-lsp"; with zettel.server.python set to a Python 3.9 it says that one
+// is too old and installs nothing; then the test clicks it and waits for pip; screenshots
+// vscode-install-offer.png, install-old-python.png, install-progress.png, install-done.png),
+// open the Zettel view,
 // wait until the index is ready, search, open the top result, check the
 // Related view, save a screenshot. Every step is logged with its time; any failure exits 1
 // after saving a screenshot of the moment (failure.png in E2E_ARTIFACTS).
@@ -444,15 +446,40 @@ async function waitForInstall(page, verb, shot) {
  * one it bundles; the test clicks "Install zettel-lsp" and waits for the server to run.
  */
 async function installServer(page) {
-  const offer = page.locator(".notification-toast", { hasText: "no zettel-lsp server was found" });
-  await offer.first().waitFor({ timeout: 60_000 });
-  const message = (await offer.first().locator(".notification-list-item-message").innerText()).trim();
-  const buttons = await offer.first().locator(".monaco-button").allInnerTexts();
+  const offerToast = () => page.locator(".notification-toast", { hasText: "no zettel-lsp server was found" }).first();
+  let offer = offerToast();
+  await offer.waitFor({ timeout: 60_000 });
+  const message = (await offer.locator(".notification-list-item-message").innerText()).trim();
+  const buttons = await offer.locator(".monaco-button").allInnerTexts();
   log(`no server: ${JSON.stringify(message)}; buttons: ${JSON.stringify(buttons)}`);
   if (!buttons.includes("Install zettel-lsp")) throw new Error(`no "Install zettel-lsp" button: ${JSON.stringify(buttons)}`);
   if (!/not running/.test(await statusText(page))) throw new Error(`status bar: ${await statusText(page)}`);
   await page.screenshot({ path: path.join(SHOTS, "vscode-install-offer.png") });
-  await offer.first().locator(".monaco-button", { hasText: "Install zettel-lsp" }).click();
+
+  // A Python older than 3.11 (zettel.server.python): a clear message, nothing installed.
+  const settingsFile = path.join(VAULT, ".vscode", "settings.json");
+  const original = readFileSync(settingsFile, "utf8");
+  const oldPython = path.join(ARTIFACTS, "old-python", "python3");
+  mkdirSync(path.dirname(oldPython), { recursive: true });
+  writeFileSync(oldPython, "#!/bin/sh\necho 'Python 3.9.2'\n", { mode: 0o755 });
+  await runCommand(page, "Notifications: Clear All Notifications");
+  writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(original), "zettel.server.python": oldPython }, null, 2));
+  offer = offerToast();
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.locator(".monaco-button", { hasText: "Install zettel-lsp" }).click();
+  const tooOld = page.locator(".notification-toast", { hasText: "needs Python 3.11 or later" }).first();
+  await tooOld.waitFor({ timeout: 30_000 });
+  const tooOldText = (await tooOld.locator(".notification-list-item-message").innerText()).trim();
+  log(`an old Python: ${JSON.stringify(tooOldText)}`);
+  if (!tooOldText.includes("Python 3.9.2")) throw new Error("the message does not say which Python was found");
+  await page.screenshot({ path: path.join(SHOTS, "install-old-python.png") });
+  if (installRecord()) throw new Error("something was recorded as installed with a Python 3.9");
+
+  await runCommand(page, "Notifications: Clear All Notifications");
+  writeFileSync(settingsFile, original);
+  offer = offerToast();
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.locator(".monaco-button", { hasText: "Install zettel-lsp" }).click();
   await waitForInstall(page, "installing", "install-progress.png");
   const record = installRecord();
   if (!record || !existsSync(path.join(STORAGE, record.venv, "bin", "zettel-lsp"))) {

@@ -5,14 +5,17 @@
 # no zettel-lsp on code-server's PATH and no zettel.server.command, so the extension offers
 # "Install zettel-lsp"; the test clicks it and waits while the extension makes its own virtual
 # environment and pip installs the wheel bundled in the .vsix (dependencies from PyPI: a few
-# minutes the first time, less with pip's cache) (screenshots install-*.png). It searches, opens the top result and takes a
-# screenshot; it asks a question (Ollama is the repository's stand-in, tests/llm/stub.py, served
-# by test/ollama_stub.py) and takes another. It completes a `[[link]]` in a note (completion.png)
-# and renames a card with F2 on its title (rename.png: the file moves, links follow). Then it
-# breaks and restores the server command. Then the sidebar's layout: a generated vault with
-# long folder paths (every visible title at least 12 characters or complete, folders shortened
-# from the left, excerpts without link or table syntax, the Search view's share of the sidebar,
-# compact mode), and the big vaults of ZETTEL_E2E_VAULTS, each in a dark and a light theme.
+# minutes the first time) (screenshots vscode-install-offer.png, install-*.png; a Python older
+# than 3.11 in zettel.server.python is refused first). It searches, opens the top result and
+# takes a screenshot; it asks a question (Ollama is the repository's stand-in, tests/llm/stub.py,
+# served by test/ollama_stub.py) and takes another. It completes a `[[link]]` in a note
+# (completion-popup.png, the open list; completion.png) and renames a card with F2 on its title
+# (rename.png: the file moves, links follow). Then it breaks and restores the server command.
+# Then the sidebar's layout: a generated vault with long folder paths (every visible title at
+# least 12 characters or complete, folders shortened from the left, excerpts without link or
+# table syntax, the Search view's share of the sidebar, compact mode), and the big vaults of
+# ZETTEL_E2E_VAULTS, each in a dark and a light theme. Last, an extension update: the installed
+# server is made to look like another build and the extension upgrades it (install-upgrade.png).
 #
 #   bash editors/vscode/test/e2e.sh                   # screenshots in $ZETTEL_E2E_DIR/shots only
 #   bash editors/vscode/test/e2e.sh --update-images   # also copies them to docs/images (tracked)
@@ -48,7 +51,7 @@ update_images="${ZETTEL_E2E_UPDATE_IMAGES:-}"
 for arg in "$@"; do
   case "$arg" in
     --update-images) update_images=1 ;;
-    -h|--help) sed -n '2,44p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "e2e: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
 done
