@@ -17,6 +17,9 @@ if [ -z "$py" ]; then
 fi
 [ -n "$py" ] || { echo "build-wheel: no Python with pip found (set ZETTEL_WHEEL_PYTHON)" >&2; exit 1; }
 
+# The same sources make the same wheel (zip times from SOURCE_DATE_EPOCH): the extension upgrades
+# an installed server when the wheel's hash changes, so only a change of the sources does that.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-315532800}"  # 1980-01-01, the earliest zip time
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/zettel-wheel.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/src"

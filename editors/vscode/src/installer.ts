@@ -199,7 +199,7 @@ export class ServerInstaller {
       // Not awaited: an upgrade that failed goes on with the server installed before.
       void vscode.window
         .showErrorMessage(
-          `Zettel: ${verb} zettel-lsp failed: ${result}. pip's output is in the Output channel (Zettel).`,
+          `Zettel: ${verb} zettel-lsp failed: ${result.replace(/\.$/, "")}. The details are in the Output channel (Zettel).`,
           "Show Output",
           "Retry",
         )

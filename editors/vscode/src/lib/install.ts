@@ -78,13 +78,12 @@ export function choosePython(probes: PythonProbe[], fromSetting: boolean): Pytho
     else if (p.error) seen.push(`${p.command}: ${p.error}`);
     else seen.push(`${p.command} did not say its version`);
   }
-  const want = `Python ${MIN_PYTHON.join(".")} or later`;
-  const where = fromSetting ? "zettel.server.python" : "on PATH";
+  const want = `zettel-lsp needs Python ${MIN_PYTHON.join(".")} or later`;
   const found = seen.length ? ` (${seen.join("; ")})` : "";
-  const fix = fromSetting
-    ? "set zettel.server.python to a newer Python"
-    : "install one (python.org, or your system's python3.11 package) or set zettel.server.python to it";
-  return { ok: false, message: `zettel-lsp needs ${want}; none was found ${where}${found}: ${fix}.` };
+  const message = fromSetting
+    ? `${want}; zettel.server.python is not${found}: set it to a newer Python`
+    : `${want}; none was found on PATH${found}: install one (python.org, or your system's python3.11 package) or set zettel.server.python to it`;
+  return { ok: false, message };
 }
 
 /** The version in a wheel's file name (`zettel_lsp-0.1.0-py3-none-any.whl` -> `0.1.0`). */

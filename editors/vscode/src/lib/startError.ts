@@ -6,7 +6,7 @@ import { formatCommand, type ServerCommand } from "./serverCommand";
 // extension installs the wheel it bundles, or it is installed from the project folder.
 export const INSTALL_HINT =
   "Run 'Zettel: Install zettel-lsp' (the server bundled with this extension, in an environment " +
-  "of its own), or install it from the zettel-lsp project folder with 'pipx install /path/to/zettel-lsp' (or " +
+  "of its own; used when 'zettel.server.command' is empty and no zettel-lsp is on PATH), or install it from the zettel-lsp project folder with 'pipx install /path/to/zettel-lsp' (or " +
   "'pip install /path/to/zettel-lsp' in a virtual environment; 'bash scripts/setup.sh' there " +
   "creates .venv/bin/zettel-lsp), then set 'zettel.server.command' to the zettel-lsp program " +
   "(or 'zettel.server.python' to the Python that has it).";

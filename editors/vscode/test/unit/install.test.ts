@@ -52,13 +52,16 @@ describe("the Python for the virtual environment", () => {
     const none = choosePython(probes.slice(0, 2), false);
     assert.equal(none.ok, false);
     const msg = none.ok ? "" : none.message;
+    assert.ok(msg.includes("none was found on PATH"), msg);
     for (const part of ["Python 3.11 or later", "python3 is Python 3.9.2", "spawn python ENOENT", "zettel.server.python"]) {
       assert.ok(msg.includes(part), `${part} in ${msg}`);
     }
     const fromSetting = choosePython([{ command: "/opt/py", output: "Python 3.10.1" }], true);
     const settingMsg = fromSetting.ok ? "" : fromSetting.message;
-    assert.ok(settingMsg.includes("/opt/py is Python 3.10.1"), settingMsg);
-    assert.ok(settingMsg.includes("set zettel.server.python to a newer Python"), settingMsg);
+    assert.equal(
+      settingMsg,
+      "zettel-lsp needs Python 3.11 or later; zettel.server.python is not (/opt/py is Python 3.10.1): set it to a newer Python",
+    );
   });
 });
 
