@@ -11,7 +11,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import {
+  LOCK_FILE,
   RECORD_FILE,
+  lockIsStale,
   choosePython,
   failureLine,
   parseRecord,
@@ -30,6 +32,32 @@ import { formatCommand } from "./lib/serverCommand";
 
 const isWindows = process.platform === "win32";
 const PROBE_TIMEOUT_MS = 15_000;
+const LOCK_POLL_MS = 1000;
+
+/** Create `file` exclusively; a stale one (its window died) is taken over. */
+async function takeLock(file: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await fs.promises.writeFile(file, String(process.pid), { flag: "wx" });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      const stat = await fs.promises.stat(file).catch(() => undefined);
+      if (stat && !lockIsStale(stat.mtimeMs, Date.now())) return false;
+      await fs.promises.rm(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/** Wait until `file` is gone (or stale). */
+async function waitForLock(file: string): Promise<void> {
+  for (;;) {
+    const stat = await fs.promises.stat(file).catch(() => undefined);
+    if (!stat || lockIsStale(stat.mtimeMs, Date.now())) return;
+    await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
+  }
+}
 
 interface RunResult {
   code: number | null;
@@ -185,15 +213,46 @@ export class ServerInstaller {
     }
     const verb = kind === "upgrade" ? "upgrading" : "installing";
     this.client.installing(true);
-    const result = await vscode.window.withProgress(
-      {
-        location: vscode.ProgressLocation.Notification,
-        title: `Zettel: ${verb} zettel-lsp ${wheel.version}`,
-        cancellable: true,
-      },
-      (progress, token) => this.installWheel(wheel, (m) => progress.report({ message: m }), token),
-    );
-    this.client.installing(false);
+    await fs.promises.mkdir(this.storage, { recursive: true });
+    const lock = path.join(this.storage, LOCK_FILE);
+    if (!(await takeLock(lock))) {
+      // Another window is installing: wait for it, then start what it installed.
+      this.log("another window is installing zettel-lsp: waiting for it");
+      await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: "Zettel: another window is installing zettel-lsp…" },
+        () => waitForLock(lock),
+      );
+      const now = this.record();
+      if (now && upgradeDecision(now, wheel).action === "none") {
+        this.client.installing(false);
+        await this.client.restart();
+        return true;
+      }
+      if (!(await takeLock(lock))) {
+        this.client.installing(false);
+        return false;
+      }
+    }
+    // Kept fresh while pip runs, so that a slow install is not taken for a dead window's.
+    const touch = setInterval(() => {
+      const now = new Date();
+      fs.promises.utimes(lock, now, now).catch(() => undefined);
+    }, 60_000);
+    let result: InstallRecord | string;
+    try {
+      result = await vscode.window.withProgress(
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Zettel: ${verb} zettel-lsp ${wheel.version}`,
+          cancellable: true,
+        },
+        (progress, token) => this.installWheel(wheel, (m) => progress.report({ message: m }), token),
+      );
+    } finally {
+      clearInterval(touch);
+      await fs.promises.rm(lock, { force: true }).catch(() => undefined);
+      this.client.installing(false);
+    }
     if (typeof result === "string") {
       this.log(`failed: ${result}`);
       // Not awaited: an upgrade that failed goes on with the server installed before.

@@ -486,6 +486,7 @@ async function installServer(page) {
     throw new Error(`no installed server in ${STORAGE}: ${JSON.stringify(record)}`);
   }
   log(`installed: ${JSON.stringify(record)}`);
+  if (existsSync(path.join(STORAGE, "install.lock"))) throw new Error("the install lock was left behind");
   await until("the status bar to show the server running", async () => !/not running/.test(await statusText(page)), 60_000);
   await page.screenshot({ path: path.join(SHOTS, "install-done.png") });
 }

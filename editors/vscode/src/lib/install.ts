@@ -6,13 +6,26 @@
  * Layout in the extension's global storage: one folder per install,
  * `venv-<version>-<sha256 prefix>-<time>/`, and `installed.json` naming the one in use. The record is
  * written only after the new server answered `--version`, so a failed or interrupted install is
- * never started; the folder of the previous build is removed once the new one runs.
+ * never started; the folder of the previous build is removed once the new one runs. One window
+ * installs at a time (LOCK_FILE).
  */
 
 /** Python's minimum version for zettel-lsp (pyproject.toml: requires-python). */
 export const MIN_PYTHON: readonly [number, number] = [3, 11];
 
 export const RECORD_FILE = "installed.json";
+
+/**
+ * Held (created exclusively) while one window installs: VS Code restarts every window after an
+ * extension update, and only one of them may upgrade; the others wait, then start what it
+ * installed. A lock older than this is left over from a window that died.
+ */
+export const LOCK_FILE = "install.lock";
+export const LOCK_STALE_MS = 30 * 60_000;
+
+export function lockIsStale(lockTimeMs: number, nowMs: number): boolean {
+  return nowMs - lockTimeMs > LOCK_STALE_MS;
+}
 
 /** What `installed.json` holds. */
 export interface InstallRecord {

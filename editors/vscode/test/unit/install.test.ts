@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
+  LOCK_STALE_MS,
   choosePython,
   failureLine,
   isRecentEnough,
+  lockIsStale,
   parsePythonVersion,
   parseRecord,
   progressLine,
@@ -143,6 +145,14 @@ describe("upgrading the installed server", () => {
     assert.equal(progressLine("[notice] A new release of pip is available"), undefined);
     assert.equal(progressLine("   "), undefined);
     assert.equal(progressLine("x".repeat(300))?.length, 98);
+  });
+});
+
+describe("one install at a time", () => {
+  it("waits for another window's lock, and takes over one its window left behind", () => {
+    const now = 1_000_000_000;
+    assert.equal(lockIsStale(now - 60_000, now), false);
+    assert.equal(lockIsStale(now - LOCK_STALE_MS - 1, now), true);
   });
 });
 
