@@ -199,7 +199,7 @@ export class ZettelClient implements vscode.Disposable {
 
     const missing = missingProgram(cmd, env);
     if (missing) {
-      this.fail(cmd, startFailureReason(cmd, { missing }));
+      this.fail(cmd, startFailureReason(cmd, { missing }), offersInstall(cmd, { missing }));
       return;
     }
 
@@ -277,7 +277,8 @@ export class ZettelClient implements vscode.Disposable {
       }
       // Let the exit and the last stderr lines arrive.
       await new Promise((r) => setTimeout(r, 200));
-      this.fail(cmd, startFailureReason(cmd, { spawnError, stderr, exitCode }));
+      const reason = startFailureReason(cmd, { spawnError, stderr, exitCode });
+      this.fail(cmd, reason, offersInstall(cmd, { spawnError, stderr }));
     } finally {
       this.startingNow = false;
     }
@@ -303,11 +304,12 @@ export class ZettelClient implements vscode.Disposable {
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
-  private fail(cmd: ServerCommand, reason: string): void {
+  /** `noServer`: nothing to start was found; offer to install it. */
+  private fail(cmd: ServerCommand, reason: string, noServer = false): void {
     this.lastError = reason;
     this.log(`could not start ${formatCommand(cmd)}: ${reason}`);
     this.setState("failed");
-    if (offersInstall(cmd)) void this.offerInstall(`zettel-lsp is not on PATH, and ${reason}`);
+    if (noServer) void this.offerInstall(`zettel-lsp is not on PATH, and ${reason}`);
     else void this.showError(startFailureMessage(reason));
   }
 

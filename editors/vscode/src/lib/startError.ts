@@ -50,10 +50,16 @@ export function startFailureMessage(reason: string): string {
 
 /**
  * Whether a failed start means "no server found": nothing in zettel.server.command, no
- * zettel-lsp on PATH, none installed by the extension; installing it would fix it.
+ * zettel-lsp on PATH, none installed by the extension, and the Python is missing or has no
+ * zettel_lsp package; installing it would fix it. (A server that is there and fails for
+ * another reason is not fixed by installing one.)
  */
-export function offersInstall(cmd: Pick<ServerCommand, "source">): boolean {
-  return cmd.source === "python";
+export function offersInstall(
+  cmd: Pick<ServerCommand, "source">,
+  opts: { missing?: string; spawnError?: string; stderr?: string },
+): boolean {
+  if (cmd.source !== "python") return false;
+  return !!opts.missing || !!opts.spawnError || /No module named '?zettel_lsp/.test(opts.stderr ?? "");
 }
 
 export const INSTALL_BUTTON = "Install zettel-lsp";

@@ -158,10 +158,16 @@ describe("one install at a time", () => {
 
 describe("the offer to install", () => {
   it("comes only when no server was found (not for a wrong zettel.server.command)", () => {
-    assert.equal(offersInstall({ source: "python" }), true);
-    assert.equal(offersInstall({ source: "setting" }), false);
-    assert.equal(offersInstall({ source: "path" }), false);
-    assert.equal(offersInstall({ source: "installed" }), false);
+    const python = { source: "python" as const };
+    const noModule = { stderr: "/usr/bin/python3: No module named zettel_lsp\n" };
+    assert.equal(offersInstall(python, noModule), true);
+    assert.equal(offersInstall(python, { missing: "python3 was not found on PATH" }), true);
+    assert.equal(offersInstall(python, { spawnError: "spawn python3 ENOENT" }), true);
+    // A Python that has the package and fails for another reason: installing would not help.
+    assert.equal(offersInstall(python, { stderr: "ValueError: bad setting\n" }), false);
+    assert.equal(offersInstall({ source: "setting" }, noModule), false);
+    assert.equal(offersInstall({ source: "path" }, noModule), false);
+    assert.equal(offersInstall({ source: "installed" }, noModule), false);
     const msg = noServerMessage("python3 has no zettel_lsp package installed");
     for (const part of ["no zettel-lsp server was found", "Install zettel-lsp", "Python 3.11", "zettel.server.command"]) {
       assert.ok(msg.includes(part), part);
