@@ -461,7 +461,12 @@ async function installServer(page) {
   const original = readFileSync(settingsFile, "utf8");
   const oldPython = path.join(ARTIFACTS, "old-python", "python3");
   mkdirSync(path.dirname(oldPython), { recursive: true });
-  writeFileSync(oldPython, "#!/bin/sh\necho 'Python 3.9.2'\n", { mode: 0o755 });
+  // As a Python 3.9 without the package answers: its version, and "No module named" for -m.
+  writeFileSync(
+    oldPython,
+    '#!/bin/sh\nif [ "$1" = --version ]; then echo "Python 3.9.2"; exit 0; fi\necho "$0: No module named zettel_lsp" >&2\nexit 1\n',
+    { mode: 0o755 },
+  );
   await runCommand(page, "Notifications: Clear All Notifications");
   writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(original), "zettel.server.python": oldPython }, null, 2));
   offer = offerToast();
