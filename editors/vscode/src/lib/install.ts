@@ -176,7 +176,8 @@ export function failureLine(output: string): string {
 
 /** The line of pip's output to show in the progress notification (undefined: keep the last). */
 export function progressLine(line: string): string | undefined {
-  const t = line.trim();
+  // A file by its name ("Processing zettel_lsp-0.1.0-py3-none-any.whl"), not its whole path.
+  const t = line.trim().replace(/(^|\s)(?:\/|[A-Za-z]:\\)\S*[\\/]([^\\/\s]+)/g, "$1$2");
   if (!t || /^(WARNING|DEPRECATION|\[notice\])/.test(t)) return undefined;
   return t.length > 100 ? `${t.slice(0, 97)}…` : t;
 }

@@ -141,6 +141,11 @@ describe("upgrading the installed server", () => {
 
   it("shows pip's lines, not its warnings, cut to fit a notification", () => {
     assert.equal(progressLine("Collecting numpy>=1.21 (from fastembed)\n"), "Collecting numpy>=1.21 (from fastembed)");
+    assert.equal(
+      progressLine("Processing /home/me/.vscode/extensions/zettel-lsp.zettel-0.1.0/server/zettel_lsp-0.1.0-py3-none-any.whl"),
+      "Processing zettel_lsp-0.1.0-py3-none-any.whl",
+    );
+    assert.equal(progressLine("Processing c:\\Users\\me\\server\\zettel_lsp-0.1.0-py3-none-any.whl"), "Processing zettel_lsp-0.1.0-py3-none-any.whl");
     assert.equal(progressLine("WARNING: something"), undefined);
     assert.equal(progressLine("[notice] A new release of pip is available"), undefined);
     assert.equal(progressLine("   "), undefined);
