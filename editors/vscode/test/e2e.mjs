@@ -936,10 +936,13 @@ try {
   log(`[[ lists ${listed.length} cards, first: ${JSON.stringify(listed.slice(0, 4))}`);
   await page.screenshot({ path: path.join(SHOTS, "completion-popup.png") });
   await page.keyboard.type("Glut", { delay: 40 });
-  const picked = await until('"Gluten" as the focused suggestion', async () => {
+  // The list filtered by what was typed (the answer to the request for "[[Glut"), not the one
+  // for "[[" still on screen: Enter on that one inserts an item made for the text before.
+  const picked = await until('"Gluten" as the focused suggestion of the filtered list', async () => {
     const items = await suggestItems();
     const f = items.find((i) => i.focused);
-    return f && f.label === "Gluten" ? { f, items } : undefined;
+    const filtered = items.every((i) => /g.*l.*u.*t/i.test(i.label));
+    return f && f.label === "Gluten" && filtered ? { f, items } : undefined;
   }, 20_000);
   log(`after "Glut": ${JSON.stringify(picked.items.slice(0, 4))}`);
   await page.screenshot({ path: path.join(ARTIFACTS, "completion-widget.png") });
