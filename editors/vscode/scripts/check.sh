@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The VS Code extension's checks, as scripts/test.sh (and so CI) runs them: install the locked
-# dependencies, typecheck, unit tests, build, package the .vsix. With ZETTEL_E2E=1 it then runs
+# dependencies, typecheck, unit tests, build, package the .vsix with the server wheel in it
+# (scripts/build-wheel.sh, run by `vscode:prepublish`; needs PyPI or pip's cache for setuptools). With ZETTEL_E2E=1 it then runs
 # the end-to-end test in code-server (test/e2e.sh; downloads ~700 MB on its first run).
-# Skips cleanly (exit 0) where there is no npm. About 15 s when node_modules is current.
+# Skips cleanly (exit 0) where there is no npm. About 25 s when node_modules is current.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,11 +33,17 @@ npm test --silent
 echo "== editors/vscode: build and package" >&2
 rm -f zettel.vsix
 log="$(mktemp)"
-# vsce runs the `vscode:prepublish` script (the production esbuild build) first.
+# vsce runs the `vscode:prepublish` script (the production esbuild build, the wheel) first.
 if ! npx --no-install vsce package --no-dependencies --out zettel.vsix >"$log" 2>&1 || [ ! -s zettel.vsix ]; then
   cat "$log" >&2
   rm -f "$log"
   echo "editors/vscode: packaging failed" >&2
+  exit 1
+fi
+if ! grep -qE "zettel_lsp-[^ ]+\.whl \[" "$log"; then
+  cat "$log" >&2
+  rm -f "$log"
+  echo "editors/vscode: the .vsix has no server wheel (server/zettel_lsp-*.whl)" >&2
   exit 1
 fi
 grep -E "DONE" "$log" >&2 || true

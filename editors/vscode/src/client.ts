@@ -37,7 +37,13 @@ import {
   type ServerCommand,
 } from "./lib/serverCommand";
 import { ASK_DELTA_METHOD, AskStreams } from "./lib/ask";
-import { startFailureMessage, startFailureReason } from "./lib/startError";
+import {
+  INSTALL_BUTTON,
+  noServerMessage,
+  offersInstall,
+  startFailureMessage,
+  startFailureReason,
+} from "./lib/startError";
 import type { ClientState } from "./lib/status";
 
 const CLIENT_ID = "zettel";
@@ -48,8 +54,8 @@ const STDERR_KEEP = 8000;
 export class NotRunningError extends Error {
   constructor(readonly state: ClientState) {
     super(
-      state === "starting"
-        ? "The Zettel server is starting…"
+      state === "starting" || state === "installing"
+        ? `The Zettel server is ${state}…`
         : "The Zettel server is not running (see 'Zettel: Show Status').",
     );
   }
@@ -114,7 +120,11 @@ export class ZettelClient implements vscode.Disposable {
    */
   readonly askStreams = new AskStreams();
 
-  constructor(readonly output: vscode.OutputChannel) {
+  constructor(
+    readonly output: vscode.OutputChannel,
+    /** The server "Zettel: Install zettel-lsp" installed, if any. */
+    private readonly installedServer: () => string | undefined = () => undefined,
+  ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => this.onConfiguration(e)),
       this.stateEmitter,
@@ -136,6 +146,12 @@ export class ZettelClient implements vscode.Disposable {
       this._state = state;
       this.stateEmitter.fire(state);
     }
+  }
+
+  /** While "Install zettel-lsp" runs and no server does: the status says so. */
+  installing(on: boolean): void {
+    if (on && this._state !== "running") this.setState("installing");
+    else if (!on && this._state === "installing") this.setState(this.client ? "starting" : "failed");
   }
 
   /** Start (or restart) the server; calls are serialised. */
@@ -173,12 +189,17 @@ export class ZettelClient implements vscode.Disposable {
     this.setState("starting");
     const env = nodeEnv();
     const config = vscode.workspace.getConfiguration("zettel");
-    const cmd = resolveServerCommand(config.get("server.command"), config.get("server.python"), env);
+    const cmd = resolveServerCommand(
+      config.get("server.command"),
+      config.get("server.python"),
+      env,
+      this.installedServer(),
+    );
     this.log(`starting ${formatCommand(cmd)} (${describeSource(cmd)})`);
 
     const missing = missingProgram(cmd, env);
     if (missing) {
-      this.fail(cmd, startFailureReason(cmd, { missing }));
+      this.fail(cmd, startFailureReason(cmd, { missing }), offersInstall(cmd, { missing }));
       return;
     }
 
@@ -256,7 +277,8 @@ export class ZettelClient implements vscode.Disposable {
       }
       // Let the exit and the last stderr lines arrive.
       await new Promise((r) => setTimeout(r, 200));
-      this.fail(cmd, startFailureReason(cmd, { spawnError, stderr, exitCode }));
+      const reason = startFailureReason(cmd, { spawnError, stderr, exitCode });
+      this.fail(cmd, reason, offersInstall(cmd, { spawnError, stderr }));
     } finally {
       this.startingNow = false;
     }
@@ -282,11 +304,30 @@ export class ZettelClient implements vscode.Disposable {
     return { action: CloseAction.DoNotRestart, handled: true };
   }
 
-  private fail(cmd: ServerCommand, reason: string): void {
+  /** `noServer`: nothing to start was found; offer to install it. */
+  private fail(cmd: ServerCommand, reason: string, noServer = false): void {
     this.lastError = reason;
     this.log(`could not start ${formatCommand(cmd)}: ${reason}`);
     this.setState("failed");
-    void this.showError(startFailureMessage(reason));
+    if (noServer) void this.offerInstall(`zettel-lsp is not on PATH, and ${reason}`);
+    else void this.showError(startFailureMessage(reason));
+  }
+
+  /** No server anywhere: offer to install the one bundled with the extension. */
+  private async offerInstall(reason: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(
+      noServerMessage(reason),
+      INSTALL_BUTTON,
+      "Open Settings",
+      "Show Output",
+    );
+    if (choice === INSTALL_BUTTON) {
+      await vscode.commands.executeCommand("zettel.installServer");
+    } else if (choice === "Open Settings") {
+      await vscode.commands.executeCommand("workbench.action.openSettings", "zettel.server");
+    } else if (choice === "Show Output") {
+      this.output.show(true);
+    }
   }
 
   private async showError(message: string): Promise<void> {
@@ -371,6 +412,8 @@ function describeSource(cmd: ServerCommand): string {
       return "from zettel.server.command";
     case "path":
       return "found on PATH";
+    case "installed":
+      return "installed by 'Zettel: Install zettel-lsp'";
     case "python":
       return "zettel-lsp is not on PATH; using zettel.server.python";
   }

@@ -8,6 +8,7 @@
 
 import * as vscode from "vscode";
 import { ZettelClient } from "./client";
+import { ServerInstaller } from "./installer";
 import { RELATED_VIEW_ID, RelatedProvider, isNote } from "./relatedView";
 import { SEARCH_VIEW_ID, SearchViewProvider, toggleCompact } from "./searchView";
 import { StatusController } from "./status";
@@ -19,7 +20,12 @@ let client: ZettelClient | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
   const output = vscode.window.createOutputChannel("Zettel");
-  client = new ZettelClient(output);
+  // The installer restarts the client it serves (made just below).
+  const installer: ServerInstaller = new ServerInstaller(context, output, {
+    restart: () => zettel.restart(),
+    installing: (on) => zettel.installing(on),
+  });
+  client = new ZettelClient(output, () => installer.serverPath());
   const zettel = client;
   const status = new StatusController(zettel);
   const search = new SearchViewProvider(context.extensionUri, zettel);
@@ -100,6 +106,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("zettel.showOutput", () => output.show(true)),
     vscode.commands.registerCommand("zettel.showStatus", () => status.show()),
     vscode.commands.registerCommand("zettel.restartServer", () => zettel.restart()),
+    vscode.commands.registerCommand("zettel.installServer", () => installer.install()),
     // The Related view's items: (uri, first line, last line).
     vscode.commands.registerCommand("zettel.openLocation", (uri: unknown, start: unknown, end: unknown) => {
       if (typeof uri !== "string") return undefined;
@@ -108,7 +115,11 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
   );
 
-  void zettel.start();
+  // An extension update that bundles another server build upgrades the installed one first.
+  void installer.upgradeIfNeeded().then(
+    (started) => (started ? undefined : zettel.start()),
+    () => zettel.start(),
+  );
 }
 
 export async function deactivate(): Promise<void> {

@@ -132,7 +132,9 @@ export class SearchViewProvider implements vscode.WebviewViewProvider, vscode.Di
         ? ""
         : state === "starting"
           ? "Starting the zettel-lsp server…"
-          : "The zettel-lsp server is not running: see 'Zettel: Show Status'.";
+          : state === "installing"
+            ? "Installing the zettel-lsp server (a few minutes the first time)…"
+            : "The zettel-lsp server is not running: see 'Zettel: Show Status'.";
     this.post({ type: "server", message });
   }
 

@@ -104,7 +104,7 @@ export class StatusController implements vscode.Disposable {
     const status = this.status;
     if (!this.client.running) {
       items.push({
-        label: `$(error) Server ${this.client.state === "starting" ? "starting" : "not running"}`,
+        label: `$(error) Server ${this.client.state === "starting" || this.client.state === "installing" ? this.client.state : "not running"}`,
         detail: this.client.lastError,
       });
     } else if (status) {

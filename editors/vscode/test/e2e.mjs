@@ -1,5 +1,10 @@
 // Drives code-server (started by test/e2e.sh) in headless Chromium with playwright-core:
-// open the Zettel view, wait until the index is ready, search, open the top result, check the
+// install the server through the extension (E2E_INSTALL=1: no server anywhere, the extension
+// offers "Install zettel-lsp"; with zettel.server.python set to a Python 3.9 it says that one
+// is too old and installs nothing; then the test clicks it and waits for pip; screenshots
+// vscode-install-offer.png, install-old-python.png, install-progress.png, install-done.png),
+// open the Zettel view,
+// wait until the index is ready, search, open the top result, check the
 // Related view, save a screenshot. Every step is logged with its time; any failure exits 1
 // after saving a screenshot of the moment (failure.png in E2E_ARTIFACTS).
 //
@@ -12,8 +17,8 @@
 //
 // Completion: in baking/Levain.md, `[[` typed at the end lists the server's cards in the suggest
 // widget with "folder · relation" beside them; "Glut" filters to Gluten, Enter inserts
-// `[[Gluten]]` (closed once, no `]]]]`), checked in the saved file (screenshot completion.png in
-// E2E_SHOTS); the note is then put back. Rename: F2 on the H1 of baking/Scoring.md, a new name:
+// `[[Gluten]]` (closed once, no `]]]]`), checked in the saved file (screenshots completion-popup.png,
+// the open list, and completion.png in E2E_SHOTS); the note is then put back. Rename: F2 on the H1 of baking/Scoring.md, a new name:
 // the file is renamed on disk, the H1 follows, the four notes linking `[[Scoring]]` (one with an
 // alias, kept) now link the new name, and the move asks for no further edits (willRenameFiles
 // must not answer the server's own rename again) (screenshot rename.png).
@@ -32,10 +37,14 @@
 // first result opened, the same title check, and a screenshot in the dark and in the light
 // theme (vscode-<vault>-dark.png / -light.png).
 //
+// Last (E2E_INSTALL=1), an extension update: the installed record is made to name another build,
+// the window is opened again, and the extension upgrades the server (a new virtual environment,
+// the old one removed; screenshot install-upgrade.png) and starts it.
+//
 // Env: E2E_URL (code-server URL with ?folder=), E2E_VAULT (that folder), E2E_CODE_SERVER_PID,
 // E2E_CHROMIUM, E2E_SCREENSHOT, E2E_ASK_SCREENSHOT, E2E_OLLAMA_URL, E2E_ARTIFACTS, E2E_SHOTS
 // (the layout screenshots' folder), E2E_LONG_PATHS_VAULT (where to write the generated vault),
-// E2E_EXTRA_VAULTS (':'-separated folders; empty: none).
+// E2E_EXTRA_VAULTS (':'-separated folders; empty: none), E2E_INSTALL (1: install the server).
 
 import { chromium } from "playwright-core";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -59,6 +68,9 @@ const READY_TIMEOUT = 240_000;
 const SHOTS = process.env.E2E_SHOTS || ARTIFACTS;
 const LONG_PATHS_VAULT = process.env.E2E_LONG_PATHS_VAULT || path.join(ARTIFACTS, "long-paths");
 const EXTRA_VAULTS = (process.env.E2E_EXTRA_VAULTS || "").split(":").filter(Boolean);
+const INSTALL = process.env.E2E_INSTALL === "1";
+/** pip from PyPI: a few minutes the first time on a slow line. */
+const INSTALL_TIMEOUT = 20 * 60_000;
 const ORIGIN = new globalThis.URL(URL).origin;
 /** A title cut shorter than this (visible characters) is not readable (issue #14: "A.", "Colou…"). */
 const MIN_TITLE_CHARS = 12;
@@ -249,7 +261,7 @@ async function openVault(page, folder, partialOk = false) {
   log(`opening ${folder}`);
   // A window that loads while the user's settings.json is being written starts without them.
   if (existsSync(USER_SETTINGS)) {
-    await until("whole user settings", () => userSettings()?.["zettel.server.command"] !== undefined, 15_000);
+    await until("whole user settings", () => userSettings()?.["zettel.cacheDir"] !== undefined, 15_000);
   }
   await page.goto(`${ORIGIN}/?folder=${encodeURIComponent(folder)}`, { waitUntil: "domcontentloaded" });
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
@@ -393,6 +405,128 @@ async function setTheme(page, name, cls) {
   log(`theme: ${name}`);
 }
 
+/** The extension's global storage: where "Install zettel-lsp" puts the server. */
+const STORAGE = path.join(ARTIFACTS, "user-data", "User", "globalStorage", "zettel-lsp.zettel");
+function installRecord() {
+  try {
+    return JSON.parse(readFileSync(path.join(STORAGE, "installed.json"), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The progress notification's text while pip runs, and the toast that says how it ended. */
+async function waitForInstall(page, verb, shot) {
+  const started = Date.now();
+  const progress = page.locator(".notification-toast", { hasText: `${verb} zettel-lsp` });
+  await progress.first().waitFor({ timeout: 60_000 });
+  // A line of pip's own output in the notification (not only our first steps).
+  const pipLine = await until(
+    "a line of pip's output in the progress notification",
+    async () => {
+      const texts = (await progress.allInnerTexts()).map((t) => t.replace(/\s+/g, " "));
+      return texts.find((t) => /Collecting|Processing|Downloading|Requirement|Installing collected|Using cached|Building/.test(t));
+    },
+    5 * 60_000,
+    200,
+  );
+  log(`progress: ${JSON.stringify(pipLine)}`);
+  await page.screenshot({ path: path.join(SHOTS, shot) });
+  const done = page.locator(".notification-toast", { hasText: /is installed|zettel-lsp failed/ });
+  await done.first().waitFor({ timeout: INSTALL_TIMEOUT });
+  const text = (await done.first().locator(".notification-list-item-message").innerText()).trim();
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  log(`${verb} took ${seconds}s: ${JSON.stringify(text)}`);
+  if (/failed/.test(text)) throw new Error(`${verb} zettel-lsp failed: ${text}`);
+  return text;
+}
+
+/**
+ * A new user's first start: no server is found, the extension says so and offers to install the
+ * one it bundles; the test clicks "Install zettel-lsp" and waits for the server to run.
+ */
+async function installServer(page) {
+  const offerToast = () => page.locator(".notification-toast", { hasText: "no zettel-lsp server was found" }).first();
+  let offer = offerToast();
+  await offer.waitFor({ timeout: 60_000 });
+  const message = (await offer.locator(".notification-list-item-message").innerText()).trim();
+  const buttons = await offer.locator(".monaco-button").allInnerTexts();
+  log(`no server: ${JSON.stringify(message)}; buttons: ${JSON.stringify(buttons)}`);
+  if (!buttons.includes("Install zettel-lsp")) throw new Error(`no "Install zettel-lsp" button: ${JSON.stringify(buttons)}`);
+  if (!/not running/.test(await statusText(page))) throw new Error(`status bar: ${await statusText(page)}`);
+  await page.screenshot({ path: path.join(SHOTS, "vscode-install-offer.png") });
+
+  // A Python older than 3.11 (zettel.server.python): a clear message, nothing installed.
+  const settingsFile = path.join(VAULT, ".vscode", "settings.json");
+  const original = readFileSync(settingsFile, "utf8");
+  const oldPython = path.join(ARTIFACTS, "old-python", "python3");
+  mkdirSync(path.dirname(oldPython), { recursive: true });
+  // As a Python 3.9 without the package answers: its version, and "No module named" for -m.
+  writeFileSync(
+    oldPython,
+    '#!/bin/sh\nif [ "$1" = --version ]; then echo "Python 3.9.2"; exit 0; fi\necho "$0: No module named zettel_lsp" >&2\nexit 1\n',
+    { mode: 0o755 },
+  );
+  await runCommand(page, "Notifications: Clear All Notifications");
+  writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(original), "zettel.server.python": oldPython }, null, 2));
+  offer = offerToast();
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.locator(".monaco-button", { hasText: "Install zettel-lsp" }).click();
+  const tooOld = page.locator(".notification-toast", { hasText: "needs Python 3.11 or later" }).first();
+  await tooOld.waitFor({ timeout: 30_000 });
+  const tooOldText = (await tooOld.locator(".notification-list-item-message").innerText()).trim();
+  log(`an old Python: ${JSON.stringify(tooOldText)}`);
+  if (!tooOldText.includes("Python 3.9.2")) throw new Error("the message does not say which Python was found");
+  await page.screenshot({ path: path.join(SHOTS, "install-old-python.png") });
+  if (installRecord()) throw new Error("something was recorded as installed with a Python 3.9");
+
+  await runCommand(page, "Notifications: Clear All Notifications");
+  writeFileSync(settingsFile, original);
+  offer = offerToast();
+  await offer.waitFor({ timeout: 30_000 });
+  await offer.locator(".monaco-button", { hasText: "Install zettel-lsp" }).click();
+  await waitForInstall(page, "installing", "install-progress.png");
+  const record = installRecord();
+  if (!record || !existsSync(path.join(STORAGE, record.venv, "bin", "zettel-lsp"))) {
+    throw new Error(`no installed server in ${STORAGE}: ${JSON.stringify(record)}`);
+  }
+  log(`installed: ${JSON.stringify(record)}`);
+  if (existsSync(path.join(STORAGE, "install.lock"))) throw new Error("the install lock was left behind");
+  await until("the status bar to show the server running", async () => !/not running/.test(await statusText(page)), 60_000);
+  await page.screenshot({ path: path.join(SHOTS, "install-done.png") });
+}
+
+/**
+ * An extension update that bundles another build: the record names an older one; on the next
+ * activation the extension installs the bundled wheel into a new environment, starts it and
+ * removes the old one.
+ */
+async function upgradeServer(page) {
+  const before = installRecord();
+  writeFileSync(path.join(STORAGE, "installed.json"), JSON.stringify({ ...before, sha256: "0".repeat(64) }));
+  await page.goto(`${ORIGIN}/?folder=${encodeURIComponent(VAULT)}`, { waitUntil: "domcontentloaded" });
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  const tab = page.locator('.activitybar [aria-label^="Zettel"], .activitybar [title^="Zettel"]');
+  await tab.first().waitFor({ timeout: 60_000 });
+  // The Zettel view (it activates the extension), unless the window restored it open.
+  await page.waitForTimeout(3000);
+  if (!(await searchFrame(page))) await tab.first().click();
+  const said = page.locator(".notification-toast", { hasText: "upgrading zettel-lsp" });
+  await said.first().waitFor({ timeout: 60_000 });
+  log(`upgrade: ${JSON.stringify((await said.first().innerText()).replace(/\s+/g, " "))}`);
+  await waitForInstall(page, "upgrading", "install-upgrade.png");
+  const after = installRecord();
+  if (!after || after.sha256 !== before.sha256 || after.venv === before.venv) {
+    throw new Error(`the upgrade did not record the bundled build: ${JSON.stringify(after)}`);
+  }
+  await until(`the old environment ${before.venv} to be removed`, () => !existsSync(path.join(STORAGE, before.venv)), 30_000);
+  const text = await until("the status bar after the upgrade", async () => {
+    const t = await statusText(page);
+    return /Zettel: \d+ cards$/.test(t) ? t : undefined;
+  }, READY_TIMEOUT, 500);
+  log(`upgraded into ${after.venv}: "${text}"`);
+}
+
 /** A query for a vault without one in VAULT_QUERIES: the name of its first note. */
 function firstTitle(vault) {
   const md = readdirSync(vault).find((f) => f.endsWith(".md") && existsSync(path.join(vault, f)));
@@ -452,6 +586,8 @@ try {
   const share = searchPane.height / (searchPane.height + relatedPane.height);
   log(`default sizes: Search ${searchPane.height}px, Related ${relatedPane.height}px (${(share * 100).toFixed(0)}% for Search)`);
   if (share < 0.65) throw new Error(`the Search view has only ${(share * 100).toFixed(0)}% of the sidebar by default`);
+
+  if (INSTALL) await installServer(page);
 
   const ready = await until(
     "the status bar to say the vault is ready",
@@ -798,11 +934,15 @@ try {
     return items.some((i) => / · /.test(i.details)) ? items : undefined;
   }, 30_000);
   log(`[[ lists ${listed.length} cards, first: ${JSON.stringify(listed.slice(0, 4))}`);
+  await page.screenshot({ path: path.join(SHOTS, "completion-popup.png") });
   await page.keyboard.type("Glut", { delay: 40 });
-  const picked = await until('"Gluten" as the focused suggestion', async () => {
+  // The list filtered by what was typed (the answer to the request for "[[Glut"), not the one
+  // for "[[" still on screen: Enter on that one inserts an item made for the text before.
+  const picked = await until('"Gluten" as the focused suggestion of the filtered list', async () => {
     const items = await suggestItems();
     const f = items.find((i) => i.focused);
-    return f && f.label === "Gluten" ? { f, items } : undefined;
+    const filtered = items.every((i) => /g.*l.*u.*t/i.test(i.label));
+    return f && f.label === "Gluten" && filtered ? { f, items } : undefined;
   }, 20_000);
   log(`after "Glut": ${JSON.stringify(picked.items.slice(0, 4))}`);
   await page.screenshot({ path: path.join(ARTIFACTS, "completion-widget.png") });
@@ -1063,6 +1203,8 @@ try {
     await setTheme(page, "Dark Modern", "vs-dark");
     log(`${name}: screenshots vscode-${name}-dark.png, vscode-${name}-light.png in ${SHOTS}`);
   }
+
+  if (INSTALL) await upgradeServer(page);
 
   ok = true;
 } catch (err) {

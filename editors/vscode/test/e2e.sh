@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # End-to-end test of the packaged extension in real VS Code: code-server on 127.0.0.1 with the
 # .vsix installed and a temporary copy of examples/vault open, driven by Debian's Chromium
-# through playwright-core (test/e2e.mjs). It searches, opens the top result and takes a
-# screenshot; it asks a question (Ollama is the repository's stand-in, tests/llm/stub.py, served
-# by test/ollama_stub.py) and takes another. It completes a `[[link]]` in a note (completion.png)
-# and renames a card with F2 on its title (rename.png: the file moves, links follow). Then it
-# breaks and restores the server command. Then the sidebar's layout: a generated vault with
-# long folder paths (every visible title at least 12 characters or complete, folders shortened
-# from the left, excerpts without link or table syntax, the Search view's share of the sidebar,
-# compact mode), and the big vaults of ZETTEL_E2E_VAULTS, each in a dark and a light theme.
+# through playwright-core (test/e2e.mjs). First it installs the server the way a new user does:
+# no zettel-lsp on code-server's PATH and no zettel.server.command, so the extension offers
+# "Install zettel-lsp"; the test clicks it and waits while the extension makes its own virtual
+# environment and pip installs the wheel bundled in the .vsix (dependencies from PyPI: a few
+# minutes the first time) (screenshots vscode-install-offer.png, install-*.png; a Python older
+# than 3.11 in zettel.server.python is refused first). It searches, opens the top result and
+# takes a screenshot; it asks a question (Ollama is the repository's stand-in, tests/llm/stub.py,
+# served by test/ollama_stub.py) and takes another. It completes a `[[link]]` in a note
+# (completion-popup.png, the open list; completion.png) and renames a card with F2 on its title
+# (rename.png: the file moves, links follow). Then it breaks and restores the server command.
+# Then the sidebar's layout: a generated vault with long folder paths (every visible title at
+# least 12 characters or complete, folders shortened from the left, excerpts without link or
+# table syntax, the Search view's share of the sidebar, compact mode), and the big vaults of
+# ZETTEL_E2E_VAULTS, each in a dark and a light theme. Last, an extension update: the installed
+# server is made to look like another build and the extension upgrades it (install-upgrade.png).
 #
 #   bash editors/vscode/test/e2e.sh                   # screenshots in $ZETTEL_E2E_DIR/shots only
 #   bash editors/vscode/test/e2e.sh --update-images   # also copies them to docs/images (tracked)
@@ -18,8 +25,10 @@
 # only when the run passed.
 #
 # Environment:
-#   ZETTEL_LSP_COMMAND  the server to use (default: <repo>/.venv/bin/zettel-lsp, else
-#                       /tmp/venv/bin/zettel-lsp, else zettel-lsp on PATH)
+#   ZETTEL_LSP_COMMAND  a server to use instead of installing one through the extension (the
+#                       install step is skipped). Unset: the extension installs its own; the
+#                       big vaults are still indexed beforehand with <repo>/.venv/bin/zettel-lsp
+#                       (else /tmp/venv/bin/zettel-lsp, else zettel-lsp on PATH) where there is one
 #   ZETTEL_E2E_DIR      cache for Node 24 and code-server (default ~/.cache/zettel-lsp-e2e;
 #                       ~700 MB, first run ~3 min, later runs reuse it)
 #   ZETTEL_E2E_PYTHON   the Python that serves the Ollama stand-in (default: the server's venv
@@ -42,7 +51,7 @@ update_images="${ZETTEL_E2E_UPDATE_IMAGES:-}"
 for arg in "$@"; do
   case "$arg" in
     --update-images) update_images=1 ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,47p' "$0"; exit 0 ;;
     *) echo "e2e: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -58,15 +67,33 @@ step() { echo "== e2e [$(($(date +%s) - t0))s]: $*" >&2; }
 die() { echo "e2e: FAILED: $*" >&2; exit 1; }
 
 # ------------------------------------------------------------------ the server
+# install=1: the extension installs its own server ("Install zettel-lsp"); $server, if any, only
+# indexes the big vaults beforehand.
 server="${ZETTEL_LSP_COMMAND:-}"
-if [ -z "$server" ]; then
+install=1
+if [ -n "$server" ]; then
+  install=0
+  [ -x "$server" ] || die "ZETTEL_LSP_COMMAND: $server is not an executable"
+else
   for cand in "$repo/.venv/bin/zettel-lsp" /tmp/venv/bin/zettel-lsp "$(command -v zettel-lsp || true)"; do
     if [ -n "$cand" ] && [ -x "$cand" ]; then server="$cand"; break; fi
   done
 fi
-[ -n "$server" ] && [ -x "$server" ] \
-  || die "no zettel-lsp server found: run 'bash scripts/setup.sh' (creates .venv/bin/zettel-lsp) or set ZETTEL_LSP_COMMAND"
-step "server: $server ($("$server" --version 2>&1))"
+if [ "$install" = 1 ]; then
+  step "server: installed by the extension ('Install zettel-lsp')${server:+; the CLI for the big vaults: $server}"
+else
+  step "server: $server ($("$server" --version 2>&1))"
+fi
+# code-server's PATH: without any folder that holds a zettel-lsp (a new user's machine).
+cs_path=""
+IFS=':' read -r -a path_dirs <<<"$PATH"
+for d in "${path_dirs[@]}"; do
+  [ "$install" = 1 ] && [ -x "$d/zettel-lsp" ] && continue
+  cs_path="${cs_path:+$cs_path:}$d"
+done
+if [ "$install" = 1 ] && (cd / && PATH="$cs_path" python3 -c 'import zettel_lsp' 2>/dev/null); then
+  die "python3 on PATH has zettel_lsp installed: the extension would start it instead of offering to install (set ZETTEL_LSP_COMMAND to test with a given server)"
+fi
 
 # ------------------------------------------------------------------ system packages
 need_pkgs=()
@@ -172,8 +199,8 @@ trap cleanup EXIT
 # ------------------------------------------------------------------ Ollama's stand-in
 python="${ZETTEL_E2E_PYTHON:-}"
 if [ -z "$python" ]; then
-  python="$(dirname "$server")/python"
-  [ -x "$python" ] || python="$(command -v python3 || true)"
+  [ -n "$server" ] && python="$(dirname "$server")/python"
+  [ -n "$python" ] && [ -x "$python" ] || python="$(command -v python3 || true)"
 fi
 [ -n "$python" ] && [ -x "$python" ] || die "no Python for the Ollama stand-in (set ZETTEL_E2E_PYTHON)"
 # Pieces of an answer 0.15 s apart: slow enough to see it stream and to stop it.
@@ -205,6 +232,10 @@ if [ "${ZETTEL_E2E_VAULTS:-}" != "none" ]; then
 fi
 for v in "${extra_vaults[@]}"; do
   [ -d "$v" ] || die "ZETTEL_E2E_VAULTS: no folder $v"
+  if [ -z "$server" ]; then
+    step "$(basename "$v"): no zettel-lsp here to index it beforehand; the server indexes it in the run"
+    continue
+  fi
   step "indexing $(basename "$v") into $cache (the CLI, at most ${index_seconds}s; quick when it is current)"
   rc=0
   timeout -s INT "$index_seconds" "$server" index "$v" --cache-dir "$cache" >"$run/index-$(basename "$v").log" 2>&1 || rc=$?
@@ -223,10 +254,11 @@ cp -r "$repo/examples/vault" "$vault"
 mkdir -p "$vault/.vscode"
 printf '{\n  "zettel.ollamaHost": "%s"\n}\n' "$ollama_url" > "$vault/.vscode/settings.json"
 mkdir -p "$run/user-data/User" "$run/extensions"
-"$node24" - "$run/user-data/User/settings.json" "$server" "$cache" <<'EOF'
-const [file, server, cache] = process.argv.slice(2);
+"$node24" - "$run/user-data/User/settings.json" "$install" "$server" "$cache" <<'EOF'
+const [file, install, server, cache] = process.argv.slice(2);
 const settings = {
-  "zettel.server.command": [server],
+  // Installing: none, as on a new user's machine (zettel-lsp is not on code-server's PATH).
+  ...(install === "1" ? {} : { "zettel.server.command": [server] }),
   // Not zettel.indexDir (one vault only): the run opens several vaults.
   "zettel.cacheDir": cache,
   "security.workspace.trust.enabled": false,
@@ -258,7 +290,7 @@ ls "$run/extensions" | grep -q "^zettel-lsp.zettel-" || { cat "$run/install.log"
 port="$("$node24" -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 step "starting code-server on 127.0.0.1:$port"
 # No extension gallery (there is no network here; this also keeps it from trying).
-EXTENSIONS_GALLERY='{"serviceUrl": "http://127.0.0.1:9/gallery"}' \
+EXTENSIONS_GALLERY='{"serviceUrl": "http://127.0.0.1:9/gallery"}' PATH="$cs_path" \
   setsid "${code_server[@]}" --config "$run/config.yaml" --bind-addr "127.0.0.1:$port" --auth none \
   --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" \
   --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
@@ -290,6 +322,7 @@ E2E_EXTRA_VAULTS="$extra_list" \
 E2E_OLLAMA_URL="$ollama_url" \
 E2E_ARTIFACTS="$run" \
 E2E_VAULT="$vault" \
+E2E_INSTALL="$install" \
 E2E_CODE_SERVER_PID="$cs_pid" \
   node test/e2e.mjs
 

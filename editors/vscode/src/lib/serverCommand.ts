@@ -4,8 +4,9 @@
  * 1. `zettel.server.command` set: an array is [program, ...args]; a string is the path of a
  *    program if such a file exists, else split like a shell would (quotes, no expansion).
  * 2. else `zettel-lsp` if it is on PATH;
- * 3. else `<python> -m zettel_lsp`, with `zettel.server.python` or `python3` (`python` on
- *    Windows).
+ * 3. else the server "Zettel: Install zettel-lsp" put in the extension's storage, if any;
+ * 4. else `<python> -m zettel_lsp`, with `zettel.server.python` or `python3` (`python` on
+ *    Windows). This is the "no server found" case: a failed start offers to install it.
  *
  * File-system checks are injected so this stays pure and testable.
  */
@@ -16,7 +17,7 @@ export interface ServerCommand {
   command: string;
   args: string[];
   /** Where it came from: for messages ("from zettel.server.command"). */
-  source: "setting" | "path" | "python";
+  source: "setting" | "path" | "installed" | "python";
 }
 
 export interface Env {
@@ -99,6 +100,7 @@ export function resolveServerCommand(
   commandSetting: unknown,
   pythonSetting: unknown,
   env: Env,
+  installed?: string,
 ): ServerCommand {
   const given = words(commandSetting, env);
   const [program, ...rest] = given;
@@ -107,6 +109,7 @@ export function resolveServerCommand(
   }
   const onPath = which("zettel-lsp", env);
   if (onPath) return { command: onPath, args: [], source: "path" };
+  if (installed && env.isExecutable(installed)) return { command: installed, args: [], source: "installed" };
   const python =
     typeof pythonSetting === "string" && pythonSetting.trim() !== ""
       ? expandPath(pythonSetting.trim(), env.vars)

@@ -2,10 +2,11 @@
 
 import { formatCommand, type ServerCommand } from "./serverCommand";
 
-// Plain text: VS Code's notifications do not render Markdown. The package is not on PyPI: it
-// is installed from the project folder (the README's Requirements say the same).
+// Plain text: VS Code's notifications do not render Markdown. The package is not on PyPI: the
+// extension installs the wheel it bundles, or it is installed from the project folder.
 export const INSTALL_HINT =
-  "Install it from the zettel-lsp project folder with 'pipx install /path/to/zettel-lsp' (or " +
+  "Run 'Zettel: Install zettel-lsp' (the server bundled with this extension, in an environment " +
+  "of its own; used when 'zettel.server.command' is empty and no zettel-lsp is on PATH), or install it from the zettel-lsp project folder with 'pipx install /path/to/zettel-lsp' (or " +
   "'pip install /path/to/zettel-lsp' in a virtual environment; 'bash scripts/setup.sh' there " +
   "creates .venv/bin/zettel-lsp), then set 'zettel.server.command' to the zettel-lsp program " +
   "(or 'zettel.server.python' to the Python that has it).";
@@ -45,4 +46,29 @@ export function startFailureReason(
 
 export function startFailureMessage(reason: string): string {
   return `Zettel: the zettel-lsp server could not start: ${reason}. ${INSTALL_HINT}`;
+}
+
+/**
+ * Whether a failed start means "no server found": nothing in zettel.server.command, no
+ * zettel-lsp on PATH, none installed by the extension, and the Python is missing or has no
+ * zettel_lsp package; installing it would fix it. (A server that is there and fails for
+ * another reason is not fixed by installing one.)
+ */
+export function offersInstall(
+  cmd: Pick<ServerCommand, "source">,
+  opts: { missing?: string; spawnError?: string; stderr?: string },
+): boolean {
+  if (cmd.source !== "python") return false;
+  return !!opts.missing || !!opts.spawnError || /No module named '?zettel_lsp/.test(opts.stderr ?? "");
+}
+
+export const INSTALL_BUTTON = "Install zettel-lsp";
+
+export function noServerMessage(reason: string): string {
+  return (
+    `Zettel: no zettel-lsp server was found (${reason}). '${INSTALL_BUTTON}' puts the server ` +
+    "bundled with this extension in a Python environment of its own (needs Python 3.11 or " +
+    "later; its dependencies come from PyPI, a few minutes the first time). Or set " +
+    "'zettel.server.command' to a zettel-lsp you installed."
+  );
 }

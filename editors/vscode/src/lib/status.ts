@@ -6,7 +6,7 @@
 import type { OllamaStatus, Phase, ServerStatus, VaultStatus } from "./protocol";
 
 /** The client's side of things, before or instead of a status answer. */
-export type ClientState = "starting" | "running" | "stopped" | "failed";
+export type ClientState = "installing" | "starting" | "running" | "stopped" | "failed";
 
 export interface StatusView {
   /** Status bar text, with a `$(codicon)`. */
@@ -77,6 +77,15 @@ export function statusView(status: ServerStatus | undefined, client: ClientState
       tooltip: "The zettel-lsp server is stopped. Run 'Zettel: Restart Server' to start it.",
       ready: false,
       busy: false,
+      problem: false,
+    };
+  }
+  if (client === "installing") {
+    return {
+      text: "$(loading~spin) Zettel: installing the server",
+      tooltip: "Installing zettel-lsp into the extension's own environment ('Zettel: Show Output' shows pip's lines).",
+      ready: false,
+      busy: true,
       problem: false,
     };
   }

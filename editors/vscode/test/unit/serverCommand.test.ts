@@ -82,6 +82,20 @@ describe("resolveServerCommand", () => {
     assert.equal(resolveServerCommand([], "", env([], { isWindows: true })).command, "python");
   });
 
+  it("uses the server 'Install zettel-lsp' installed when none is on PATH", () => {
+    const venv = "/home/me/.vscode/globalStorage/zettel-lsp.zettel/venv-0.1.0-ab-1/bin/zettel-lsp";
+    assert.deepEqual(resolveServerCommand([], "", env([venv]), venv), {
+      command: venv,
+      args: [],
+      source: "installed",
+    });
+    // zettel-lsp on PATH and zettel.server.command come first.
+    assert.equal(resolveServerCommand([], "", env([venv, "/usr/bin/zettel-lsp"]), venv).source, "path");
+    assert.equal(resolveServerCommand(["/x/zettel-lsp"], "", env([venv]), venv).source, "setting");
+    // Its folder was removed: back to `python3 -m zettel_lsp` (and the offer to install).
+    assert.equal(resolveServerCommand([], "", env([]), venv).source, "python");
+  });
+
   it("finds Windows programs through PATHEXT", () => {
     const e = env(["C:\\py\\Scripts/zettel-lsp.EXE"], {
       path: "C:\\py\\Scripts",

@@ -30,6 +30,14 @@ describe("statusView", () => {
     assert.match(statusView(undefined, "running").text, /starting/);
   });
 
+  it("says the server is being installed while 'Install zettel-lsp' runs", () => {
+    assertLike(statusView(undefined, "installing"), {
+      text: "$(loading~spin) Zettel: installing the server",
+      busy: true,
+      problem: false,
+    });
+  });
+
   it("shows cards when ready", () => {
     const v = statusView({ version: "0.1.0", vaults: [vault({})] }, "running");
     assertLike(v, { text: "$(notebook) Zettel: 45 cards", ready: true, busy: false, problem: false });
