@@ -15,7 +15,7 @@ import pytest
 
 from benchmarks.mixed_language import QUERIES, SOURDOUGH, make_mixed_vault
 from tests.conftest import copy_indexed
-from zettel_lsp.search.engine import SearchOptions, multilingual_key
+from zettel_lsp.search.engine import SearchEngine, SearchOptions, multilingual_key
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.vault import Vault
 
@@ -60,12 +60,16 @@ def test_only_the_non_english_cards_get_multilingual_vectors(mixed: Vault) -> No
 def test_the_route_of_an_english_query_says_which_model_reads_which_cards(
     mixed: Vault, caplog: pytest.LogCaptureFixture
 ) -> None:
-    engine = mixed.engine
+    e = mixed.engine  # a new engine over its parts: its first search logs the route
+    engine = SearchEngine(e.store, e.embedder, e.graph, multilingual=e.multilingual)
     query = parse_query(QUERIES["en"])
-    with caplog.at_level(logging.DEBUG, logger="zettel_lsp.search.engine"):
+    with caplog.at_level(logging.INFO, logger="zettel_lsp.search.engine"):
         vectors = engine.query_vectors([query], SearchOptions())
+        engine.query_vectors([parse_query("yeast in water")], SearchOptions())
     assert set(vectors) == {query.text, multilingual_key(query.text)}
-    assert "the multilingual model the non-English ones" in caplog.text
+    routes = [r.getMessage() for r in caplog.records if r.getMessage().startswith("search: ")]
+    assert routes == [f"search: {engine.route(query.text)}"]  # once, not per query
+    assert "the multilingual model the non-English ones" in routes[0]
     legs = engine.run_legs(query, SearchOptions(), [], vectors=vectors)
     assert {h.path for h in legs["dense_ml"]} <= set(SOURDOUGH) | {"天文望远镜.md"}
     assert all(h.chunk.get("lang") == "en" for h in legs["dense"])

@@ -23,7 +23,8 @@ Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
   of the query. BM25 cannot match such a card's words, so ``dense_ml`` weighs as ``dense`` and
   ``bm25`` together (:func:`multilingual_weight`), and its scores are read on the ``dense``
   leg's scale (:data:`ML_SCALE`): a few cards make no distribution of their own. An English
-  vault runs the legs it always ran. :meth:`SearchEngine.route` says which applies (logged).
+  vault runs the legs it always ran. :meth:`SearchEngine.route` says which applies (logged
+  when it changes).
 - *Lexical legs:* BM25 and the keyword leg read the query in each main language of the vault
   (2% of its cards) and in its own (each card's terms are stemmed in its language); a Chinese,
   Japanese or Korean query searches the keyword field whose tokenizer segments such text.
@@ -182,6 +183,7 @@ class SearchEngine:
         self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
         self.suggest_fusion = suggest_fusion
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
+        self._last_route = ""  # the last route logged (_log_route)
         self._cache_lock = threading.Lock()
 
     @property
@@ -247,7 +249,7 @@ class SearchEngine:
             english = language_of(query.text) == EN
             if not english and multilingual is not None:
                 multilingual.on_foreign_query()
-            log.debug("search %r: %s", query.text[:80], self.route(query.text))
+            self._log_route(query.text)
             wants_multilingual = multilingual is not None and (
                 multilingual.foreign_ready() if english else multilingual.query_ready()
             )
@@ -264,6 +266,17 @@ class SearchEngine:
                     raise
                 log.warning("dense leg skipped: %s", exc)
         return out
+
+    def _log_route(self, text: str) -> None:
+        """Log the route of a query (:meth:`route`) when it differs from the last one logged:
+        once per change (a model loads, the vault's first non-English card gets its vectors),
+        not once per keystroke."""
+        if not log.isEnabledFor(logging.INFO):
+            return
+        route = self.route(text)
+        if route != self._last_route:
+            self._last_route = route
+            log.info("search: %s", route)
 
     def route(self, text: str) -> str:
         """Which model reads which cards for the query ``text``, and why (see the module),
