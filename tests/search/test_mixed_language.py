@@ -15,6 +15,7 @@ import pytest
 
 from benchmarks.mixed_language import QUERIES, SOURDOUGH, make_mixed_vault
 from tests.conftest import copy_indexed
+from zettel_lsp.cli.common import _multilingual_for
 from zettel_lsp.search.engine import SearchEngine, SearchOptions, multilingual_key
 from zettel_lsp.search.query import parse_query
 from zettel_lsp.vault import Vault
@@ -24,17 +25,19 @@ ENGLISH_CARDS = 60  # the 22 topic cards (yogurt, beer, flour, ...) and 38 other
 
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vault]:
-    """The mixed vault, as ``zettel-lsp search`` or a server leave it: indexed, embedded by the
-    English model and, for the cards in the multilingual scope, by the multilingual one."""
+    """The mixed vault, indexed and embedded by the English model and, for the cards in the
+    multilingual scope, by the multilingual one; then opened again as ``zettel-lsp search``
+    opens it before an English query (nothing left to embed: the model loads for the query)."""
     root = tmp_path_factory.mktemp("mixed")
-    vault = Vault(
-        make_mixed_vault(root / "vault", ENGLISH_CARDS),
-        root / "index",
-        cache_dir=tmp_path_factory.mktemp("mixed-cache"),
-    )
+    path = make_mixed_vault(root / "vault", ENGLISH_CARDS)
+    cache = tmp_path_factory.mktemp("mixed-cache")
+    with Vault(path, root / "index", cache_dir=cache) as first:
+        first.open()
+        first.indexer.embed_multilingual()
+    vault = Vault(path, root / "index", cache_dir=cache)
     vault.open()
-    vault.indexer.embed_multilingual()
-    vault.load_multilingual_model()
+    assert vault.indexer.embed_multilingual() == 0
+    _multilingual_for(vault, [QUERIES["en"]])
     yield vault
     vault.close()
 
