@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 LEXICAL_BATCH_FILES = 1024  # cards per shard write and flush
 LEXICAL_SAVE_SECONDS = 10.0  # how often the lexical phase records finished cards (see sync)
 MULTILINGUAL_MODES = ("auto", "on", "off")
-LANGUAGE_VERSION = 1  # bump when payload fields or BM25 per language change: re-chunks all
+LANGUAGE_VERSION = 2  # bump when payload fields or BM25 per language change: re-chunks all
 
 
 @dataclass(frozen=True, slots=True)
