@@ -455,15 +455,15 @@ _REOPEN = [
         "auto",
         one_of(MULTILINGUAL),
         doc="search in other languages and across them with a second, multilingual model "
-        "(offline; 16 languages): `auto` embeds the non-English cards of a vault where "
-        "they are many (at least 20 cards and 2% of the vault), and every card once a "
-        "search is not in English; "
+        "(offline; 16 languages): `auto` embeds the non-English cards of a vault (an "
+        "English search reads them with it), and every card once a search is not in "
+        "English; "
         "`on` every card from the start; `off` never (non-English queries get the English "
         "model and the lexical legs). It runs after the English embedding, which it never "
         "delays; see [multilingual.md](multilingual.md)",
         ui="Search in other languages and across them with a second, multilingual model: "
-        "`auto` starts it for a vault with many non-English notes, or at the first search "
-        "that is not in English; `on` always; `off` never.",
+        "`auto` starts it for the non-English notes of a vault, and for every note at the "
+        "first search that is not in English; `on` always; `off` never.",
         cli="`--multilingual auto|on|off` (index, search, eval, ...)",
     ),
 ]

@@ -1,5 +1,5 @@
 """The multilingual phase of the indexer (issue #17): which cards it covers under each setting,
-that an English vault never loads the model until a query is not English, that the choice is
+that the English cards of a vault wait for a query that is not English, that the choice is
 remembered, and that the multilingual vectors survive renames and restarts."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ ENGLISH = ("Autolyse", "Crumb", "Gluten", "Hydration", "Levain", "Proofing")
 
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
-    """Six English cards of the example vault plus two German ones (too few for ``auto``)."""
+    """Six English cards of the example vault plus two German ones."""
     dst = tmp_path / "vault"
     dst.mkdir()
     for name in ENGLISH:
@@ -43,27 +43,33 @@ def open_indexer(vault: Path, cache_dir: Path, mode: str = "auto") -> Indexer:
     )
 
 
-def test_auto_on_a_mostly_english_vault_waits_for_a_query(vault: Path, cache_dir: Path) -> None:
+def test_auto_embeds_the_few_foreign_cards_and_the_english_ones_wait_for_a_query(
+    vault: Path, cache_dir: Path
+) -> None:
     with open_indexer(vault, cache_dir) as ix:
         ix.sync()
         ix.embed_pending()
         assert ix.status.languages() == {"en": len(ENGLISH), "de": 2}
         assert ix.status.main_languages() == ("en", "de")  # 2 of 8 cards: above 2%
-        assert not ix.status.foreign_vault()
-        assert ix.embed_multilingual() == 0
-        assert ix.multilingual_embedder is not None and not ix.multilingual_embedder.loaded  # type: ignore[attr-defined]
-        assert ix.state.multilingual_model == ""
-        # asked before the phase: kept up to date
-        assert ix.status.multilingual_presence() == (False, False)
+        # an English query finds the German cards by their multilingual vectors (issue #45)
+        assert ix.status.foreign_vault()
+        assert ix.multilingual_scope() == "foreign"
+        assert ix.status.multilingual_presence() == (False, False)  # asked before the phase
+        german = sum(f.chunks for f in ix.state.files.values() if f.lang == "de")
+        assert ix.embed_multilingual() == german
+        assert {p for p, f in ix.state.files.items() if f.multilingual} == {
+            "Sauerteig.md",
+            "Roggen.md",
+        }
+        assert ix.status.multilingual_presence() == (True, True)  # kept up to date
         # a query in German: every card, remembered
         assert ix.want_multilingual_all() is True
         assert ix.want_multilingual_all() is False
         chunks = sum(f.chunks for f in ix.state.files.values())
-        assert ix.embed_multilingual() == chunks
+        assert ix.embed_multilingual() == chunks - german
         assert all(f.multilingual for f in ix.state.files.values())
         tally = ix.status.tally()
         assert (tally.multilingual, tally.multilingual_foreign) == (len(ix.state.files), 2)
-        assert ix.status.multilingual_presence() == (True, True)
     with open_indexer(vault, cache_dir) as ix:
         assert ix.state.multilingual_all
         assert ix.status.multilingual_presence() == (True, True)  # read from the saved state

@@ -12,11 +12,13 @@ from zettel_lsp.notes.language import (
     LATIN,
     NONE,
     OTHER,
+    card_language,
     is_english,
     language_of,
     prose_of,
     script_of,
 )
+from zettel_lsp.notes.parser import parse_card
 
 
 def _queries(name: str) -> list[dict[str, Any]]:
@@ -110,3 +112,30 @@ def test_a_card_of_code_and_links_is_english() -> None:
     text = "```c\nappend([],Y,Y).\nappend([X|Xs],Y,[X|Zs]) :- append(Xs,Y,Zs).\n```\n- https://a.es/y/el/la\n"
     masked = [(0, text.index("- https"))]
     assert language_of(prose_of(text, masked)) == "en"
+
+
+@pytest.mark.parametrize(
+    "path, text",
+    [  # English cards that hold a few words of another language by chance
+        (
+            "Peter schießt den Vogel ab.md",
+            "Peter schießt den Vogel ab is a 1959 West German comedy film directed by Géza von "
+            "Cziffra, starring Peter Alexander and Germaine Damar.\n",
+        ),
+        (
+            "Geologic Time Scale.md",
+            "- [[Hadean Era]] - 4.5 Ga\n- [[Archean Era]] - 4 Ga\n- [[Mezozoic Era]] - 252 Ma\n"
+            "- [[Cenozoic Era]] - 66 Ma\n- la Tierra, de la era\n",
+        ),
+    ],
+)
+def test_a_card_needs_clear_evidence_to_be_another_language(path: str, text: str) -> None:
+    assert card_language(parse_card(path, text)) == "en"
+
+
+def test_a_german_card_is_german() -> None:
+    text = (
+        "Sauerteig ist ein Teig, der durch Milchsäurebakterien und Hefen gesäuert wird. Er "
+        "lockert das Brot und macht es haltbar; die Hefen leben mit den Bakterien zusammen.\n"
+    )
+    assert card_language(parse_card("Sauerteig.md", text)) == "de"

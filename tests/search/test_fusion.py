@@ -133,6 +133,31 @@ def test_dbsf_keeps_a_first_hit_far_above_the_rest() -> None:
     assert convex_scores(titles, norm="dbsf") == {"t": 1.0, "u": 0.5}
 
 
+def test_a_few_multilingual_hits_are_read_on_the_dense_legs_scale() -> None:
+    """An English query's ``dense_ml`` leg over the few non-English cards of a vault: on its own
+    scale its best hit always counts high (two or three hits make no distribution); on the
+    dense leg's it counts by how its similarity compares with the English cards'. It weighs as
+    dense and BM25 together (BM25 cannot read the card)."""
+    from zettel_lsp.search.engine import DEFAULT_WEIGHTS, SearchOptions, fuse_legs
+
+    dense = [scored(f"en{i}", 0.60 - i * 0.01) for i in range(30)]
+    near = [scored("Sauerteig", 0.62), scored("Zeitung", 0.15)]  # close to the query, far
+    far = [scored("Zeitung", 0.15), scored("Fahrrad", 0.12)]  # both far from it
+    ref = [h.score for h in dense]
+    assert normalised([0.62, 0.15], "dbsf", ref)[0] > normalised(ref, "dbsf")[0]
+    assert normalised([0.15, 0.12], "dbsf", ref) == [0.0, 0.0]  # below the dense leg's range
+    assert normalised([0.15, 0.12], "dbsf")[0] > 0.5  # on their own: the first counts high
+    assert normalised([0.3, 0.6], "top", [1.2]) == [0.25, 0.5]
+    opts = SearchOptions()
+    for ml, first in ((near, "Sauerteig"), (far, "en0")):
+        legs = {"dense": dense, "bm25": [scored("en0", 9.0), scored("en1", 3.0)], "dense_ml": ml}
+        assert fuse_legs(legs, opts)[0].path == first
+        weights = {**DEFAULT_WEIGHTS, "dense_ml": DEFAULT_WEIGHTS["dense"] + 1.0}
+        assert fuse(legs, weights=weights, norm="dbsf", scale={"dense_ml": "dense"}) == (
+            fuse_legs(legs, opts)
+        )
+
+
 def _known_item_legs(keyword: list[LegHit]) -> dict[str, list[LegHit]]:
     # the dense leg's cosines lie close together (a bag of words); "memo" is first in BM25
     # and holds the query's words, which the keyword leg finds

@@ -365,10 +365,13 @@ def parse_weights(
 def _multilingual_for(vault: Vault, queries: Sequence[str]) -> None:
     """Before searching: if a query is not English, every card gets its multilingual vector
     (once; the index keeps them) and the model loads, as the server does in the background.
-    The progress shows on the vault's own progress line."""
+    The progress shows on the vault's own progress line. An English query loads the model
+    when non-English cards have its vectors: it reads those cards."""
     if any(not is_english(q) for q in queries if q.strip()):
         try:
             vault.ensure_multilingual()
         finally:
             if isinstance(vault.indexer.progress, TerminalProgress):
                 vault.indexer.progress.finish()
+    elif vault.multilingual_status()[1]:
+        vault.load_multilingual_model()

@@ -281,6 +281,7 @@ def cmd_eval_beir(args: argparse.Namespace) -> int:
     vault = _open_vault(args)
     t_index = time.perf_counter()
     with vault:
+        _multilingual_for(vault, [q.query for q in golden])
 
         def search(q: str) -> list[str]:
             # one ranking (its first 10 do not depend on the limit: search/engine.py)

@@ -15,8 +15,7 @@ from zettel_lsp.index.state import FileState
 from zettel_lsp.notes.language import EN
 from zettel_lsp.notes.model import Card
 
-# ``auto`` embeds the non-English cards when they are at least this many and this share
-AUTO_CARDS = 20
+# a language of at least this share of the cards is one the lexical legs read every query in
 AUTO_SHARE = 0.02
 
 
@@ -128,13 +127,11 @@ class Status:
         return tuple(lang for lang, n in langs.items() if n >= floor)
 
     def foreign_vault(self) -> bool:
-        """``auto``'s test: at least :data:`AUTO_CARDS` cards and :data:`AUTO_SHARE` of the
-        vault are not in English (a few misread cards in an English vault do not load a
-        second model; the first query in another language starts it anyway)."""
+        """``auto``'s test: some card is not in English. Its multilingual vectors are what an
+        English query finds it by (the English model and BM25 cannot read it), so even one
+        such card gets them; the English cards wait for a query in another language."""
         langs = self.languages()
-        total = sum(langs.values())
-        foreign = total - langs.get(EN, 0)
-        return foreign >= max(AUTO_CARDS, AUTO_SHARE * total)
+        return sum(langs.values()) > langs.get(EN, 0)
 
     def multilingual_presence(self) -> tuple[bool, bool]:
         """(some card has multilingual vectors, some non-English card has): every search asks

@@ -62,7 +62,7 @@ log = logging.getLogger(__name__)
 LEXICAL_BATCH_FILES = 1024  # cards per shard write and flush
 LEXICAL_SAVE_SECONDS = 10.0  # how often the lexical phase records finished cards (see sync)
 MULTILINGUAL_MODES = ("auto", "on", "off")
-LANGUAGE_VERSION = 1  # bump when payload fields or BM25 per language change: re-chunks all
+LANGUAGE_VERSION = 2  # bump when payload fields or BM25 per language change: re-chunks all
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,8 +303,8 @@ class Indexer:
     def multilingual_scope(self) -> str:
         """Which cards get multilingual vectors: ``"all"`` (``on``, or ``auto`` once a query
         was not English: :meth:`want_multilingual_all`), ``"foreign"`` (``auto``: the non-English
-        cards of a vault where they are many, :meth:`Status.foreign_vault`), ``"none"`` (``auto``
-        otherwise) or ``"off"``."""
+        cards of a vault that has some, :meth:`Status.foreign_vault`), ``"none"`` (``auto`` on
+        an English vault) or ``"off"``."""
         if not self.multilingual_available:
             return "off"
         if self.multilingual_mode == "on" or self.state.multilingual_all:

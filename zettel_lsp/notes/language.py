@@ -108,7 +108,14 @@ def script_of(text: str) -> str:
     return LATIN if latin >= other else OTHER
 
 
-def language_of(text: str) -> str:
+# "Clearly outnumber": at least this many other-language words, and more than this many times
+# the English ones. A query has a few words; a card has up to SAMPLE_CHARS of prose, where a
+# list of names, eras or apps holds a few "de", "a" or "la" by chance.
+QUERY_EVIDENCE: Final = (2, 1)
+CARD_EVIDENCE: Final = (5, 2)
+
+
+def language_of(text: str, evidence: tuple[int, int] = QUERY_EVIDENCE) -> str:
     """The language of ``text`` as an ISO 639-1 code (see the module): the language of its
     script when most letters are not Latin (``xx`` for a script not listed); for Latin text,
     ``en`` unless another language's function words (and letters) clearly outnumber the
@@ -133,8 +140,8 @@ def language_of(text: str) -> str:
         hits = (next((c for c in w if c in _FOREIGN_LETTERS), "") for w in words if not w.isascii())
         letters = [_LETTER_LANGUAGE[c] for c in islice(filter(None, hits), MAX_LETTER_EVIDENCE)]
     other = len(others) + len(letters)
-    # "clearly outnumber": more than the English words, and at least two of them
-    if other < 2 or other <= sum(map(ENGLISH_WORDS.__contains__, words)):
+    at_least, times = evidence
+    if other < at_least or other <= times * sum(map(ENGLISH_WORDS.__contains__, words)):
         return EN
     votes = Counter(dict.fromkeys(FUNCTION_WORDS, 0))
     votes.update(code for w in others for code, vocab in FUNCTION_WORDS.items() if w in vocab)
@@ -167,4 +174,4 @@ def is_english(text: str) -> bool:
 
 def card_language(card: Card) -> str:
     """A card's language: its title and prose (front matter, code and comments left out)."""
-    return language_of(f"{card.title}\n{prose_of(card.text, card.masked)}")
+    return language_of(f"{card.title}\n{prose_of(card.text, card.masked)}", CARD_EVIDENCE)

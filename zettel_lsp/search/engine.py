@@ -17,9 +17,14 @@ Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
   has them (the multilingual phase is still running), the English model's leg answers as
   before. The vault is told (``Multilingual.on_foreign_query``): every card gets such vectors.
 - *English:* the ``dense`` leg is the English model's, as always; when non-English cards have
-  multilingual vectors (a mixed vault), each card is read by the model that reads its
-  language: ``dense`` searches the English cards only, and a ``dense_ml`` leg the non-English
-  ones, with the multilingual model's embedding of the query, weighted as ``dense``.
+  multilingual vectors (a mixed vault: under ``auto`` every non-English card gets them), each
+  card is read by the model that reads its language: ``dense`` searches the English cards
+  only, and a ``dense_ml`` leg the non-English ones, with the multilingual model's embedding
+  of the query. BM25 cannot match such a card's words, so ``dense_ml`` weighs as ``dense`` and
+  ``bm25`` together (:func:`multilingual_weight`), and its scores are read on the ``dense``
+  leg's scale (:data:`ML_SCALE`): a few cards make no distribution of their own. An English
+  vault runs the legs it always ran. :meth:`SearchEngine.route` says which applies (logged
+  when it changes).
 - *Lexical legs:* BM25 and the keyword leg read the query in each main language of the vault
   (2% of its cards) and in its own (each card's terms are stemmed in its language); a Chinese,
   Japanese or Korean query searches the keyword field whose tokenizer segments such text.
@@ -68,6 +73,8 @@ QUERY_CACHE_SIZE = 256
 # configuration over all five is DBSF with these weights.
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, "title": 0.5}
 ML_KEY = "\x00ml\x00"  # prefix of a query's multilingual embedding in a Vectors mapping
+# the multilingual leg of an English query is normalised on the English dense leg's scale
+ML_SCALE = {"dense_ml": "dense"}
 DEFAULT_DEPTH = 30
 DEFAULT_FUSION = "dbsf"
 # The known-item boost (docs/decisions/0007-known-item-boost.md): when the keyword
@@ -176,6 +183,7 @@ class SearchEngine:
         self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
         self.suggest_fusion = suggest_fusion
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
+        self._last_route = ""  # the last route logged (_log_route)
         self._cache_lock = threading.Lock()
 
     @property
@@ -241,6 +249,7 @@ class SearchEngine:
             english = language_of(query.text) == EN
             if not english and multilingual is not None:
                 multilingual.on_foreign_query()
+            self._log_route(query.text)
             wants_multilingual = multilingual is not None and (
                 multilingual.foreign_ready() if english else multilingual.query_ready()
             )
@@ -257,6 +266,41 @@ class SearchEngine:
                     raise
                 log.warning("dense leg skipped: %s", exc)
         return out
+
+    def _log_route(self, text: str) -> None:
+        """Log the route of a query (:meth:`route`) when it differs from the last one logged:
+        once per change (a model loads, the vault's first non-English card gets its vectors),
+        not once per keystroke."""
+        if not log.isEnabledFor(logging.INFO):
+            return
+        route = self.route(text)
+        if route != self._last_route:
+            self._last_route = route
+            log.info("search: %s", route)
+
+    def route(self, text: str) -> str:
+        """Which model reads which cards for the query ``text``, and why (see the module),
+        in plain words: logged with each search."""
+        lang = language_of(text)
+        ml = self.multilingual
+        english_model = "the English model" if self.dense_available else "no model (loading)"
+        if lang == EN:
+            if ml is None:
+                return f"English query: {english_model}; multilingual search is off"
+            if ml.foreign_ready():
+                return (
+                    f"English query: {english_model} reads the English cards, the multilingual "
+                    "model the non-English ones (dense_ml, weighed as dense and BM25)"
+                )
+            return (
+                f"English query: {english_model}; the multilingual leg waits for a non-English "
+                "card with multilingual vectors and its model (none in an English vault)"
+            )
+        if ml is None:
+            return f"query in {lang}: {english_model} and the lexical legs; multilingual off"
+        if ml.query_ready():
+            return f"query in {lang}: the multilingual model, over every card with its vectors"
+        return f"query in {lang}: {english_model} until cards have multilingual vectors"
 
     def rank_all(
         self,
@@ -413,16 +457,28 @@ def fuse_legs(
 ) -> list[CardResult]:
     """The fusion ``opts`` names, with ``weights`` (default: ``opts.weights``) per leg."""
     w = weights if weights is not None else (opts.weights or None)
-    if "dense_ml" in legs and w is not None and "dense_ml" not in w:
-        w = {**w, "dense_ml": w.get("dense", 1.0)}  # the multilingual leg weighs as dense
+    if "dense_ml" in legs and "dense_ml" not in (w or {}):
+        w = {**(w or {}), "dense_ml": multilingual_weight(legs, w)}
     if opts.known_item > 0 and known_item(legs.get("keyword", ()), opts.leg_depth):
         base = 1.0 if w is None else w.get("keyword", 1.0)
         w = {**(w or {}), "keyword": base + opts.known_item}
     if opts.fusion in CONVEX_NORMS:
-        return fuse(legs, weights=w, norm=CONVEX_NORMS[opts.fusion])
+        return fuse(legs, weights=w, norm=CONVEX_NORMS[opts.fusion], scale=ML_SCALE)
     if opts.fusion == "rrf":
         return fuse(legs, k=opts.rrf_k, weights=w)
     raise ValueError(f"unknown fusion {opts.fusion!r}; choose from {', '.join(FUSIONS)}")
+
+
+def multilingual_weight(legs: Mapping[str, object], weights: Mapping[str, float] | None) -> float:
+    """The weight of the ``dense_ml`` leg of an English query (the vault's non-English cards):
+    the dense leg's and BM25's together, when they ran. A card in another language than the
+    query is read by the multilingual model alone: BM25 cannot match its words, so that leg
+    stands in for both (read on the dense leg's scale, :data:`ML_SCALE`)."""
+    return sum(
+        1.0 if weights is None else weights.get(leg, 1.0)
+        for leg in ("dense", "bm25")
+        if leg in legs
+    )
 
 
 def known_item(keyword: Sequence[LegHit], depth: int) -> bool:

@@ -81,9 +81,10 @@ def fuse(
     k: float = RRF_K,
     weights: Mapping[str, float] | None = None,
     norm: str | None = None,
+    scale: Mapping[str, str] | None = None,
 ) -> list[CardResult]:
     """Fuse chunk hits of several legs into a card list, best first: by RRF, or with ``norm``
-    by :func:`convex_scores`.
+    by :func:`convex_scores` (``scale``: see there).
 
     Each card keeps the chunk that ranked best in any leg (ties: the leg listed first). Equal
     scores are ordered by best single rank, then path, so results are deterministic.
@@ -93,7 +94,7 @@ def fuse(
         ranked = {leg: [h.path for h in hs] for leg, hs in per_leg.items()}
         scores = rrf_scores(ranked, k, weights)
     else:
-        scores = convex_scores(per_leg, weights, norm)
+        scores = convex_scores(per_leg, weights, norm, scale)
     best: dict[str, tuple[int, LegHit]] = {}
     ranks: dict[str, dict[str, int]] = {}
     for leg, hits in per_leg.items():
@@ -111,8 +112,11 @@ def fuse(
 NORMS = ("top", "dbsf")
 
 
-def normalised(scores: Sequence[float], norm: str = "top") -> list[float]:
-    """One leg's scores (best first) on a common scale:
+def normalised(
+    scores: Sequence[float], norm: str = "top", reference: Sequence[float] = ()
+) -> list[float]:
+    """One leg's scores (best first) on a common scale, taken from the scores themselves or,
+    when given, from ``reference`` (another leg's scores, whose scale these are read on):
 
     - ``top``: divided by the leg's top score (negative scores count as 0);
     - ``dbsf``: distribution-based score fusion (after Qdrant's ``Fusion.DBSF``): the leg's mean
@@ -122,18 +126,19 @@ def normalised(scores: Sequence[float], norm: str = "top") -> list[float]:
       below mean - 3 sd counts 0, as a card the leg did not return does. A list without spread
       (one hit, or equal scores) scores 1, the top of the range, for every hit.
     """
+    ref = reference or scores
     if norm == "top":
-        top = max(scores, default=0.0)
+        top = max(ref, default=0.0)
         return [max(s, 0.0) / top if top > 0 else 0.0 for s in scores]
     if norm != "dbsf":
         raise ValueError(f"unknown normalisation {norm!r}; choose from {', '.join(NORMS)}")
-    n = len(scores)
-    if n == 0:
+    n = len(ref)
+    if not scores:
         return []
-    mean = sum(scores) / n
-    sd = (sum((s - mean) ** 2 for s in scores) / n) ** 0.5
+    mean = sum(ref) / n
+    sd = (sum((s - mean) ** 2 for s in ref) / n) ** 0.5
     if sd <= 1e-9 * max(1.0, abs(mean)):
-        return [1.0] * n
+        return [1.0] * len(scores)
     low, span = mean - 3 * sd, 6 * sd
     return [max(s - low, 0.0) / span for s in scores]
 
@@ -142,14 +147,19 @@ def convex_scores(
     legs: Mapping[str, Sequence[LegHit]],
     weights: Mapping[str, float] | None = None,
     norm: str = "top",
+    scale: Mapping[str, str] | None = None,
 ) -> dict[str, float]:
     """Σ_legs w · normalised score over already-deduplicated card rankings (see the module and
-    :func:`normalised`); a leg without scores (all 0: titles) counts ``1 / rank``."""
+    :func:`normalised`); a leg without scores (all 0: titles) counts ``1 / rank``. A leg named
+    in ``scale`` is normalised on the scale of the leg it maps to (when that leg has hits):
+    the multilingual leg over a few non-English cards, read on the English dense leg's scale,
+    so that its best hit counts by how it compares with the vault's, not only with those few."""
     scores: dict[str, float] = {}
     for leg, hits in legs.items():
         w = 1.0 if weights is None else weights.get(leg, 1.0)
+        ref = legs.get((scale or {}).get(leg, ""), ())
         if max((h.score for h in hits), default=0.0) > 0:
-            norms = normalised([h.score for h in hits], norm)
+            norms = normalised([h.score for h in hits], norm, [h.score for h in ref])
         else:
             norms = [1.0 / rank for rank in range(1, len(hits) + 1)]
         for h, x in zip(hits, norms, strict=True):
