@@ -42,6 +42,7 @@ from zettel_lsp.eval.evaluate import GoldenQuery, load_golden
 from zettel_lsp.eval.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.engine import (
     ALL_LEGS,
+    ANCHOR,
     DEFAULT_FUSION,
     DEFAULT_KNOWN_ITEM,
     DEFAULT_WEIGHTS,
@@ -175,7 +176,8 @@ def ranking(coll: Collection, p: Prepared, cfg: Config, limit: int = DEEPEST) ->
     opts = cfg.options(limit)
 
     def fetch(d: int) -> tuple[dict[str, list[LegHit]], list[TitleMatch]]:
-        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in cfg.legs}
+        # the anchor leg is the graph's: the fusion drops it when the graph or its weight is off
+        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in (*cfg.legs, ANCHOR)}
         return legs, p.matches[:d]
 
     return [r.path for r in coll.engine.rank_tiers(p.query, fetch, opts)]
@@ -226,12 +228,13 @@ def grid(
     }
     depths = (30,) if small else depths
     strengths = (0.0, 1.0) if small else (0.0, 0.5, 1.0)
+    anchor = (0.0, 1.0)  # the anchor-text leg's weight (benchmarks/anchor_text.py tunes it)
     out = []
     for fusion, sp in spaces.items():
-        for dw, kw, tw, rk, d, st, ki in itertools.product(
-            sp["dense"], sp["keyword"], sp["title"], sp["k"], depths, strengths, known_items
+        for dw, kw, tw, aw, rk, d, st, ki in itertools.product(
+            sp["dense"], sp["keyword"], sp["title"], anchor, sp["k"], depths, strengths, known_items
         ):
-            w = (("dense", dw), ("bm25", 1.0), ("keyword", kw), ("title", tw))
+            w = (("dense", dw), ("bm25", 1.0), ("keyword", kw), ("title", tw), (ANCHOR, aw))
             out.append(Config(w, d, rk, st, fusion=fusion, known_item=ki))
     return out
 
@@ -343,6 +346,9 @@ def main() -> int:
         "today's defaults": TODAY,
         "today's defaults, no hub lines": replace(TODAY, hub_lines=False),
         "today's defaults, no known-item boost": replace(TODAY, known_item=0.0),
+        "today's defaults, no anchor text": replace(
+            TODAY, weights=tuple((leg, 0.0 if leg == ANCHOR else w) for leg, w in TODAY.weights)
+        ),
     } | single_legs()
     fixed |= {
         "final": final,
