@@ -48,6 +48,7 @@ from zettel_lsp.search.engine import (
     DEFAULT_WEIGHTS,
     SearchEngine,
     SearchOptions,
+    uses_anchors,
 )
 from zettel_lsp.search.fusion import LegHit
 from zettel_lsp.search.query import Query, parse_query
@@ -116,7 +117,7 @@ class Config:
         )
 
     def label(self) -> str:
-        w = " ".join(f"{leg}={v:g}" for leg, v in self.weights if leg in self.legs)
+        w = " ".join(f"{leg}={v:g}" for leg, v in self.weights if leg in (*self.legs, ANCHOR))
         k = f" k={self.rrf_k}" if self.fusion == "rrf" else ""
         ki = f" known-item={self.known_item:g}" if self.known_item else ""
         return f"{self.fusion}: {w} depth={self.depth}{k} graph={self.strength:g}{ki}"
@@ -174,10 +175,11 @@ def prepare(coll: Collection, deepest: int) -> None:
 def ranking(coll: Collection, p: Prepared, cfg: Config, limit: int = DEEPEST) -> list[str]:
     assert coll.engine is not None
     opts = cfg.options(limit)
+    keep = (*cfg.legs, ANCHOR) if uses_anchors(opts) else cfg.legs
 
     def fetch(d: int) -> tuple[dict[str, list[LegHit]], list[TitleMatch]]:
-        # the anchor leg is the graph's: the fusion drops it when the graph or its weight is off
-        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in (*cfg.legs, ANCHOR)}
+        # the anchor leg is the graph's: it runs when the graph is on and it has a weight
+        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in keep}
         return legs, p.matches[:d]
 
     return [r.path for r in coll.engine.rank_tiers(p.query, fetch, opts)]
