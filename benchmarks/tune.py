@@ -42,11 +42,13 @@ from zettel_lsp.eval.evaluate import GoldenQuery, load_golden
 from zettel_lsp.eval.metrics import mean_metrics, query_metrics
 from zettel_lsp.search.engine import (
     ALL_LEGS,
+    ANCHOR,
     DEFAULT_FUSION,
     DEFAULT_KNOWN_ITEM,
     DEFAULT_WEIGHTS,
     SearchEngine,
     SearchOptions,
+    uses_anchors,
 )
 from zettel_lsp.search.fusion import LegHit
 from zettel_lsp.search.query import Query, parse_query
@@ -115,7 +117,7 @@ class Config:
         )
 
     def label(self) -> str:
-        w = " ".join(f"{leg}={v:g}" for leg, v in self.weights if leg in self.legs)
+        w = " ".join(f"{leg}={v:g}" for leg, v in self.weights if leg in (*self.legs, ANCHOR))
         k = f" k={self.rrf_k}" if self.fusion == "rrf" else ""
         ki = f" known-item={self.known_item:g}" if self.known_item else ""
         return f"{self.fusion}: {w} depth={self.depth}{k} graph={self.strength:g}{ki}"
@@ -173,9 +175,11 @@ def prepare(coll: Collection, deepest: int) -> None:
 def ranking(coll: Collection, p: Prepared, cfg: Config, limit: int = DEEPEST) -> list[str]:
     assert coll.engine is not None
     opts = cfg.options(limit)
+    keep = (*cfg.legs, ANCHOR) if uses_anchors(opts) else cfg.legs
 
     def fetch(d: int) -> tuple[dict[str, list[LegHit]], list[TitleMatch]]:
-        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in cfg.legs}
+        # the anchor leg is the graph's: it runs when the graph is on and it has a weight
+        legs = {leg: hits[:d] for leg, hits in p.legs.items() if leg in keep}
         return legs, p.matches[:d]
 
     return [r.path for r in coll.engine.rank_tiers(p.query, fetch, opts)]
@@ -226,12 +230,13 @@ def grid(
     }
     depths = (30,) if small else depths
     strengths = (0.0, 1.0) if small else (0.0, 0.5, 1.0)
+    anchor = (0.0, 1.0)  # the anchor-text leg's weight (benchmarks/anchor_text.py tunes it)
     out = []
     for fusion, sp in spaces.items():
-        for dw, kw, tw, rk, d, st, ki in itertools.product(
-            sp["dense"], sp["keyword"], sp["title"], sp["k"], depths, strengths, known_items
+        for dw, kw, tw, aw, rk, d, st, ki in itertools.product(
+            sp["dense"], sp["keyword"], sp["title"], anchor, sp["k"], depths, strengths, known_items
         ):
-            w = (("dense", dw), ("bm25", 1.0), ("keyword", kw), ("title", tw))
+            w = (("dense", dw), ("bm25", 1.0), ("keyword", kw), ("title", tw), (ANCHOR, aw))
             out.append(Config(w, d, rk, st, fusion=fusion, known_item=ki))
     return out
 
@@ -343,6 +348,9 @@ def main() -> int:
         "today's defaults": TODAY,
         "today's defaults, no hub lines": replace(TODAY, hub_lines=False),
         "today's defaults, no known-item boost": replace(TODAY, known_item=0.0),
+        "today's defaults, no anchor text": replace(
+            TODAY, weights=tuple((leg, 0.0 if leg == ANCHOR else w) for leg, w in TODAY.weights)
+        ),
     } | single_legs()
     fixed |= {
         "final": final,

@@ -113,7 +113,7 @@ def test_llm_rerank_then_graph_rerank_keeps_the_topic_card_first(
     for listing in LISTS & set(paths(results)):
         assert paths(results).index(listing) > 0
     prompt = stub.bodies("/api/chat")[0]["messages"][-1]["content"]
-    fused, _, _ = fused_candidates(vault.engine, [q], SearchOptions())
+    fused, _, _ = fused_candidates(vault.engine, [q], plain)  # the first request's
     rated = re.findall(r"^\[\d+\] (.+?): ", prompt, re.MULTILINE)
     assert rated == [r.title for r in fused[:20]]  # the top candidates (at most 20), in order
     assert "Reciprocal rank fusion: Reciprocal rank fusion (RRF) merges" in prompt

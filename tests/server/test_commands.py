@@ -50,7 +50,7 @@ async def test_search_returns_cli_shaped_results(
     assert first["uri"] == (shared_vault / first["path"]).as_uri()
     assert set(first) >= {"path", "title", "score", "line_start", "line_end", "excerpt", "legs"}
     assert first["line_end"] >= first["line_start"] >= 0
-    assert set(first["legs"]) <= {"dense", "bm25", "keyword", "title"} and first["legs"]
+    assert set(first["legs"]) <= {"dense", "bm25", "keyword", "title", "anchor"} and first["legs"]
     assert "relation" not in first  # only relative to an open card
     # positional arguments work too
     again = await run(client, "zettel.search", "rank fusion of keyword and vector lists", 3)

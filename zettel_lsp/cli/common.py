@@ -80,7 +80,11 @@ def _add_search_options(p: argparse.ArgumentParser) -> None:
         default=",".join(ALL_LEGS),
         help=f"comma-separated retrieval legs (default {','.join(ALL_LEGS)})",
     )
-    p.add_argument("--no-graph", action="store_true", help="switch the graph rerank off")
+    p.add_argument(
+        "--no-graph",
+        action="store_true",
+        help="switch the graph off: its rerank and anchor-text leg",
+    )
     p.add_argument(
         "--no-exact-title",
         action="store_true",

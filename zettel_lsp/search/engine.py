@@ -7,7 +7,12 @@ Legs (each fetches ``SearchOptions.leg_depth`` chunks, a fixed depth):
 - ``bm25``: Edge's BM25 on the sparse vectors;
 - ``keyword``: exact phrase, then all content words, on the full-text index (catches what
   stemming normalises away), ranked by BM25 among the matches;
-- ``title``: titles and aliases (see :mod:`zettel_lsp.search.titles`).
+- ``title``: titles and aliases (see :mod:`zettel_lsp.search.titles`);
+- ``anchor``: what other cards say around their links to a card (see
+  :mod:`zettel_lsp.search.anchors`), a use of the graph: it runs when ``SearchOptions.graph``
+  is on and its weight is above 0, whatever ``SearchOptions.legs`` lists; it reads English
+  (its stems are English), so only for an English query on a vault whose one main language
+  is English.
 
 **Languages** (issue #17; docs/multilingual.md). The query's language is read the way a card's is
 (:func:`zettel_lsp.notes.language.language_of`), and one rule routes it:
@@ -54,6 +59,7 @@ from zettel_lsp.index.embedders import Embedder, EmbedderError
 from zettel_lsp.index.store import DENSE_ML
 from zettel_lsp.index.store_api import ChunkPayload, Hit, VectorStore, point_id, text_hash
 from zettel_lsp.notes.language import EN, language_of
+from zettel_lsp.search.anchors import AnchorIndex
 from zettel_lsp.search.fusion import RRF_K, CardResult, LegHit, card_ranking, fuse
 from zettel_lsp.search.query import Query, parse_query
 from zettel_lsp.search.rerank import RerankParams, graph_rerank
@@ -72,6 +78,10 @@ QUERY_CACHE_SIZE = 256
 # docs/evaluation.md): every fold chose DBSF (search/fusion.py normalised), and the best
 # configuration over all five is DBSF with these weights.
 DEFAULT_WEIGHTS: dict[str, float] = {"dense": 1.5, "bm25": 1.0, "keyword": 0.1, "title": 0.5}
+# The anchor-text leg (search/anchors.py): what other cards say around their links to a card.
+# A use of the graph: it runs with the graph rerank (SearchOptions.graph) and a weight above 0.
+ANCHOR = "anchor"
+DEFAULT_WEIGHTS[ANCHOR] = 1.0
 ML_KEY = "\x00ml\x00"  # prefix of a query's multilingual embedding in a Vectors mapping
 # the multilingual leg of an English query is normalised on the English dense leg's scale
 ML_SCALE = {"dense_ml": "dense"}
@@ -168,12 +178,14 @@ class SearchEngine:
         languages: Callable[[], Sequence[str]] = lambda: (EN,),
         titles: TitleIndex | None = None,
         suggest_fusion: Callable[[], SuggestFusion | None] = lambda: None,
+        anchors: AnchorIndex | None = None,
     ) -> None:
         """``languages``: the vault's main languages, for the lexical legs (English alone by
         default); ``multilingual``: the multilingual leg, None where there is none; ``titles``:
         the graph's :func:`title_index`, when the caller has it already; ``suggest_fusion``:
         the fusion of the link suggestions' legs the vault chose (its own links:
-        :mod:`zettel_lsp.search.calibrate`), None for the default."""
+        :mod:`zettel_lsp.search.calibrate`), None for the default; ``anchors``: the graph's
+        :class:`AnchorIndex`, built at the first anchor search when not given."""
         self.store = store
         self.embedder = embedder
         self.multilingual = multilingual
@@ -182,9 +194,17 @@ class SearchEngine:
         self.titles = titles if titles is not None else title_index(graph)
         self._dense_ready = dense_ready  # the vault says when vectors (and the model) are there
         self.suggest_fusion = suggest_fusion
+        self._anchors = anchors
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
         self._last_route = ""  # the last route logged (_log_route)
         self._cache_lock = threading.Lock()
+
+    @property
+    def anchors(self) -> AnchorIndex:
+        """The anchor texts of the graph's cards (kept in step by the owner of the graph)."""
+        if self._anchors is None:
+            self._anchors = AnchorIndex.of(self.graph)
+        return self._anchors
 
     @property
     def dense_available(self) -> bool:
@@ -369,6 +389,10 @@ class SearchEngine:
                 legs[leg] = [LegHit(m.path, chunks[m.path]) for m in matches if m.path in chunks]
             else:
                 raise ValueError(f"unknown leg {leg!r}; choose from {', '.join(ALL_LEGS)}")
+        if uses_anchors(opts) and english and tuple(self._languages()) == (EN,):
+            hits = self.anchors.search(query.text, n)
+            chunks = self.first_chunks([p for p, _ in hits])
+            legs[ANCHOR] = [LegHit(p, chunks[p], s) for p, s in hits if p in chunks]
         return legs
 
     def query_languages(self, text: str) -> tuple[str, ...]:
@@ -457,6 +481,8 @@ def fuse_legs(
 ) -> list[CardResult]:
     """The fusion ``opts`` names, with ``weights`` (default: ``opts.weights``) per leg."""
     w = weights if weights is not None else (opts.weights or None)
+    if ANCHOR in legs and not uses_anchors(opts, w):
+        legs = {leg: hits for leg, hits in legs.items() if leg != ANCHOR}
     if "dense_ml" in legs and "dense_ml" not in (w or {}):
         w = {**(w or {}), "dense_ml": multilingual_weight(legs, w)}
     if opts.known_item > 0 and known_item(legs.get("keyword", ()), opts.leg_depth):
@@ -479,6 +505,12 @@ def multilingual_weight(legs: Mapping[str, object], weights: Mapping[str, float]
         for leg in ("dense", "bm25")
         if leg in legs
     )
+
+
+def uses_anchors(opts: SearchOptions, weights: Mapping[str, float] | None = None) -> bool:
+    """Whether the anchor-text leg takes part: the graph is on and the leg has a weight."""
+    w = opts.weights if weights is None else weights
+    return opts.graph and w.get(ANCHOR, 0.0) > 0
 
 
 def known_item(keyword: Sequence[LegHit], depth: int) -> bool:
