@@ -147,7 +147,8 @@ class SuggestionLegs:
 
     rankings: dict[str, list[str]]
     payloads: dict[str, ChunkPayload]  # best chunk seen per candidate (dense, BM25)
-    via: dict[str, dict[str, list[str]]]  # graph leg -> candidate -> the cards that join them
+    # leg -> candidate -> the cards that join them (graph legs) or the text that names it
+    via: dict[str, dict[str, list[str]]]
     confidence: dict[str, float] = field(default_factory=dict)  # mentioned card -> confidence
     mentioned: frozenset[str] | None = None  # every card named without a link (mention legs)
 
@@ -192,6 +193,8 @@ def _legs(
             sure = [t.target for t in targets if t.confidence >= SURE_MENTION]
             out.rankings["confident"] = sure[:depth]
         out.confidence = {t.target: t.confidence for t in targets[:depth]}
+        said = {t.target: [t.mentions[0].text] for t in targets[:depth]}
+        out.via.update({leg: said for leg in ("mentions", "confident") if leg in wanted})
     blocked = unlinkable(card) if wanted & {"inflections", "short_names", "labels"} else []
     for leg, find in (("inflections", inflected), ("short_names", short_named)):
         if leg in wanted:

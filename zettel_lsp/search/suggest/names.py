@@ -24,6 +24,7 @@ from zettel_lsp.notes.mentions import (
 )
 from zettel_lsp.notes.model import Card
 from zettel_lsp.search.suggest.graph_legs import Ranked
+from zettel_lsp.search.suggest.mentions import common_word
 
 # ------------------------------------------------------------------ link labels
 
@@ -110,7 +111,7 @@ def labelled(
     become a link, :func:`~zettel_lsp.notes.mentions.unlinkable`) by a label other cards'
     links show for them (:func:`link_labels`), with that label; ranked by the share of the
     label's cards that mean this card by it, then by how many do, then by where it is first
-    named."""
+    named; none named only by a common word (:func:`without_common_words`)."""
     table = link_labels(graph)
     if not len(table.matcher):
         return []
@@ -127,7 +128,14 @@ def labelled(
             if target not in best or key < best[target]:
                 best[target] = key
                 said[target] = card.text[m.start : m.end]
-    return [(t, [said[t]]) for t in sorted(best, key=lambda t: (best[t], t))]
+    ranked = [(t, [said[t]]) for t in sorted(best, key=lambda t: (best[t], t))]
+    return without_common_words(graph, ranked)
+
+
+def without_common_words(graph: LinkGraph, ranked: Ranked) -> Ranked:
+    """``ranked`` without the cards named only by a common word (:func:`common_word`: one
+    lower-case word the vault seldom links to the card, "points" for "Point")."""
+    return [(t, said) for t, said in ranked if not common_word(said, *graph.link_counts(t))]
 
 
 # ------------------------------------------------------------------ inflected names
@@ -179,8 +187,9 @@ def inflected(
     """The inflections leg: cards ``card`` names in another number, a title or alias whose last
     word is written in the other number (:func:`inflected_form`) and that is no name as
     written (a mention finds those), outside ``blocked`` (by default what may not become a
-    link, :func:`~zettel_lsp.notes.mentions.unlinkable`); with the text as written, most
-    often named first, then by where first named. Each word of the card's first
+    link, :func:`~zettel_lsp.notes.mentions.unlinkable`), and not as a common word
+    (:func:`without_common_words`); with the text as written, most often named first, then by
+    where first named. Each word of the card's first
     :data:`INFLECTION_CHARS` characters that has another number is looked up, with up to
     :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table (no
     automaton over every name's other number: too large)."""
@@ -211,7 +220,7 @@ def inflected(
         start, owners = hit
         if not _overlaps(blocked, starts, start, we):
             hits.append((start, card.text[start:we], owners))
-    return _most_named(hits, exclude | {card.path})
+    return without_common_words(graph, _most_named(hits, exclude | {card.path}))
 
 
 def _overlaps(
