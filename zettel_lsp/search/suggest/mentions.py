@@ -129,7 +129,7 @@ def mention_confidence(e: MentionEvidence) -> float:
 
 
 # A one-word name is a common word, not offered, below this link rate (common_word).
-COMMON_LINK_RATE = 0.1
+COMMON_LINK_RATE = 0.075
 
 
 def common_word(texts: Sequence[str], linked_by: int, named_by: int) -> bool:
