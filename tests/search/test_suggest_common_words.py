@@ -15,18 +15,20 @@ from zettel_lsp.search.suggest.mentions import (
     linked_targets,
     mention_confidence,
     mention_evidence,
+    mention_suggestions,
+    rank_mentions,
     ranked_mentions,
 )
-from zettel_lsp.search.suggest.names import inflected, labelled
+from zettel_lsp.search.suggest.names import inflected, labelled, named_as_common_words
 from zettel_lsp.search.suggest.reasons import reason
 
 NAMERS = 40  # cards that write "rule" and "point" without a link, half of them "court"
 
 
 def common_words_vault() -> LinkGraph:
-    """ "Rule" is linked by 3 of the 43 cards that name it, "Court" by one of 21, "Point" by two
-    of 42 (both with the label "points"): all three shown by the mention confidence alone.
-    "Scrum" is linked by four of five."""
+    """The card Rule is linked by 3 of the 43 cards that name it, Court by one of 21, Point by
+    two of 42 (both with the label "points"): all three shown by the mention confidence alone.
+    Scrum is linked by four of five."""
     spec = {
         "Rule.md": "# Rule\n\nControl by a person with power.\n",
         "Point.md": "# Point\n",
@@ -47,6 +49,7 @@ def common_words_vault() -> LinkGraph:
     return LinkGraph.build(parse_card(p, t) for p, t in spec.items())
 
 
+NAME_LEGS = {"inflections": inflected, "labels": labelled}
 DRAFT = "By this rule the court makes two points; scrum helps. A Rule, with a capital."
 
 
@@ -58,24 +61,27 @@ def test_a_common_one_word_name_needs_a_capital_or_a_vault_that_links_it() -> No
     for path, said in (("Rule.md", "rule"), ("Court.md", "court")):
         assert mention_confidence(mention_evidence(g, path, [said])) >= SHOWN
     assert [t.target for t in ranked] == ["Scrum.md"]
+    # the related ranking's mention leg keeps them (the editor lists no mentioned card there)
+    kept = rank_mentions(g, mention_suggestions(g, draft), common=True)
+    assert {t.target for t in kept} == {"Scrum.md", "Rule.md", "Court.md"}
     # written with a capital, as its title is, the name is offered
     ranked = ranked_mentions(g, parse_card("Draft.md", DRAFT))
     assert [t.target for t in ranked] == ["Scrum.md", "Rule.md"]
     assert [m.text for m in ranked[1].mentions] == ["rule", "Rule"]
 
 
-def test_labels_and_inflections_hold_back_a_common_word_too() -> None:
+def test_a_card_named_only_by_a_common_word_is_not_listed_as_related() -> None:
     g = common_words_vault()
     draft = parse_card("Draft.md", DRAFT)
     exclude = linked_targets(g, draft) | {draft.path}
     # "points": the label two cards' links give Point, and Point in another number
-    assert labelled(g, draft, exclude) == []
-    assert inflected(g, draft, exclude) == []
+    via = {leg: dict(find(g, draft, exclude)) for leg, find in NAME_LEGS.items()}
+    assert via["labels"] == via["inflections"] == {"Point.md": ["points"]}
+    assert named_as_common_words(g, via) == {"Point.md"}
     # once the vault links Point where it names it, "points" is a name for it
     for i in range(NAMERS):
         g.upsert(parse_card(f"Notes/Note {i}.md", f"Note {i} makes a [[Point|point]]."))
-    assert labelled(g, draft, exclude) == [("Point.md", ["points"])]
-    assert inflected(g, draft, exclude) == [("Point.md", ["points"])]
+    assert named_as_common_words(g, via) == set()
 
 
 def test_common_word_rule() -> None:
@@ -97,7 +103,8 @@ def test_analysis_of_caste_gets_no_common_words() -> None:
     named = {t.target_title for t in ranked_mentions(g, card)}
     assert not named & {"Rule", "Court"}
     exclude = linked_targets(g, card) | {CASTE}
-    assert not {g.cards[p].title for p, _ in labelled(g, card, exclude)} & {"Point", "Rule"}
+    via = {leg: dict(find(g, card, exclude)) for leg, find in NAME_LEGS.items()}
+    assert {"Point", "Rule"} <= {g.cards[p].title for p in named_as_common_words(g, via)}
 
 
 def test_reasons_are_plain_words() -> None:

@@ -44,7 +44,8 @@ class SuggestFusion:
 
 
 # The legs (named rankings of candidate cards), each best first:
-# - mentions: cards this card names without linking, most confident first (rank_mentions);
+# - mentions: cards this card names without linking, most confident first (rank_mentions;
+#   common words too: the editor hides every mentioned card from the related list anyway);
 #   confident: the same, only those with confidence >= SURE_MENTION, so the fusion can trust a
 #   sure name more than a rank;
 # - inflections: cards this card names in another number, "Digital Certificates" for
@@ -186,7 +187,7 @@ def _legs(
     if wanted & {"mentions", "confident"}:
         mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
         out.mentioned = frozenset(m.target for m in mentions)
-        targets = rank_mentions(graph, mentions)
+        targets = rank_mentions(graph, mentions, common=True)
         if "mentions" in wanted:
             out.rankings["mentions"] = [t.target for t in targets[:depth]]
         if "confident" in wanted:

@@ -176,11 +176,18 @@ def _case(text: str, names: Sequence[str]) -> int:
 
 
 def rank_mentions(
-    graph: LinkGraph, mentions: Sequence[MentionSuggestion], *, linked: Set[str] = frozenset()
+    graph: LinkGraph,
+    mentions: Sequence[MentionSuggestion],
+    *,
+    linked: Set[str] = frozenset(),
+    common: bool = False,
 ) -> list[MentionTarget]:
     """Each mentioned card once, with all its mentions, most confident first (then in order of
     first appearance); cards the note already links (``linked``) come last, and cards below
-    :data:`SHOWN` or named only as a :func:`common_word` are left out."""
+    :data:`SHOWN` are left out, and unless ``common``, those named only as a
+    :func:`common_word`, which the editor never offers. The related ranking's mention leg keeps
+    them (``common``): its fusion weighs the leg on the vault's own links, and the editor lists
+    no mentioned card among the related ones."""
     by_target: dict[str, list[MentionSuggestion]] = {}
     for m in mentions:
         by_target.setdefault(m.target, []).append(m)
@@ -189,7 +196,7 @@ def rank_mentions(
         texts = [m.text for m in ms]
         e = mention_evidence(graph, target, texts)
         confidence = mention_confidence(e)
-        if confidence < SHOWN or common_word(texts, e.linked_by, e.named_by):
+        if confidence < SHOWN or (not common and common_word(texts, e.linked_by, e.named_by)):
             continue
         out.append(
             MentionTarget(

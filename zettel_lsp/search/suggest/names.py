@@ -111,7 +111,7 @@ def labelled(
     become a link, :func:`~zettel_lsp.notes.mentions.unlinkable`) by a label other cards'
     links show for them (:func:`link_labels`), with that label; ranked by the share of the
     label's cards that mean this card by it, then by how many do, then by where it is first
-    named; none named only by a common word (:func:`without_common_words`)."""
+    named."""
     table = link_labels(graph)
     if not len(table.matcher):
         return []
@@ -128,14 +128,22 @@ def labelled(
             if target not in best or key < best[target]:
                 best[target] = key
                 said[target] = card.text[m.start : m.end]
-    ranked = [(t, [said[t]]) for t in sorted(best, key=lambda t: (best[t], t))]
-    return without_common_words(graph, ranked)
+    return [(t, [said[t]]) for t in sorted(best, key=lambda t: (best[t], t))]
 
 
-def without_common_words(graph: LinkGraph, ranked: Ranked) -> Ranked:
-    """``ranked`` without the cards named only by a common word (:func:`common_word`: one
-    lower-case word the vault seldom links to the card, "points" for "Point")."""
-    return [(t, said) for t, said in ranked if not common_word(said, *graph.link_counts(t))]
+NAME_LEGS = ("inflections", "short_names", "labels")  # legs whose "via" is the text as written
+
+
+def named_as_common_words(graph: LinkGraph, via: Mapping[str, Mapping[str, list[str]]]) -> set[str]:
+    """The cards the name legs (``via``: leg -> card -> the text that names it) found only by a
+    common word (:func:`~zettel_lsp.search.suggest.mentions.common_word`: one lower-case word
+    the vault seldom links to the card, "points" for "Point"). Like the cards the note names
+    without a link, the editor does not list them among the related cards."""
+    said: dict[str, list[str]] = {}
+    for leg in NAME_LEGS:
+        for target, texts in via.get(leg, {}).items():
+            said.setdefault(target, []).extend(texts)
+    return {t for t, texts in said.items() if common_word(texts, *graph.link_counts(t))}
 
 
 # ------------------------------------------------------------------ inflected names
@@ -187,9 +195,8 @@ def inflected(
     """The inflections leg: cards ``card`` names in another number, a title or alias whose last
     word is written in the other number (:func:`inflected_form`) and that is no name as
     written (a mention finds those), outside ``blocked`` (by default what may not become a
-    link, :func:`~zettel_lsp.notes.mentions.unlinkable`), and not as a common word
-    (:func:`without_common_words`); with the text as written, most often named first, then by
-    where first named. Each word of the card's first
+    link, :func:`~zettel_lsp.notes.mentions.unlinkable`); with the text as written, most
+    often named first, then by where first named. Each word of the card's first
     :data:`INFLECTION_CHARS` characters that has another number is looked up, with up to
     :data:`INFLECTION_WORDS` - 1 words before it as written, in the graph's name table (no
     automaton over every name's other number: too large)."""
@@ -220,7 +227,7 @@ def inflected(
         start, owners = hit
         if not _overlaps(blocked, starts, start, we):
             hits.append((start, card.text[start:we], owners))
-    return without_common_words(graph, _most_named(hits, exclude | {card.path}))
+    return _most_named(hits, exclude | {card.path})
 
 
 def _overlaps(

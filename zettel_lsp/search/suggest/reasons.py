@@ -20,6 +20,7 @@ from zettel_lsp.search.suggest.legs import (
     suggestion_legs,
 )
 from zettel_lsp.search.suggest.mentions import mention_suggestions
+from zettel_lsp.search.suggest.names import named_as_common_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,19 +47,27 @@ def related_suggestions(
     legs of :func:`suggestion_legs` fused by ``fusion`` (by default the one the vault chose on
     its own links, :attr:`SearchEngine.suggest_fusion`, else :data:`DEFAULT_SUGGEST_FUSION`).
     ``unmentioned``: leave out the cards the card names without linking (the editor offers
-    those as "Link" fixes in place; the ranking of the others is the same).
+    those as "Link" fixes in place, or not at all when named only by a common word), and those
+    it names only by a common word in another number or by a link label ("points" for "Point",
+    :func:`~zettel_lsp.search.suggest.names.named_as_common_words`); the ranking of the others
+    is the same.
 
     ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
     index does not hold (unsaved edits) are embedded outside it."""
     if fusion is None:
         fusion = engine.suggest_fusion() or DEFAULT_SUGGEST_FUSION
     legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
-    hide: frozenset[str] = frozenset()
-    if unmentioned and legs.mentioned is not None:
-        hide = legs.mentioned
-    elif unmentioned:  # the fusion has no mention leg
-        hide = read(lambda: frozenset(m.target for m in mention_suggestions(engine.graph, card)))
-    return read(lambda: describe_related(engine, legs, fusion, limit, hide))
+    graph = engine.graph
+
+    def hidden() -> Set[str]:
+        if not unmentioned:
+            return frozenset()
+        named = legs.mentioned
+        if named is None:  # the fusion has no mention leg
+            named = frozenset(m.target for m in mention_suggestions(graph, card))
+        return named | named_as_common_words(graph, legs.via)
+
+    return read(lambda: describe_related(engine, legs, fusion, limit, hidden()))
 
 
 def describe_related(
