@@ -57,11 +57,11 @@ def related_suggestions(
     if fusion is None:
         fusion = engine.suggest_fusion() or DEFAULT_SUGGEST_FUSION
     legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
-    graph = engine.graph
 
-    def hidden() -> Set[str]:
+    def hidden() -> Set[str]:  # under ``read``
         if not unmentioned:
             return frozenset()
+        graph = engine.graph
         named = legs.mentioned
         if named is None:  # the fusion has no mention leg
             named = frozenset(m.target for m in mention_suggestions(graph, card))
