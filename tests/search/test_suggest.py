@@ -124,7 +124,7 @@ def common_word_vault() -> LinkGraph:
 
 def test_each_card_once_with_its_count_most_confident_first() -> None:
     g = common_word_vault()
-    text = "The process: put the process on a Kanban board. principles apply."
+    text = "The Process: put the process on a Kanban board. principles apply."
     draft = parse_card("Draft.md", text)
     ranked = rank_mentions(g, mention_suggestions(g, draft))
     assert [(t.target, t.count) for t in ranked] == [
@@ -136,9 +136,12 @@ def test_each_card_once_with_its_count_most_confident_first() -> None:
     assert (kanban.linked_by, kanban.named_by) == (4, 1)
     assert (process.linked_by, process.named_by) == (0, 10)
     assert kanban.confident and not process.confident and not drama.confident
-    assert [m.text for m in process.mentions] == ["process", "process"]
+    assert [m.text for m in process.mentions] == ["Process", "process"]
     assert by_specificity(g, mention_suggestions(g, draft)) == [t.target for t in ranked]
     assert [t.target for t in ranked_mentions(g, draft)] == [t.target for t in ranked]
+    # named only in lower case, "process" is a common word in this vault: not offered
+    lower = parse_card("Draft.md", text.replace("The Process", "The process"))
+    assert [t.target for t in ranked_mentions(g, lower)] == ["Kanban board.md", "Drama.md"]
 
 
 def test_confidence_weighs_link_rate_length_case_and_heading_aliases() -> None:
@@ -153,7 +156,7 @@ def test_confidence_weighs_link_rate_length_case_and_heading_aliases() -> None:
 
 def test_a_card_the_note_already_links_comes_last_and_is_never_confident() -> None:
     g = common_word_vault()
-    draft = parse_card("Draft.md", "A [[Kanban board]]; the Kanban board and the process.")
+    draft = parse_card("Draft.md", "A [[Kanban board]]; the Kanban board and the Process.")
     ranked = ranked_mentions(g, draft)
     assert [(t.target, t.already_linked) for t in ranked] == [
         ("Process.md", False),

@@ -351,7 +351,7 @@ def test_cocitation_is_the_only_evidence_for_the_right_card(vault: Vault) -> Non
     assert plain.index("Target.md") > plain.index("Near.md")
     got = related_suggestions(vault.engine, card, 10, fusion=with_cocitation)
     assert got[0].path == "Target.md"
-    assert got[0].reason.startswith("linked together with this card from Hub")
+    assert got[0].reason.startswith("linked together with this note in Hub")
 
 
 def test_legs_exclude_the_card_and_its_links_and_default_ranking_runs(vault: Vault) -> None:

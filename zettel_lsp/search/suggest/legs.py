@@ -44,7 +44,8 @@ class SuggestFusion:
 
 
 # The legs (named rankings of candidate cards), each best first:
-# - mentions: cards this card names without linking, most confident first (rank_mentions);
+# - mentions: cards this card names without linking, most confident first (rank_mentions;
+#   common words too: the editor hides every mentioned card from the related list anyway);
 #   confident: the same, only those with confidence >= SURE_MENTION, so the fusion can trust a
 #   sure name more than a rank;
 # - inflections: cards this card names in another number, "Digital Certificates" for
@@ -147,7 +148,8 @@ class SuggestionLegs:
 
     rankings: dict[str, list[str]]
     payloads: dict[str, ChunkPayload]  # best chunk seen per candidate (dense, BM25)
-    via: dict[str, dict[str, list[str]]]  # graph leg -> candidate -> the cards that join them
+    # leg -> candidate -> the cards that join them (graph legs) or the text that names it
+    via: dict[str, dict[str, list[str]]]
     confidence: dict[str, float] = field(default_factory=dict)  # mentioned card -> confidence
     mentioned: frozenset[str] | None = None  # every card named without a link (mention legs)
 
@@ -185,13 +187,15 @@ def _legs(
     if wanted & {"mentions", "confident"}:
         mentions = [m for m in mention_suggestions(graph, card) if m.target not in exclude]
         out.mentioned = frozenset(m.target for m in mentions)
-        targets = rank_mentions(graph, mentions)
+        targets = rank_mentions(graph, mentions, common=True)
         if "mentions" in wanted:
             out.rankings["mentions"] = [t.target for t in targets[:depth]]
         if "confident" in wanted:
             sure = [t.target for t in targets if t.confidence >= SURE_MENTION]
             out.rankings["confident"] = sure[:depth]
         out.confidence = {t.target: t.confidence for t in targets[:depth]}
+        said = {t.target: [t.mentions[0].text] for t in targets[:depth]}
+        out.via.update({leg: said for leg in ("mentions", "confident") if leg in wanted})
     blocked = unlinkable(card) if wanted & {"inflections", "short_names", "labels"} else []
     for leg, find in (("inflections", inflected), ("short_names", short_named)):
         if leg in wanted:

@@ -128,6 +128,22 @@ def mention_confidence(e: MentionEvidence) -> float:
     return 1.0 / (1.0 + math.exp(-logit))
 
 
+# A one-word name is a common word, not offered, below this link rate (common_word).
+COMMON_LINK_RATE = 0.075
+
+
+def common_word(texts: Sequence[str], linked_by: int, named_by: int) -> bool:
+    """Whether a card named here only as ``texts`` is a common word the vault does not link:
+    every text is one lower-case word of letters ("rule", "points"; not "Rule", "C++" nor
+    "dendron.topic"), and of the cards that name the card, fewer than
+    :data:`COMMON_LINK_RATE` link it (``linked_by`` against ``named_by``, the cards that name it
+    without a link: its link rate, the vault's own judgement of the word). A capital, more
+    words or a vault that links the word often is the evidence such a name needs."""
+    if not texts or not all(t.isalpha() and t.islower() for t in texts):
+        return False
+    return linked_by < COMMON_LINK_RATE * (linked_by + named_by)
+
+
 def mention_evidence(graph: LinkGraph, target: str, texts: Sequence[str]) -> MentionEvidence:
     """The evidence for linking ``target`` where it is mentioned as ``texts``."""
     card = graph.cards[target]
@@ -160,19 +176,27 @@ def _case(text: str, names: Sequence[str]) -> int:
 
 
 def rank_mentions(
-    graph: LinkGraph, mentions: Sequence[MentionSuggestion], *, linked: Set[str] = frozenset()
+    graph: LinkGraph,
+    mentions: Sequence[MentionSuggestion],
+    *,
+    linked: Set[str] = frozenset(),
+    common: bool = False,
 ) -> list[MentionTarget]:
     """Each mentioned card once, with all its mentions, most confident first (then in order of
     first appearance); cards the note already links (``linked``) come last, and cards below
-    :data:`SHOWN` are left out."""
+    :data:`SHOWN` are left out, and unless ``common``, those named only as a
+    :func:`common_word`, which the editor never offers. The related ranking's mention leg keeps
+    them (``common``): its fusion weighs the leg on the vault's own links, and the editor lists
+    no mentioned card among the related ones."""
     by_target: dict[str, list[MentionSuggestion]] = {}
     for m in mentions:
         by_target.setdefault(m.target, []).append(m)
     out: list[MentionTarget] = []
     for target, ms in by_target.items():
-        e = mention_evidence(graph, target, [m.text for m in ms])
+        texts = [m.text for m in ms]
+        e = mention_evidence(graph, target, texts)
         confidence = mention_confidence(e)
-        if confidence < SHOWN:
+        if confidence < SHOWN or (not common and common_word(texts, e.linked_by, e.named_by)):
             continue
         out.append(
             MentionTarget(

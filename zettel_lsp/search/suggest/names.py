@@ -24,6 +24,7 @@ from zettel_lsp.notes.mentions import (
 )
 from zettel_lsp.notes.model import Card
 from zettel_lsp.search.suggest.graph_legs import Ranked
+from zettel_lsp.search.suggest.mentions import common_word
 
 # ------------------------------------------------------------------ link labels
 
@@ -128,6 +129,21 @@ def labelled(
                 best[target] = key
                 said[target] = card.text[m.start : m.end]
     return [(t, [said[t]]) for t in sorted(best, key=lambda t: (best[t], t))]
+
+
+NAME_LEGS = ("inflections", "short_names", "labels")  # legs whose "via" is the text as written
+
+
+def named_as_common_words(graph: LinkGraph, via: Mapping[str, Mapping[str, list[str]]]) -> set[str]:
+    """The cards the name legs (``via``: leg -> card -> the text that names it) found only by a
+    common word (:func:`~zettel_lsp.search.suggest.mentions.common_word`: one lower-case word
+    the vault seldom links to the card, "points" for "Point"). Like the cards the note names
+    without a link, the editor does not list them among the related cards."""
+    said: dict[str, list[str]] = {}
+    for leg in NAME_LEGS:
+        for target, texts in via.get(leg, {}).items():
+            said.setdefault(target, []).extend(texts)
+    return {t for t, texts in said.items() if common_word(texts, *graph.link_counts(t))}
 
 
 # ------------------------------------------------------------------ inflected names

@@ -20,6 +20,7 @@ from zettel_lsp.search.suggest.legs import (
     suggestion_legs,
 )
 from zettel_lsp.search.suggest.mentions import mention_suggestions
+from zettel_lsp.search.suggest.names import named_as_common_words
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,19 +47,27 @@ def related_suggestions(
     legs of :func:`suggestion_legs` fused by ``fusion`` (by default the one the vault chose on
     its own links, :attr:`SearchEngine.suggest_fusion`, else :data:`DEFAULT_SUGGEST_FUSION`).
     ``unmentioned``: leave out the cards the card names without linking (the editor offers
-    those as "Link" fixes in place; the ranking of the others is the same).
+    those as "Link" fixes in place, or not at all when named only by a common word), and those
+    it names only by a common word in another number or by a link label ("points" for "Point",
+    :func:`~zettel_lsp.search.suggest.names.named_as_common_words`); the ranking of the others
+    is the same.
 
     ``read`` (the server's vault lock) runs the index and graph steps; vectors for chunks the
     index does not hold (unsaved edits) are embedded outside it."""
     if fusion is None:
         fusion = engine.suggest_fusion() or DEFAULT_SUGGEST_FUSION
     legs = suggestion_legs(engine, card, fusion.legs, depth=fusion.depth, read=read)
-    hide: frozenset[str] = frozenset()
-    if unmentioned and legs.mentioned is not None:
-        hide = legs.mentioned
-    elif unmentioned:  # the fusion has no mention leg
-        hide = read(lambda: frozenset(m.target for m in mention_suggestions(engine.graph, card)))
-    return read(lambda: describe_related(engine, legs, fusion, limit, hide))
+
+    def hidden() -> Set[str]:  # under ``read``
+        if not unmentioned:
+            return frozenset()
+        graph = engine.graph
+        named = legs.mentioned
+        if named is None:  # the fusion has no mention leg
+            named = frozenset(m.target for m in mention_suggestions(graph, card))
+        return named | named_as_common_words(graph, legs.via)
+
+    return read(lambda: describe_related(engine, legs, fusion, limit, hidden()))
 
 
 def describe_related(
@@ -87,7 +96,7 @@ def describe_related(
                 p,
                 card.title if card is not None else str(chunk.get("title", p)),
                 round(scores[p], 6),
-                _reason(graph, p, legs, fusion, text),
+                reason(graph, p, legs, fusion, text),
                 int(chunk.get("line_start", 0)),
                 int(chunk.get("line_end", 0)),
                 excerpt(text, []),
@@ -96,39 +105,42 @@ def describe_related(
     return out
 
 
+# One line per leg, in plain words for the writer: what this note and the suggested one share.
 _REASONS = {
-    "adamic_adar": "two hops away via {}",
-    "cocitation": "linked together with this card from {}",
-    "coupling": "links the same cards: {}",
-    "hub_lines": "listed beside this card in {}",
-    "backlinks": "links to this card",
-    "similar_links": "linked from similar cards: {}",
+    "adamic_adar": "connected through {}",
+    "cocitation": "linked together with this note in {}",
+    "coupling": "also links to {}",
+    "hub_lines": "listed next to this note in {}",
+    "similar_links": "linked from similar notes: {}",
+}
+
+_NAMED = {  # legs whose "via" is the text in this note that names the suggested one
+    "mentions": "mentions «{}»",
+    "confident": "mentions «{}»",
+    "inflections": "mentions «{}»",
+    "short_names": "mentions «{}»",
+    "labels": "mentions «{}», as other notes' links call it",
 }
 
 
-_NAMED_AS = {  # legs whose "via" is the text that names the card
-    "inflections": "named here in another number: {}",
-    "short_names": "named here by its short name: {}",
-    "labels": "named here as other cards' links name it: {}",
-}
-
-
-def _reason(
+def reason(
     graph: LinkGraph, path: str, legs: SuggestionLegs, fusion: SuggestFusion, text: str
 ) -> str:
+    """Why ``path`` is suggested, from the leg that gave it the most credit."""
     credit: dict[str, float] = {}
     for name, ranking in legs.rankings.items():
         w = fusion.weights.get(name, 0.0)
         if w > 0 and path in ranking[: fusion.depth]:
             credit[name] = w / (fusion.k + ranking.index(path) + 1)
     top = max(credit, key=lambda n: (credit[n], n), default="")
-    if top in ("mentions", "confident"):
-        return "named in this card"
-    if top in _NAMED_AS:
-        said = legs.via.get(top, {}).get(path, ["it"])
-        return _NAMED_AS[top].format(said[0])
+    if top in _NAMED:
+        said = legs.via.get(top, {}).get(path)
+        return _NAMED[top].format(said[0]) if said else "named in this note"
+    if top == "backlinks":
+        return "links to this note"
     if top in _REASONS:
         cards = legs.via.get(top, {}).get(path, [])
         names = ", ".join(graph.cards[s].title for s in cards[:2] if s in graph.cards)
-        return _REASONS[top].format(names or "the graph")
-    return "similar passage: " + excerpt(text, [], 80)
+        return _REASONS[top].format(names) if names else "near in the link graph"
+    passage = excerpt(text, [], 80)
+    return f"similar passage: «{passage}»" if passage else "similar in meaning"
