@@ -22,7 +22,6 @@ from zettel_lsp.index.store import DENSE, DENSE_ML
 from zettel_lsp.index.sync import Indexer, IndexSettings
 from zettel_lsp.index.watch import VaultWatcher
 from zettel_lsp.notes.scan import load_vault
-from zettel_lsp.search.anchors import AnchorIndex
 from zettel_lsp.search.calibrate import (
     Calibration,
     calibrate,
@@ -110,7 +109,7 @@ class Vault:
             self.engine.titles = title_index(self.graph)
         # a link edit changes its target's anchor text now; a name, whatever a link resolves to
         changed = [*report.paths_removed, *(c.path for c in report.cards_changed)]
-        self.engine.anchors.update(self.graph, changed, everything=renamed)
+        self.engine.update_anchors(changed, everything=renamed)
         return True
 
     def foreign_query(self) -> None:
@@ -330,7 +329,6 @@ class Vault:
             self.indexer.store,
             self.indexer.embedder,
             graph,
-            anchors=AnchorIndex.of(graph),
             dense_ready=lambda: self.dense_ready,
             languages=self.indexer.status.main_languages,
             multilingual=(

@@ -198,13 +198,23 @@ class SearchEngine:
         self._query_cache: dict[str, list[float]] = {}  # text -> vector, oldest first
         self._last_route = ""  # the last route logged (_log_route)
         self._cache_lock = threading.Lock()
+        self._anchors_lock = threading.Lock()
 
     @property
     def anchors(self) -> AnchorIndex:
-        """The anchor texts of the graph's cards (kept in step by the owner of the graph)."""
-        if self._anchors is None:
-            self._anchors = AnchorIndex.of(self.graph)
-        return self._anchors
+        """The anchor texts of the graph's cards, built by the first search that needs them
+        (not on start-up), then kept in step by the owner of the graph (:meth:`update_anchors`)."""
+        with self._anchors_lock:
+            if self._anchors is None:
+                self._anchors = AnchorIndex.of(self.graph)
+            return self._anchors
+
+    def update_anchors(self, paths: list[str], *, everything: bool = False) -> None:
+        """Re-read what the cards at ``paths`` say; nothing before the first build, which reads
+        the graph as it is then."""
+        with self._anchors_lock:
+            if self._anchors is not None:
+                self._anchors.update(self.graph, paths, everything=everything)
 
     @property
     def dense_available(self) -> bool:
